@@ -1,0 +1,48 @@
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { ApiDeps } from './context.js';
+import { registerErrorHandling } from './plugins/errors.js';
+import { registerLinks } from './plugins/links.js';
+import { registerAdminAuth, registerAppAuth } from './plugins/auth.js';
+import { registerTransactionLog } from './plugins/transactions.js';
+import { API_MODULES } from './modules/index.js';
+import adminRoutes from './modules/admin/admin.routes.js';
+import systemRoutes from './modules/system/system.routes.js';
+
+/** Builds the Fastify application (not listening): the same code serves `drivewire serve` and the tests. */
+export async function buildApi(deps: ApiDeps, opts: { publicUrl?: () => string } = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: deps.log,
+    // Per-request log lines only at debug/trace: at info a busy platform would log every call twice.
+    logController: new LogController({ disableRequestLogging: !['debug', 'trace'].includes(deps.config.logLevel) }),
+    bodyLimit: 1024 * 1024,
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.decorate('deps', deps);
+  registerErrorHandling(app);
+  registerLinks(app, opts.publicUrl ?? (() => deps.config.publicUrl ?? `http://localhost:${deps.config.httpPort}`));
+
+  await app.register(swagger, {
+    openapi: {
+      info: { title: 'drivewire API', version: '1.0.0', description: 'Connected-vehicle platform API (spec: platform-api.md)' },
+      components: { securitySchemes: { basic: { type: 'http', scheme: 'basic' }, bearer: { type: 'http', scheme: 'bearer' } } },
+      security: [{ basic: [] }, { bearer: [] }],
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+
+  await app.register(async (scope) => {
+    registerAppAuth(scope);
+    registerTransactionLog(scope);
+    for (const module of API_MODULES) await scope.register(module);
+  });
+  await app.register(async (scope) => {
+    registerAdminAuth(scope);
+    await scope.register(adminRoutes);
+  });
+  await app.register(systemRoutes);
+  return app;
+}

@@ -1,0 +1,44 @@
+import type { Config } from '../lib/config.js';
+import type { Logger } from '../lib/logger.js';
+import type { Db, Repositories } from '../db/index.js';
+import type { ServiceKind } from '../lib/services.js';
+import type { Principal } from '../db/index.js';
+
+/** What every API module gets: configuration, the database and its repositories, and shared services. */
+export interface ApiDeps {
+  config: Config;
+  db: Db;
+  repos: Repositories;
+  log: Logger;
+  /** Optional live parts (set when the gateway/workers run in the same process). */
+  live?: LiveHooks;
+}
+
+export interface LiveHooks {
+  /** Subscribe to stored messages of a device (for the WebSocket stream). */
+  onMessage?(deviceId: string, fn: (message: unknown) => void): () => void;
+  /** Health of parts running in this process, for GET /health. */
+  health?(): Promise<Record<string, boolean>>;
+  /** Prometheus text of parts running in this process. */
+  metrics?(): Promise<string>;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: Principal | null;
+  }
+  interface FastifyContextConfig {
+    /** The sub-service a route belongs to: its links base and its transaction service name. */
+    service?: ServiceKind;
+  }
+  interface FastifyInstance {
+    deps: ApiDeps;
+    links: LinkBuilder;
+  }
+}
+
+export interface LinkBuilder {
+  /** Absolute URL on the sub-service's base; query values that are undefined are left out. */
+  url(service: ServiceKind, path: string, query?: Record<string, string | number | undefined | null>): string;
+  base(service: ServiceKind): string;
+}

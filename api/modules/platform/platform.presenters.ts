@@ -1,0 +1,57 @@
+import type { LinkBuilder } from '../../context.js';
+import type { Device } from '../../../db/repositories/devices.repository.js';
+import type { Vehicle } from '../../../db/repositories/vehicles.repository.js';
+import { iso } from '../../../lib/time.js';
+
+const DEFAULT_ICON = 'https://raw.githubusercontent.com/drivewire/assets/main/device.png';
+
+export function deviceLinks(links: LinkBuilder, id: string) {
+  return {
+    self: links.url('platform', `/api/v1/devices/${id}`),
+    vehicles: links.url('platform', `/api/v1/devices/${id}/vehicles`),
+    latestVehicle: links.url('platform', `/api/v1/devices/${id}/vehicles/_latest`),
+    rules: links.url('rule', `/api/v1/devices/${id}/rules`),
+    events: links.url('event', `/api/v1/devices/${id}/events`),
+    subscriptions: links.url('event', `/api/v1/devices/${id}/subscriptions`),
+    trips: links.url('trip', `/api/v1/devices/${id}/trips`),
+  };
+}
+
+/** Device (spec 2.2). */
+export function presentDevice(links: LinkBuilder, d: Device) {
+  return {
+    id: d.id, name: d.name, chipId: d.chipId, createdAt: iso(d.createdAt)!, icon: d.icon ?? DEFAULT_ICON,
+    links: deviceLinks(links, d.id),
+  };
+}
+
+/** The registration answer carries self, vehicles and latestVehicle links (spec 2.2). */
+export function presentRegisteredDevice(links: LinkBuilder, d: Device) {
+  const { self, vehicles, latestVehicle } = deviceLinks(links, d.id);
+  return { ...presentDevice(links, d), links: { self, vehicles, latestVehicle } };
+}
+
+function basic(v: Vehicle) {
+  return {
+    id: v.id, vin: v.vin, year: v.year, make: v.make, model: v.model, trim: v.trim,
+    createdAt: iso(v.createdAt)!, lastStartup: iso(v.lastStartup),
+  };
+}
+
+/** Vehicle in device lists and `_latest`: basic fields, links self/trips/collisions/reportCards (spec 2.3). */
+export function presentVehicleBasic(links: LinkBuilder, v: Vehicle) {
+  return {
+    ...basic(v),
+    links: {
+      self: links.url('platform', `/api/v1/vehicles/${v.id}`),
+      trips: links.url('trip', `/api/v1/vehicles/${v.id}/trips`),
+      collisions: links.url('safety', `/api/v1/vehicles/${v.id}/collisions`),
+      reportCards: links.url('behavioral', `/api/v1/vehicles/${v.id}/report_cards`),
+    },
+  };
+}
+
+/** Single vehicle: with `data`, links self (spec 2.3). */
+export function presentVehicle(links: LinkBuilder, v: Vehicle) {
+  return { ...basic(v), data: v.data ?? {}, links: { self: links.url('platform', `/api/v1/vehicles/${v.id}`) } };
+}

@@ -1,0 +1,60 @@
+import { Type } from 'typebox';
+import { AnyObject, Links, Nullable, OffsetMeta, StreamMeta, Timestamp, Uuid } from '../../schemas/common.js';
+
+export const Device = Type.Object({
+  id: Uuid('Device id'),
+  name: Type.String({ description: 'Device name' }),
+  chipId: Type.String({ description: 'Hardware chip identifier' }),
+  createdAt: Timestamp('When the device was provisioned'),
+  icon: Type.String({ description: 'Icon URL' }),
+  links: Links('self, vehicles, latestVehicle, rules, events, subscriptions, trips'),
+}, { description: 'Device (spec 2.2)' });
+
+const VehicleBasicFields = {
+  id: Uuid('Vehicle id'),
+  vin: Type.String({ description: 'Vehicle identification number' }),
+  year: Nullable(Type.String({ description: 'Model year' })),
+  make: Nullable(Type.String({ description: 'Make' })),
+  model: Nullable(Type.String({ description: 'Model' })),
+  trim: Nullable(Type.String({ description: 'Trim' })),
+  createdAt: Timestamp('When the vehicle was first seen'),
+  lastStartup: Nullable(Timestamp('Last startup event of the vehicle')),
+};
+
+export const VehicleBasic = Type.Object({ ...VehicleBasicFields, links: Links('self, trips, collisions, reportCards') },
+  { description: 'Vehicle (basic fields; follow links.self for data)' });
+
+export const Vehicle = Type.Object({
+  ...VehicleBasicFields,
+  data: AnyObject('Decoded vehicle details: engine, transmission, body, fuel and other VIN-derived data'),
+  links: Links('self'),
+}, { description: 'Vehicle with data (spec 2.3)' });
+
+export const Transaction = Type.Object({
+  id: Uuid('Transaction id'),
+  timestamp: Timestamp('When the call was made'),
+  path: Type.String({ description: 'Request path with query' }),
+  statusCode: Type.Integer({ description: 'HTTP status of the call' }),
+  method: Type.String({ description: 'HTTP method' }),
+  service: Type.String({ description: '<prefix>-<kind>-service' }),
+}, { description: 'Transaction (spec 2.4)' });
+
+export const DeviceList = Type.Object({ devices: Type.Array(Device), meta: OffsetMeta });
+export const DeviceResponse = Type.Object({ device: Device });
+export const VehicleList = Type.Object({ vehicles: Type.Array(VehicleBasic), meta: OffsetMeta });
+export const LatestVehicleResponse = Type.Object({ vehicle: Nullable(VehicleBasic) });
+export const VehicleResponse = Type.Object({ vehicle: Vehicle });
+export const TransactionList = Type.Object({
+  transactions: Type.Array(Transaction),
+  meta: Type.Object({
+    stats: Type.Object({
+      periodTotal: Type.Integer({ description: 'Calls in the requested period' }),
+      allTimeTotal: Type.Integer({ description: 'All calls of the application' }),
+      serviceUsage: Type.Record(Type.String(), Type.Integer(), { description: 'Calls in the period per service' }),
+    }),
+    pagination: StreamMeta.properties.pagination,
+  }),
+});
+export const RegisterBody = Type.Object({
+  device: Type.Object({ id: Uuid('Id of a device its owner has authorized for this application') }),
+});

@@ -1,0 +1,30 @@
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import { errorResponses, StreamQuery } from '../../schemas/common.js';
+import { parseStreamWindow, streamMeta } from '../../plugins/pagination.js';
+import { TransactionList } from './platform.schemas.js';
+
+/** The calling application's transaction log (spec 4.3). */
+export default async function transactionsRoutes(app: FastifyInstance) {
+  const { repos } = app.deps;
+  app.get('/api/v1/transactions', {
+    config: { service: 'platform' },
+    schema: {
+      tags: ['platform'], summary: 'Calls made by the calling application, newest first',
+      querystring: Type.Object(StreamQuery), response: { 200: TransactionList, ...errorResponses() },
+    },
+  }, async (request) => {
+    const appId = request.principal!.id;
+    const w = parseStreamWindow(request.query as Record<string, string>);
+    const [page, stats] = await Promise.all([repos.transactions.list(appId, w), repos.transactions.stats(appId, w)]);
+    const last = page.transactions.at(-1);
+    return {
+      transactions: page.transactions.map((t) => ({ ...t, timestamp: t.timestamp.toISOString() })),
+      meta: {
+        stats,
+        pagination: streamMeta(app.links, 'platform', '/api/v1/transactions', w,
+          { remaining: page.remaining, lastTimestamp: last?.timestamp ?? null }).pagination,
+      },
+    };
+  });
+}

@@ -1,0 +1,63 @@
+import type { ServiceKind } from '../../lib/services.js';
+import { ValidationError } from '../../lib/errors.js';
+import { EPOCH, parseTimeParam } from '../../lib/time.js';
+import type { LinkBuilder } from '../context.js';
+
+export const DEFAULT_LIMIT = 20;
+export const MAX_LIMIT = 100;
+
+type Query = Record<string, string | undefined>;
+type Extra = Record<string, string | number | undefined | null>;
+
+function intParam(name: string, raw: string | undefined, def: number, min: number): number {
+  if (raw === undefined || raw === '') return def;
+  if (!/^\d+$/.test(raw.trim()) || Number(raw) < min) throw new ValidationError(`${name} must be an integer ≥ ${min}, got "${raw}"`);
+  return Number(raw);
+}
+
+/** `limit` default 20, maximum 100 — larger values are clamped, not refused (reference-notes §3.4). */
+export function parseLimit(raw: string | undefined): number {
+  return Math.min(intParam('limit', raw, DEFAULT_LIMIT, 1), MAX_LIMIT);
+}
+
+export function parseOffsetWindow(q: Query) {
+  return { offset: intParam('offset', q.offset, 0, 0), limit: parseLimit(q.limit) };
+}
+
+export function offsetMeta(links: LinkBuilder, service: ServiceKind, path: string,
+  p: { total: number; offset: number; limit: number }, extra: Extra = {}) {
+  const at = (offset: number) => links.url(service, path, { ...extra, offset, limit: p.limit });
+  const lastOffset = p.total > 0 ? Math.floor((p.total - 1) / p.limit) * p.limit : 0;
+  const out: Record<string, string> = { first: at(0), last: at(lastOffset) };
+  if (p.offset + p.limit < p.total) out.next = at(p.offset + p.limit);
+  if (p.offset > 0) out.prev = at(Math.max(0, p.offset - p.limit));
+  return { pagination: { total: p.total, offset: p.offset, limit: p.limit, links: out } };
+}
+
+export interface StreamParams { since?: Date; until: Date; limit: number }
+
+export function parseStreamWindow(q: Query, now = new Date()): StreamParams {
+  const since = parseTimeParam('since', q.since);
+  const until = parseTimeParam('until', q.until) ?? now;
+  return { since, until, limit: parseLimit(q.limit) };
+}
+
+/**
+ * Stream meta (reference-notes §3.3): `prior` = same path and filters with `until` = last item − 1 ms,
+ * as epoch milliseconds; `links` is `{}` when nothing remains.
+ */
+export function streamMeta(links: LinkBuilder, service: ServiceKind, path: string, w: StreamParams,
+  page: { remaining: number; lastTimestamp: Date | null }, extra: Extra = {}) {
+  const out: Record<string, string> = {};
+  if (page.remaining > 0 && page.lastTimestamp) {
+    out.prior = links.url(service, path, {
+      ...extra, limit: w.limit, since: w.since?.getTime(), until: page.lastTimestamp.getTime() - 1,
+    });
+  }
+  return {
+    pagination: {
+      remaining: page.remaining, limit: w.limit, until: w.until.toISOString(),
+      since: (w.since ?? EPOCH).toISOString(), sortDir: 'desc' as const, links: out,
+    },
+  };
+}

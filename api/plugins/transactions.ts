@@ -1,0 +1,21 @@
+import type { FastifyInstance } from 'fastify';
+import { serviceName } from '../../lib/services.js';
+
+/**
+ * Records every call an application makes (spec 2.4). Like the reference platform, 2xx and 4xx
+ * answers are recorded, 3xx and 5xx are not (reference-notes §3.5). Written before the reply is
+ * sent, so a caller that lists its transactions right after a call sees that call.
+ */
+export function registerTransactionLog(app: FastifyInstance): void {
+  app.addHook('onSend', async (request, reply, payload) => {
+    const principal = request.principal;
+    const service = request.routeOptions.config?.service;
+    const status = reply.statusCode;
+    if (!principal || !service || (status >= 300 && status < 400) || status >= 500) return payload;
+    await app.deps.repos.transactions.record({
+      applicationId: principal.id, timestamp: new Date(), path: request.url, statusCode: status,
+      method: request.method, service: serviceName(app.deps.config.servicePrefix, service),
+    });
+    return payload;
+  });
+}

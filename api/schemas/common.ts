@@ -1,0 +1,59 @@
+import { Type, type TSchema } from 'typebox';
+
+export const Uuid = (description: string) => Type.String({ format: 'uuid', description });
+export const Timestamp = (description: string) => Type.String({ format: 'date-time', description });
+export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+export const Links = (description = 'Absolute URLs to this record and related records') =>
+  Type.Record(Type.String(), Type.String(), { description });
+
+export const ErrorBody = Type.Object({
+  statusCode: Type.Integer({ description: 'HTTP status code' }),
+  error: Type.String({ description: 'HTTP reason phrase' }),
+  message: Type.String({ description: 'What went wrong, in words' }),
+}, { description: 'Error response' });
+
+/** Every route documents the error answers it can give. */
+export const errorResponses = (...codes: number[]) =>
+  Object.fromEntries([400, 401, ...codes].map((c) => [c, ErrorBody]));
+
+const QueryString = (description: string) => Type.Optional(Type.String({ description }));
+
+export const OffsetQuery = {
+  offset: QueryString('Offset of the first record (default 0)'),
+  limit: QueryString('Page size (default 20, at most 100; larger values are clamped)'),
+};
+
+export const StreamQuery = {
+  since: QueryString('Exclusive lower bound: ISO 8601, YYYY-MM-DD or epoch milliseconds'),
+  until: QueryString('Inclusive upper bound (default now): ISO 8601, YYYY-MM-DD or epoch milliseconds'),
+  limit: QueryString('Page size (default 20, at most 100; larger values are clamped)'),
+};
+
+export const OffsetPagination = Type.Object({
+  total: Type.Integer({ description: 'Total number of records' }),
+  offset: Type.Integer({ description: 'Offset of this page' }),
+  limit: Type.Integer({ description: 'Page size' }),
+  links: Type.Object({
+    first: Type.String(), last: Type.String(),
+    next: Type.Optional(Type.String({ description: 'Absent on the last page' })),
+    prev: Type.Optional(Type.String({ description: 'Absent on the first page' })),
+  }),
+}, { description: 'Offset pagination (spec 2.1)' });
+
+export const StreamPagination = Type.Object({
+  remaining: Type.Integer({ description: 'Records older than the last one returned' }),
+  limit: Type.Integer(),
+  until: Type.String({ description: 'Upper bound used (ISO 8601)' }),
+  since: Type.String({ description: 'Lower bound used (ISO 8601; the epoch when not given)' }),
+  sortDir: Type.Literal('desc'),
+  links: Type.Object({ prior: Type.Optional(Type.String({ description: 'Next older page' })) }),
+}, { description: 'Stream pagination (spec 2.1); `links` is empty when nothing remains' });
+
+export const OffsetMeta = Type.Object({ pagination: OffsetPagination });
+export const StreamMeta = Type.Object({ pagination: StreamPagination });
+
+export const DeviceIdParams = Type.Object({ deviceId: Uuid('Device id') });
+export const VehicleIdParams = Type.Object({ vehicleId: Uuid('Vehicle id') });
+
+/** Free-form JSON object (telemetry data, vehicle data, event meta). */
+export const AnyObject = (description: string) => Type.Object({}, { additionalProperties: true, description });

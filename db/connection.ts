@@ -1,0 +1,73 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import knexFactory, { type Knex } from 'knex';
+import pg from 'pg';
+import { PGlite } from '@electric-sql/pglite';
+import { postgis } from '@electric-sql/pglite-postgis';
+import knexPglite from 'knex-pglite';
+
+export type { Knex };
+
+export interface Db {
+  knex: Knex;
+  kind: 'pg' | 'pglite';
+  close(): Promise<void>;
+}
+
+// int8 counts and numeric values as JS numbers on both drivers (our counts stay far below 2^53).
+const INT8 = 20;
+const NUMERIC = 1700;
+pg.types.setTypeParser(INT8, (v) => Number(v));
+pg.types.setTypeParser(NUMERIC, (v) => Number(v));
+
+const ClientPGlite = ((knexPglite as unknown as { default?: unknown }).default ?? knexPglite) as Knex.Config['client'];
+
+export interface OpenOptions {
+  /** A real PostgreSQL with PostGIS; without it the embedded PGlite is used. */
+  databaseUrl?: string | null;
+  /** PGlite data directory; null or undefined with no loadDataDir = in memory. */
+  pgliteDir?: string | null;
+  /** A PGlite data-dir dump to start from (tests clone one migrated template). */
+  loadDataDir?: Blob | File;
+  poolMax?: number;
+}
+
+export async function openDatabase(opts: OpenOptions): Promise<Db> {
+  if (opts.databaseUrl) {
+    const knex = knexFactory({
+      client: 'pg',
+      connection: opts.databaseUrl,
+      pool: { min: 0, max: opts.poolMax ?? 10 },
+    });
+    await knex.raw('select 1');
+    return { knex, kind: 'pg', close: () => knex.destroy() };
+  }
+  if (opts.pgliteDir) fs.mkdirSync(path.dirname(opts.pgliteDir), { recursive: true });
+  // The data dir goes in the options: `new PGlite(undefined, opts)` drops the extensions (pglite 0.5.8).
+  const pglite = new PGlite({
+    ...(opts.pgliteDir ? { dataDir: opts.pgliteDir } : {}),
+    ...(opts.loadDataDir ? { loadDataDir: opts.loadDataDir } : {}),
+    extensions: { postgis },
+    parsers: { [INT8]: (v: string) => Number(v), [NUMERIC]: (v: string) => Number(v) },
+  });
+  await pglite.waitReady;
+  const knex = knexFactory({ client: ClientPGlite, connection: { pglite } as never, useNullAsDefault: true });
+  return {
+    knex,
+    kind: 'pglite',
+    close: async () => {
+      await knex.destroy();
+      if (!pglite.closed) await pglite.close();
+    },
+  };
+}
+
+/** Dumps a PGlite database (used to clone the migrated test template). */
+export async function dumpPglite(db: Db): Promise<Blob> {
+  const conn = (await db.knex.client.acquireConnection()) as PGlite;
+  try {
+    return await conn.dumpDataDir('none');
+  } finally {
+    await db.knex.client.releaseConnection(conn);
+  }
+}

@@ -1,0 +1,17 @@
+import type { Knex } from 'knex';
+
+type Cleanup = (trx: Knex, applicationId: string, deviceId: string) => Promise<unknown>;
+
+/**
+ * What an application loses with a device's registration (spec 4.1): its own per-device state.
+ * Other applications authorized for the device keep theirs. Each capability adds its table here.
+ */
+const CLEANUPS: Cleanup[] = [];
+
+/** Returns false when the device was not registered with the application. */
+export async function deregisterDevice(trx: Knex, applicationId: string, deviceId: string): Promise<boolean> {
+  const removed = await trx('registrations').where({ application_id: applicationId, device_id: deviceId }).delete();
+  if (!removed) return false;
+  for (const cleanup of CLEANUPS) await cleanup(trx, applicationId, deviceId);
+  return true;
+}

@@ -1,0 +1,115 @@
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import { hashSecret, newCaseId, newChipId, newSecret, secretMatches } from '../../lib/secrets.js';
+import { offsetPage, type OffsetWindow } from '../paging.js';
+import { readableDeviceIds, type Principal } from './scope.js';
+
+export interface Device {
+  id: string; ownerId: string; name: string; chipId: string; caseId: string; icon: string | null; createdAt: Date;
+}
+const COLUMNS = ['d.id', 'd.owner_id', 'd.name', 'd.chip_id', 'd.case_id', 'd.icon', 'd.created_at'];
+const toDevice = (r: Record<string, any>): Device => ({
+  id: r.id, ownerId: r.owner_id, name: r.name, chipId: r.chip_id, caseId: r.case_id, icon: r.icon, createdAt: r.created_at,
+});
+
+export function devicesRepository(knex: Knex) {
+  const readable = (app: Principal, trx: Knex) =>
+    trx('devices as d').select(COLUMNS).whereIn('d.id', readableDeviceIds(trx, app));
+
+  return {
+    async createOwner(input: { name: string; email?: string | null }, trx: Knex = knex) {
+      const row = { id: randomUUID(), name: input.name, email: input.email ?? null, created_at: new Date() };
+      await trx('owners').insert(row);
+      return { id: row.id, name: row.name, email: row.email, createdAt: row.created_at };
+    },
+
+    async ownerExists(id: string, trx: Knex = knex): Promise<boolean> {
+      return Boolean(await trx('owners').where({ id }).first());
+    },
+
+    /** Provisioning: the secret is returned once and only its hash is kept. */
+    async provision(input: { id?: string; name: string; ownerId: string; chipId?: string; icon?: string | null }, trx: Knex = knex) {
+      const secret = newSecret();
+      const row = {
+        id: input.id ?? randomUUID(), owner_id: input.ownerId, name: input.name, chip_id: input.chipId ?? newChipId(),
+        case_id: newCaseId(), icon: input.icon ?? null, secret_hash: hashSecret(secret), created_at: new Date(),
+      };
+      await trx('devices').insert(row);
+      return { device: toDevice(row), secret };
+    },
+
+    async exists(id: string, trx: Knex = knex): Promise<boolean> {
+      return Boolean(await trx('devices').where({ id }).first());
+    },
+
+    async getAny(id: string, trx: Knex = knex): Promise<Device | undefined> {
+      const row = await trx('devices as d').select(COLUMNS).where('d.id', id).first();
+      return row && toDevice(row);
+    },
+
+    async rotateSecret(id: string, trx: Knex = knex): Promise<string> {
+      const secret = newSecret();
+      await trx('devices').where({ id }).update({ secret_hash: hashSecret(secret) });
+      return secret;
+    },
+
+    /** MQTT CONNECT: username = device id, password = secret. */
+    async authenticate(id: string, secret: string, trx: Knex = knex): Promise<boolean> {
+      if (!/^[0-9a-f-]{36}$/i.test(id)) return false;
+      const row = await trx('devices').select('secret_hash').where({ id }).first();
+      return Boolean(row && secretMatches(secret, row.secret_hash));
+    },
+
+    async get(app: Principal, id: string, trx: Knex = knex): Promise<Device | undefined> {
+      const row = await readable(app, trx).where('d.id', id).first();
+      return row && toDevice(row);
+    },
+
+    async canRead(app: Principal, id: string, trx: Knex = knex): Promise<boolean> {
+      return Boolean(await readableDeviceIds(trx, app).where('a.device_id', id).first());
+    },
+
+    /** Devices of the application in the order they were added to it (spec 4.1). */
+    async list(app: Principal, w: OffsetWindow, trx: Knex = knex) {
+      const added = app.kind === 'enterprise' ? 'registrations' : 'authorizations';
+      const base = () => trx('devices as d').select([...COLUMNS, 'x.created_at as added_at'])
+        .join(`${added} as x`, 'x.device_id', 'd.id').where('x.application_id', app.id)
+        .whereIn('d.id', readableDeviceIds(trx, app));
+      const page = await offsetPage<Record<string, any>>(base, [{ column: 'x.created_at', order: 'asc' }, { column: 'd.id', order: 'asc' }], w);
+      return { total: page.total, devices: page.rows.map(toDevice) };
+    },
+
+    async isAuthorized(applicationId: string, deviceId: string, trx: Knex = knex): Promise<boolean> {
+      return Boolean(await trx('authorizations').where({ application_id: applicationId, device_id: deviceId }).first());
+    },
+
+    async authorize(deviceId: string, applicationId: string, trx: Knex = knex): Promise<Date> {
+      const device = await trx('devices').select('owner_id').where({ id: deviceId }).first();
+      const row = { device_id: deviceId, application_id: applicationId, owner_id: device.owner_id, created_at: new Date() };
+      await trx('authorizations').insert(row).onConflict(['device_id', 'application_id']).ignore();
+      return row.created_at;
+    },
+
+    async revoke(deviceId: string, applicationId: string, trx: Knex = knex): Promise<number> {
+      return trx('authorizations').where({ device_id: deviceId, application_id: applicationId }).delete();
+    },
+
+    async isRegistered(applicationId: string, deviceId: string, trx: Knex = knex): Promise<boolean> {
+      return Boolean(await trx('registrations').where({ application_id: applicationId, device_id: deviceId }).first());
+    },
+
+    async register(applicationId: string, deviceId: string, trx: Knex = knex): Promise<void> {
+      await trx('registrations').insert({ application_id: applicationId, device_id: deviceId, created_at: new Date() })
+        .onConflict(['application_id', 'device_id']).ignore();
+    },
+
+    async deregister(applicationId: string, deviceId: string, trx: Knex = knex): Promise<number> {
+      return trx('registrations').where({ application_id: applicationId, device_id: deviceId }).delete();
+    },
+
+    async listAll(trx: Knex = knex): Promise<Device[]> {
+      return (await trx('devices as d').select(COLUMNS).orderBy('d.created_at')).map(toDevice);
+    },
+  };
+}
+export type DevicesRepository = ReturnType<typeof devicesRepository>;

@@ -1,0 +1,95 @@
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import { offsetPage, type OffsetWindow } from '../paging.js';
+import { readableDeviceIds, type Principal } from './scope.js';
+
+export interface Vehicle {
+  id: string; vin: string; year: string | null; make: string | null; model: string | null; trim: string | null;
+  data: Record<string, unknown> | null; createdAt: Date; lastStartup: Date | null;
+}
+export interface VehicleDetails { year?: string | null; make?: string | null; model?: string | null; trim?: string | null; data?: Record<string, unknown> | null }
+
+const COLUMNS = ['v.id', 'v.vin', 'v.year', 'v.make', 'v.model', 'v.trim', 'v.data', 'v.created_at', 'v.last_startup'];
+const toVehicle = (r: Record<string, any>): Vehicle => ({
+  id: r.id, vin: r.vin, year: r.year, make: r.make, model: r.model, trim: r.trim, data: r.data,
+  createdAt: r.created_at, lastStartup: r.last_startup,
+});
+
+export function vehiclesRepository(knex: Knex) {
+  return {
+    /** Vehicles the device was in, chronologically; a vehicle repeats when the device moved back (reference-notes §1.1). */
+    async listForDevice(deviceId: string, w: OffsetWindow, trx: Knex = knex) {
+      const base = () => trx('device_vehicles as dv').join('vehicles as v', 'v.id', 'dv.vehicle_id')
+        .select([...COLUMNS, 'dv.started_at', 'dv.id as association_id']).where('dv.device_id', deviceId);
+      const page = await offsetPage<Record<string, any>>(base, [{ column: 'dv.started_at', order: 'asc' }, { column: 'dv.id', order: 'asc' }], w);
+      return { total: page.total, vehicles: page.rows.map(toVehicle) };
+    },
+
+    async latestForDevice(deviceId: string, trx: Knex = knex): Promise<Vehicle | null> {
+      const row = await trx('device_vehicles as dv').join('vehicles as v', 'v.id', 'dv.vehicle_id').select(COLUMNS)
+        .where('dv.device_id', deviceId).orderBy([{ column: 'dv.started_at', order: 'desc' }, { column: 'dv.created_at', order: 'desc' }]).first();
+      return row ? toVehicle(row) : null;
+    },
+
+    /** The vehicle the device was in at `at` (late frames are attributed to the vehicle of their time). */
+    async vehicleIdAt(deviceId: string, at: Date, trx: Knex = knex): Promise<string | null> {
+      const row = await trx('device_vehicles').select('vehicle_id').where('device_id', deviceId).where('started_at', '<=', at)
+        .orderBy([{ column: 'started_at', order: 'desc' }, { column: 'created_at', order: 'desc' }]).first();
+      return row?.vehicle_id ?? null;
+    },
+
+    /** A vehicle is visible to an application when one of the devices it has been in is. */
+    async get(app: Principal, id: string, trx: Knex = knex): Promise<Vehicle | undefined> {
+      const row = await trx('vehicles as v').select(COLUMNS).where('v.id', id)
+        .whereExists(trx('device_vehicles as dv').where('dv.vehicle_id', trx.ref('v.id'))
+          .whereIn('dv.device_id', readableDeviceIds(trx, app)))
+        .first();
+      return row && toVehicle(row);
+    },
+
+    async canRead(app: Principal, id: string, trx: Knex = knex): Promise<boolean> {
+      return Boolean(await this.get(app, id, trx));
+    },
+
+    /** Device ids of the vehicle that the application can read, most recent association first. */
+    async readableDeviceIds(app: Principal, vehicleId: string, max = 20, trx: Knex = knex): Promise<string[]> {
+      const rows = await trx('device_vehicles').select('device_id').max({ last: 'started_at' }).where('vehicle_id', vehicleId)
+        .groupBy('device_id').orderBy('last', 'desc').limit(max);
+      const ids = rows.map((r: any) => r.device_id as string);
+      if (!ids.length) return [];
+      const readable = new Set((await readableDeviceIds(trx, app).whereIn('a.device_id', ids)).map((r: any) => r.device_id));
+      return ids.filter((id) => readable.has(id));
+    },
+
+    async findByVin(vin: string, trx: Knex = knex): Promise<Vehicle | undefined> {
+      const row = await trx('vehicles as v').select(COLUMNS).where('v.vin', vin).first();
+      return row && toVehicle(row);
+    },
+
+    /** Creates the vehicle of a VIN once; details come from the offline VIN decoder. */
+    async upsertByVin(vin: string, details: () => Promise<VehicleDetails>, trx: Knex = knex): Promise<Vehicle> {
+      const found = await this.findByVin(vin, trx);
+      if (found) return found;
+      const d = await details();
+      const row = {
+        id: randomUUID(), vin, year: d.year ?? null, make: d.make ?? null, model: d.model ?? null, trim: d.trim ?? null,
+        data: d.data ? JSON.stringify(d.data) : null, created_at: new Date(), last_startup: null,
+      };
+      await trx('vehicles').insert(row).onConflict('vin').ignore();
+      return (await this.findByVin(vin, trx))!;
+    },
+
+    async associate(deviceId: string, vehicleId: string, at: Date, trx: Knex = knex): Promise<boolean> {
+      const current = await this.vehicleIdAt(deviceId, at, trx);
+      if (current === vehicleId) return false;
+      await trx('device_vehicles').insert({ id: randomUUID(), device_id: deviceId, vehicle_id: vehicleId, started_at: at, created_at: new Date() });
+      return true;
+    },
+
+    async touchStartup(vehicleId: string, at: Date, trx: Knex = knex): Promise<void> {
+      await trx('vehicles').where('id', vehicleId)
+        .where((q) => q.whereNull('last_startup').orWhere('last_startup', '<', at)).update({ last_startup: at });
+    },
+  };
+}
+export type VehiclesRepository = ReturnType<typeof vehiclesRepository>;

@@ -1,0 +1,248 @@
+// Device frame format (uplink topic devices/<id>/frames): one frame object or a JSON array of
+// frames. Decoding is pure: a bad frame becomes a RefusedFrame with a short human reason, and
+// never affects the other frames of its payload.
+import { validateValue } from '../lib/catalog.js';
+import { decodeDtcs, decodePids, decodeVin } from './obd.decoder.js';
+
+export const FRAME_KINDS = ['telemetry', 'startup', 'shutdown', 'phone-home'] as const;
+export type FrameKind = (typeof FRAME_KINDS)[number];
+
+export interface DecodedFrame {
+  frameId: string | null;
+  ts: Date;
+  kind: FrameKind;
+  /** Catalog keys, plus `location` (GeoJSON Point [lon, lat]) and `accel`; only what this frame carried. */
+  data: Record<string, unknown>;
+  lat: number | null;
+  lon: number | null;
+  gps: { alt?: number; speed?: number; heading?: number; hdop?: number; satellites?: number } | null;
+  vin: string | null;
+  dtcs: string[] | null;
+  battery: { voltage: number; crankingVoltage?: number; soc?: number } | null;
+  collision: Record<string, number> | null;
+}
+export interface RefusedFrame { index: number; frameId: string | null; reason: string; raw: unknown }
+export type PayloadResult = { frames: DecodedFrame[]; refused: RefusedFrame[]; payloadError: string | null };
+
+export const DEFAULT_MAX_PAYLOAD_BYTES = 262144;
+const MIN_TS = Date.UTC(2000, 0, 1);
+const MAX_FUTURE_MS = 5 * 60_000;
+const MAX_ID_LENGTH = 128;
+const FIELDS = ['id', 'ts', 'kind', 'location', 'accel', 'pids', 'data', 'vin', 'dtcs', 'battery', 'collision'];
+const GPS_FIELDS = ['alt', 'speed', 'heading', 'hdop', 'satellites'] as const;
+const ACCEL_FIELDS = ['maxX', 'maxY', 'maxZ', 'minX', 'minY', 'minZ'] as const;
+
+type Obj = Record<string, unknown>;
+class Refusal extends Error {}
+const refuse = (reason: string): never => { throw new Refusal(reason); };
+
+const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+const typeName = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'an array' : `a ${typeof v}`);
+function show(v: unknown): string {
+  if (typeof v === 'number' || v === undefined) return String(v);
+  const json = JSON.stringify(v);
+  return json.length > 40 ? `${json.slice(0, 37)}...` : json;
+}
+
+/** An object at `path` whose keys are all in `allowed`. */
+function object(v: unknown, path: string, allowed?: readonly string[]): Obj {
+  if (!isObject(v)) return refuse(`${path} must be an object, got ${typeName(v)}`);
+  const unknown = allowed && Object.keys(v).find((k) => !allowed.includes(k));
+  if (unknown !== undefined) refuse(`unknown field "${path}.${unknown}"`);
+  return v;
+}
+
+interface NumRule { min?: number; max?: number; integer?: boolean }
+function num(o: Obj, field: string, path: string, rule: NumRule & { required: true }): number;
+function num(o: Obj, field: string, path: string, rule?: NumRule): number | undefined;
+function num(o: Obj, field: string, path: string, rule: NumRule & { required?: boolean } = {}): number | undefined {
+  const v = o[field];
+  if (v === undefined || v === null) return rule.required ? refuse(`${path} is missing`) : undefined;
+  if (typeof v !== 'number' || !Number.isFinite(v)) return refuse(`${path} must be a number, got ${show(v)}`);
+  const { min = -Infinity, max = Infinity } = rule;
+  if (v < min) refuse(max === Infinity ? `${path} ${v} must be at least ${min}` : `${path} ${v} is out of range ${min}..${max}`);
+  if (v > max) refuse(`${path} ${v} is out of range ${min}..${max}`);
+  if (rule.integer && !Number.isInteger(v)) refuse(`${path} ${v} must be an integer`);
+  return v;
+}
+
+function frameIdOf(v: unknown): string | null {
+  if (typeof v === 'string' && v.length > 0 && v.length <= MAX_ID_LENGTH) return v;
+  if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) return String(v);
+  return null;
+}
+
+const ISO_RE = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})$/i;
+
+function isoMillis(s: string): number {
+  const m = ISO_RE.exec(s);
+  if (!m) return refuse(`ts ${show(s)} is not an ISO 8601 date-time with a time zone, nor epoch milliseconds`);
+  const [y, mo, d, h, mi] = m.slice(1, 6).map(Number);
+  const daysInMonth = new Date(Date.UTC(y, mo, 0)).getUTCDate();
+  const ms = Date.parse(s);
+  if (mo < 1 || mo > 12 || d < 1 || d > daysInMonth || h > 23 || mi > 59 || Number.isNaN(ms)) {
+    refuse(`ts ${show(s)} is not a valid date`);
+  }
+  return ms;
+}
+
+function parseTs(v: unknown, now: Date): Date {
+  if (v === undefined || v === null) return refuse('ts is missing');
+  const epoch = typeof v === 'number' || (typeof v === 'string' && /^\d{1,16}$/.test(v));
+  const ms = typeof v === 'number' ? v
+    : typeof v === 'string' ? (epoch ? Number(v) : isoMillis(v))
+    : refuse(`ts must be an ISO 8601 string or epoch milliseconds, got ${typeName(v)}`);
+  if (!Number.isFinite(ms) || Math.abs(ms) > 8.64e15) refuse(`ts ${show(v)} is not a valid date`);
+  const ts = new Date(ms);
+  if (ms < MIN_TS) {
+    const hint = epoch && ms >= MIN_TS / 1000 && ms < 1e10 ? ' (epoch seconds? ts must be milliseconds)' : '';
+    refuse(`ts ${ts.toISOString()} is before 2000-01-01${hint}`);
+  }
+  if (ms > now.getTime() + MAX_FUTURE_MS) refuse(`ts ${ts.toISOString()} is more than 5 minutes in the future`);
+  return ts;
+}
+
+function parseKind(v: unknown): FrameKind {
+  if (v === undefined || v === null) return 'telemetry';
+  if (FRAME_KINDS.includes(v as FrameKind)) return v as FrameKind;
+  return refuse(`kind ${show(v)} is not one of ${FRAME_KINDS.join(', ')}`);
+}
+
+function parseLocation(v: unknown) {
+  const o = object(v, 'location', ['lat', 'lon', ...GPS_FIELDS]);
+  const lat = num(o, 'lat', 'location.lat', { required: true, min: -90, max: 90 });
+  const lon = num(o, 'lon', 'location.lon', { required: true, min: -180, max: 180 });
+  const rules: Record<(typeof GPS_FIELDS)[number], NumRule> = {
+    alt: {}, speed: { min: 0 }, heading: { min: 0, max: 360 }, hdop: { min: 0 }, satellites: { min: 0, integer: true },
+  };
+  const gps: NonNullable<DecodedFrame['gps']> = {};
+  for (const f of GPS_FIELDS) {
+    const n = num(o, f, `location.${f}`, rules[f]);
+    if (n !== undefined) gps[f] = n;
+  }
+  return { lat, lon, gps: Object.keys(gps).length ? gps : null };
+}
+
+function parseAccel(v: unknown): Record<string, number> {
+  const o = object(v, 'accel', ACCEL_FIELDS);
+  return Object.fromEntries(ACCEL_FIELDS.map((f) => [f, num(o, f, `accel.${f}`, { required: true })]));
+}
+
+function parsePids(v: unknown): Obj {
+  const { data, errors } = decodePids(object(v, 'pids'));
+  return errors.length ? refuse(`pids: ${errors.join('; ')}`) : data;
+}
+
+function parseData(v: unknown): Obj {
+  const o = object(v, 'data');
+  for (const [key, value] of Object.entries(o)) {
+    if (key === 'location' || key === 'accel') refuse(`data.${key} is not allowed; send ${key} at the top level of the frame`);
+    const problem = validateValue(key, value);
+    if (problem) refuse(`data.${problem}`);
+  }
+  return o;
+}
+
+function parseVin(v: unknown): string {
+  if (typeof v !== 'string') return refuse(`vin must be a string, got ${typeName(v)}`);
+  const r = decodeVin(v);
+  return 'vin' in r ? r.vin : refuse(`vin: ${r.error}`);
+}
+
+function parseDtcs(v: unknown): string[] {
+  if (typeof v !== 'string' && !Array.isArray(v)) return refuse(`dtcs must be an array of codes or a hex string, got ${typeName(v)}`);
+  const { codes, errors } = decodeDtcs(v);
+  return errors.length ? refuse(errors.join('; ')) : codes;
+}
+
+function parseBattery(v: unknown): NonNullable<DecodedFrame['battery']> {
+  const o = object(v, 'battery', ['voltage', 'crankingVoltage', 'soc']);
+  const battery: NonNullable<DecodedFrame['battery']> = {
+    voltage: num(o, 'voltage', 'battery.voltage', { required: true, min: 0, max: 30 }),
+  };
+  const cranking = num(o, 'crankingVoltage', 'battery.crankingVoltage', { min: 0, max: 30 });
+  const soc = num(o, 'soc', 'battery.soc', { min: 0, max: 100 });
+  if (cranking !== undefined) battery.crankingVoltage = cranking;
+  if (soc !== undefined) battery.soc = soc;
+  return battery;
+}
+
+function parseCollision(v: unknown): Record<string, number> {
+  const o = object(v, 'collision');
+  for (const key of Object.keys(o)) {
+    if (!/^[A-Za-z][A-Za-z0-9_]{0,63}$/.test(key)) refuse(`collision field name ${show(key)} is not an identifier`);
+    num(o, key, `collision.${key}`);
+  }
+  return o as Record<string, number>;
+}
+
+const present = (v: unknown) => v !== undefined && v !== null;
+
+function decodeFields(raw: Obj, now: Date): DecodedFrame {
+  const unknown = Object.keys(raw).find((k) => !FIELDS.includes(k));
+  if (unknown !== undefined) refuse(`unknown field "${unknown}"`);
+  if (present(raw.id) && frameIdOf(raw.id) === null) {
+    refuse(`id must be a string of 1 to ${MAX_ID_LENGTH} characters or a non-negative integer`);
+  }
+  const ts = parseTs(raw.ts, now);
+  const kind = parseKind(raw.kind);
+  const loc = present(raw.location) ? parseLocation(raw.location) : null;
+  const accel = present(raw.accel) ? parseAccel(raw.accel) : null;
+  // data after pids, so a key given by both takes the value from data
+  const data: Obj = {
+    ...(present(raw.pids) ? parsePids(raw.pids) : {}),
+    ...(present(raw.data) ? parseData(raw.data) : {}),
+  };
+  if (loc) data.location = { type: 'Point', coordinates: [loc.lon, loc.lat] };
+  if (accel) data.accel = accel;
+  return {
+    frameId: frameIdOf(raw.id), ts, kind, data,
+    lat: loc?.lat ?? null, lon: loc?.lon ?? null, gps: loc?.gps ?? null,
+    vin: present(raw.vin) ? parseVin(raw.vin) : null,
+    dtcs: present(raw.dtcs) ? parseDtcs(raw.dtcs) : null,
+    battery: present(raw.battery) ? parseBattery(raw.battery) : null,
+    collision: present(raw.collision) ? parseCollision(raw.collision) : null,
+  };
+}
+
+export function isRefused(r: DecodedFrame | RefusedFrame): r is RefusedFrame {
+  return 'reason' in r;
+}
+
+/** Decodes one frame; `index` is its position in the payload, used in the refusal reason. */
+export function decodeFrame(raw: unknown, index: number, now: Date): DecodedFrame | RefusedFrame {
+  const frameId = isObject(raw) ? frameIdOf(raw.id) : null;
+  try {
+    if (!isObject(raw)) refuse(`must be an object, got ${typeName(raw)}`);
+    return decodeFields(raw as Obj, now);
+  } catch (err) {
+    if (!(err instanceof Refusal)) throw err;
+    return { index, frameId, reason: `frame ${index}: ${err.message}`, raw };
+  }
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+export function decodePayload(payload: Buffer, opts: { now?: Date; maxBytes?: number } = {}): PayloadResult {
+  const now = opts.now ?? new Date();
+  const maxBytes = opts.maxBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
+  const failed = (payloadError: string): PayloadResult => ({ frames: [], refused: [], payloadError });
+  if (payload.length > maxBytes) return failed(`payload of ${payload.length} bytes exceeds the ${maxBytes}-byte limit`);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(utf8.decode(payload));
+  } catch (err) {
+    return failed(err instanceof SyntaxError ? `payload is not JSON: ${err.message}` : 'payload is not valid UTF-8');
+  }
+  if (Array.isArray(parsed) && parsed.length === 0) return failed('payload is an empty array');
+  if (!Array.isArray(parsed) && !isObject(parsed)) {
+    return failed(`payload must be a frame object or an array of frames, got ${typeName(parsed)}`);
+  }
+  const result: PayloadResult = { frames: [], refused: [], payloadError: null };
+  (Array.isArray(parsed) ? parsed : [parsed]).forEach((raw, i) => {
+    const r = decodeFrame(raw, i, now);
+    if (isRefused(r)) result.refused.push(r);
+    else result.frames.push(r);
+  });
+  return result;
+}

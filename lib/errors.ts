@@ -1,0 +1,23 @@
+/** One small error hierarchy, mapped to HTTP in api/plugins/errors.ts (routes never catch). */
+export class AppError extends Error {
+  constructor(readonly statusCode: number, message: string) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+export class ValidationError extends AppError {
+  constructor(message: string) { super(400, message); }
+}
+export class Unauthorized extends AppError {
+  constructor(message = 'Missing or invalid credentials') { super(401, message); }
+}
+export class Forbidden extends AppError {
+  constructor(message: string) { super(403, message); }
+}
+/** The reference platform answers unknown ids with `{message:"Not found"}` (reference-notes §3.5). */
+export class NotFound extends AppError {
+  constructor(message = 'Not found') { super(404, message); }
+}
+export class Conflict extends AppError {
+  constructor(message: string) { super(409, message); }
+}

@@ -1,0 +1,28 @@
+import fs from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { inject } from 'vitest';
+import knexFactory from 'knex';
+import { openDatabase, type Db } from '../../db/connection.js';
+
+/** A fresh database for one test file: a clone of the migrated template (PGlite or PostgreSQL). */
+export async function createTestDb(): Promise<Db & { url: string | null }> {
+  const url = process.env.TEST_DATABASE_URL;
+  const template = inject('pgTemplate');
+  if (url && template) {
+    const name = `dw_t_${template.slice(7)}_${randomBytes(4).toString('hex')}`;
+    const admin = knexFactory({ client: 'pg', connection: url, pool: { min: 0, max: 1 } });
+    for (let attempt = 0; ; attempt++) {
+      try { await admin.raw(`CREATE DATABASE ${name} TEMPLATE ${template}`); break; } catch (err) {
+        if (attempt > 20) throw err; // the template is briefly busy while another file clones it
+        await new Promise((r) => setTimeout(r, 100 + Math.random() * 200));
+      }
+    }
+    await admin.destroy();
+    const target = new URL(url); target.pathname = `/${name}`;
+    const db = await openDatabase({ databaseUrl: target.toString() });
+    return Object.assign(db, { url: target.toString() });
+  }
+  const file = inject('pgliteTemplate')!;
+  const db = await openDatabase({ loadDataDir: new Blob([fs.readFileSync(file)]) });
+  return Object.assign(db, { url: null });
+}
