@@ -12,14 +12,16 @@ import adminRoutes from './modules/admin/admin.routes.js';
 import systemRoutes from './modules/system/system.routes.js';
 
 /** Builds the Fastify application (not listening): the same code serves `drivewire serve` and the tests. */
-export async function buildApi(deps: ApiDeps, opts: { publicUrl?: () => string } = {}): Promise<FastifyInstance> {
+export async function buildApi(
+  deps: ApiDeps, opts: { publicUrl?: () => string; only?: 'all' | 'system' } = {},
+): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.log,
     // Per-request log lines only at debug/trace: at info a busy platform would log every call twice.
     logController: new LogController({ disableRequestLogging: !['debug', 'trace'].includes(deps.config.logLevel) }),
     bodyLimit: 1024 * 1024,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
-  }).withTypeProvider<TypeBoxTypeProvider>();
+  }).withTypeProvider<TypeBoxTypeProvider>() as unknown as FastifyInstance;
 
   app.decorate('deps', deps);
   registerErrorHandling(app);
@@ -34,6 +36,12 @@ export async function buildApi(deps: ApiDeps, opts: { publicUrl?: () => string }
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
+  if (opts.only !== 'system') await registerApplicationApi(app);
+  await app.register(systemRoutes);
+  return app;
+}
+
+async function registerApplicationApi(app: FastifyInstance): Promise<void> {
   await app.register(async (scope) => {
     registerAppAuth(scope);
     registerTransactionLog(scope);
@@ -43,6 +51,4 @@ export async function buildApi(deps: ApiDeps, opts: { publicUrl?: () => string }
     registerAdminAuth(scope);
     await scope.register(adminRoutes);
   });
-  await app.register(systemRoutes);
-  return app;
 }

@@ -3,6 +3,7 @@ import { applicationsRepository } from './repositories/applications.repository.j
 import { devicesRepository } from './repositories/devices.repository.js';
 import { vehiclesRepository } from './repositories/vehicles.repository.js';
 import { transactionsRepository } from './repositories/transactions.repository.js';
+import { eventsRepository } from './repositories/events.repository.js';
 
 export * from './connection.js';
 export { migrateLatest } from './migrate.js';
@@ -15,6 +16,7 @@ export function repositories(knex: Knex) {
     devices: devicesRepository(knex),
     vehicles: vehiclesRepository(knex),
     transactions: transactionsRepository(knex),
+    events: eventsRepository(knex),
   };
 }
 export type Repositories = ReturnType<typeof repositories>;

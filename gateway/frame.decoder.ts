@@ -37,7 +37,8 @@ class Refusal extends Error {}
 const refuse = (reason: string): never => { throw new Refusal(reason); };
 
 const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-const typeName = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'an array' : `a ${typeof v}`);
+const typeName = (v: unknown) =>
+  v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'object' ? 'an object' : `a ${typeof v}`;
 function show(v: unknown): string {
   if (typeof v === 'number' || v === undefined) return String(v);
   const json = JSON.stringify(v);
@@ -173,7 +174,7 @@ function parseCollision(v: unknown): Record<string, number> {
     if (!/^[A-Za-z][A-Za-z0-9_]{0,63}$/.test(key)) refuse(`collision field name ${show(key)} is not an identifier`);
     num(o, key, `collision.${key}`);
   }
-  return o as Record<string, number>;
+  return { ...o } as Record<string, number>;
 }
 
 const present = (v: unknown) => v !== undefined && v !== null;

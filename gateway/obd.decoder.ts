@@ -158,7 +158,8 @@ export function decodeDtcs(raw: string | readonly unknown[]): { codes: string[];
     });
   } else if (typeof raw === 'string') {
     const bytes = parseHexBytes(raw);
-    if (typeof bytes === 'string') errors.push(`dtcs hex ${bytes}`);
+    if (bytes === 'is not hex') errors.push('dtcs is a string but not hex; send codes like "P0100" as an array');
+    else if (typeof bytes === 'string') errors.push(`dtcs hex ${bytes}`);
     else if (bytes.length % 2 !== 0) errors.push(`dtcs hex has an odd number of bytes (${bytes.length}); each code is 2 bytes`);
     else for (let i = 0; i < bytes.length; i += 2) if (bytes[i] || bytes[i + 1]) add(dtcFromBytes(bytes[i], bytes[i + 1]));
   } else {

@@ -1,0 +1,26 @@
+import { Command, CommanderError } from 'commander';
+import { ConfigError } from '../lib/config.js';
+import { CliError } from './client.js';
+import { PortInUseError } from './platform.js';
+import { registerServeCommands } from './commands/serve.js';
+import { registerAdminCommands } from './commands/admin.js';
+
+const program = new Command('drivewire')
+  .description('drivewire: open connected-vehicle platform')
+  .showHelpAfterError()
+  .exitOverride();
+
+/** Command groups, in one explicit list. */
+for (const register of [registerServeCommands, registerAdminCommands]) register(program);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (err) {
+  if (err instanceof CommanderError) process.exit(err.exitCode);
+  if (err instanceof CliError || err instanceof ConfigError || err instanceof PortInUseError) {
+    process.stderr.write(`drivewire: ${err.message}\n`);
+  } else {
+    process.stderr.write(`drivewire: unexpected error: ${(err as Error).message}\n`);
+  }
+  process.exit(1);
+}

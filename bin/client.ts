@@ -1,0 +1,80 @@
+import path from 'node:path';
+import { readCredentials, type Credentials } from './credentials.js';
+
+/** A user-facing CLI failure: printed as one line, exit code 1, no stack trace. */
+export class CliError extends Error {}
+
+export interface ClientOptions { apiUrl?: string; dataDir?: string; json?: boolean; appId?: string; appSecret?: string }
+
+export interface Client {
+  apiUrl: string;
+  credentials: Credentials | null;
+  /** A call as the application (HTTP Basic), like any application would make. */
+  api<T = any>(method: string, urlPath: string, body?: unknown): Promise<T>;
+  /** A call to the admin API with the admin token. */
+  admin<T = any>(method: string, urlPath: string, body?: unknown): Promise<T>;
+}
+
+export function defaultDataDir(): string {
+  return process.env.DRIVEWIRE_DATA_DIR ?? '.drivewire';
+}
+
+/** Reads the API URL and credentials from <data-dir>/credentials.json unless given as options. */
+export function createClient(opts: ClientOptions): Client {
+  const dataDir = path.resolve(opts.dataDir ?? defaultDataDir());
+  const credentials = readCredentials(dataDir);
+  const apiUrl = (opts.apiUrl ?? process.env.DRIVEWIRE_API_URL ?? credentials?.apiUrl)?.replace(/\/+$/, '');
+  const appId = opts.appId ?? process.env.DRIVEWIRE_APP_ID ?? credentials?.application.id;
+  const appSecret = opts.appSecret ?? process.env.DRIVEWIRE_APP_SECRET ?? credentials?.application.secret;
+  const need = (what: string) => new CliError(
+    `No ${what}: start the platform with 'drivewire serve --data-dir ${opts.dataDir ?? defaultDataDir()}' or pass --api-url (and credentials)`);
+
+  async function call(method: string, urlPath: string, auth: string, body?: unknown) {
+    if (!apiUrl) throw need('API URL');
+    const url = /^https?:/.test(urlPath) ? urlPath : `${apiUrl}${urlPath}`;
+    let res: Response;
+    try {
+      res = await fetch(url, {
+        method, headers: { authorization: auth, accept: 'application/json', ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+        body: body !== undefined ? JSON.stringify(body) : undefined,
+      });
+    } catch (err) {
+      throw new CliError(`Cannot reach the drivewire API at ${apiUrl}: ${(err as Error & { cause?: Error }).cause?.message ?? (err as Error).message}`);
+    }
+    const text = await res.text();
+    let parsed: any = null;
+    try { parsed = text ? JSON.parse(text) : null; } catch { parsed = text; }
+    if (res.status >= 400) {
+      const msg = parsed?.message ?? text;
+      if (res.status === 401) throw new CliError(`401 Unauthorized - ${msg} (check the credentials in ${path.join(dataDir, 'credentials.json')})`);
+      throw new CliError(`${res.status} ${parsed?.error ?? res.statusText} - ${msg}`);
+    }
+    return parsed;
+  }
+
+  return {
+    apiUrl: apiUrl ?? '',
+    credentials,
+    api(method, urlPath, body) {
+      if (!appId || !appSecret) throw need('application credentials');
+      return call(method, urlPath, `Basic ${Buffer.from(`${appId}:${appSecret}`).toString('base64')}`, body);
+    },
+    admin(method, urlPath, body) {
+      const token = process.env.DRIVEWIRE_ADMIN_TOKEN ?? credentials?.adminToken;
+      if (!token) throw need('admin token');
+      return call(method, urlPath, `Bearer ${token}`, body);
+    },
+  };
+}
+
+/** Prints JSON for scripts (--json) or a human rendering. */
+export function output(json: boolean | undefined, value: unknown, human: () => string): void {
+  process.stdout.write(json ? JSON.stringify(value, null, 2) + '\n' : human() + '\n');
+}
+
+export function table(rows: Record<string, unknown>[], columns: string[]): string {
+  if (!rows.length) return '(none)';
+  const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => String(r[c] ?? '').length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd();
+  return [line(columns), ...rows.map((r) => line(columns.map((c) => String(r[c] ?? ''))))].join('\n');
+}

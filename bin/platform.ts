@@ -1,0 +1,101 @@
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import type { Config } from '../lib/config.js';
+import type { Logger } from '../lib/logger.js';
+import { createBus, type Bus } from '../lib/bus.js';
+import { migrateLatest, openDatabase, repositories, type Db, type Repositories } from '../db/index.js';
+import { buildApi } from '../api/app.js';
+import { ensureCredentials, type Credentials } from './credentials.js';
+
+export interface PartDeps { config: Config; db: Db; repos: Repositories; log: Logger; bus: Bus }
+
+/** A long-running part of the platform (gateway, workers): started with its deps, stopped with close(). */
+export interface Part {
+  name: string;
+  close(): Promise<void>;
+  health?(): Promise<Record<string, boolean>>;
+  metrics?(): Promise<string>;
+  /** URLs the part can be reached at, printed at start-up. */
+  urls?: Record<string, string>;
+}
+
+export interface Platform {
+  config: Config;
+  db: Db;
+  repos: Repositories;
+  bus: Bus;
+  api: FastifyInstance;
+  apiUrl: string;
+  parts: Part[];
+  credentials: Credentials;
+  close(): Promise<void>;
+}
+
+export class PortInUseError extends Error {}
+
+function portInUse(err: unknown, port: number, what: string, flag: string): never {
+  if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+    throw new PortInUseError(`Port ${port} (${what}) is already in use; choose another with ${flag}`);
+  }
+  throw err;
+}
+
+const runs = (config: Config, part: Config['only']) => config.only === 'all' || config.only === part;
+
+/**
+ * Starts the platform: database (PostgreSQL with DATABASE_URL, else PGlite in <data-dir>/pgdata),
+ * migrations, then the parts selected by --only. The HTTP server always runs: the API for
+ * `all`/`api`, only /health and /metrics for the gateway or workers alone.
+ */
+export async function startPlatform(config: Config, log: Logger, opts: { db?: Db } = {}): Promise<Platform> {
+  const db = opts.db ?? await openDatabase({ databaseUrl: config.databaseUrl, pgliteDir: path.join(config.dataDir, 'pgdata') });
+  const parts: Part[] = [];
+  let api: FastifyInstance | undefined;
+  try {
+    await migrateLatest(db.knex);
+    const repos = repositories(db.knex);
+    const bus = createBus();
+    const deps: PartDeps = { config, db, repos, log, bus };
+    for (const [name, start] of PART_STARTERS) {
+      if (runs(config, name)) parts.push(await start(deps));
+    }
+    let boundPort = config.httpPort;
+    const publicUrl = () => config.publicUrl ?? `http://localhost:${boundPort}`;
+    api = await buildApi({
+      config, db, repos, log,
+      live: {
+        onMessage: (deviceId, fn) => bus.onMessage(deviceId, fn),
+        health: async () => Object.assign({}, ...(await Promise.all(parts.map((p) => p.health?.() ?? {})))),
+        metrics: async () => (await Promise.all(parts.map((p) => p.metrics?.() ?? ''))).join('\n'),
+      },
+    }, { publicUrl, only: runs(config, 'api') ? 'all' : 'system' });
+    try {
+      await api.listen({ port: config.httpPort, host: config.host });
+    } catch (err) {
+      portInUse(err, config.httpPort, 'HTTP API', '--http-port');
+    }
+    boundPort = (api.server.address() as AddressInfo).port;
+    const mqtt = parts.find((p) => p.urls?.mqtt)?.urls?.mqtt ?? null;
+    const credentials = await ensureCredentials(repos, config.dataDir, { apiUrl: publicUrl(), mqttUrl: mqtt });
+    const server = api;
+    return {
+      config, db, repos, bus, api: server, apiUrl: publicUrl(), parts, credentials,
+      async close() {
+        await server.close();
+        for (const part of [...parts].reverse()) await part.close();
+        if (!opts.db) await db.close();
+      },
+    };
+  } catch (err) {
+    await api?.close().catch(() => {});
+    for (const part of parts.reverse()) await part.close().catch(() => {});
+    if (!opts.db) await db.close().catch(() => {});
+    throw err;
+  }
+}
+
+export { portInUse };
+
+/** The parts, in start order (explicit list; each issue adds its own). */
+const PART_STARTERS: [Config['only'], (deps: PartDeps) => Promise<Part>][] = [];
