@@ -1,7 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../lib/config.js';
 import { CliError } from './client.js';
-import { PortInUseError } from './platform.js';
+import { PortInUseError } from '../lib/errors.js';
 import { registerServeCommands } from './commands/serve.js';
 import { registerAdminCommands } from './commands/admin.js';
 

@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../lib/config.js';
+import { rethrowPortInUse } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
 import { createBus, type Bus } from '../lib/bus.js';
 import { migrateLatest, openDatabase, repositories, type Db, type Repositories } from '../db/index.js';
@@ -32,14 +33,6 @@ export interface Platform {
   close(): Promise<void>;
 }
 
-export class PortInUseError extends Error {}
-
-function portInUse(err: unknown, port: number, what: string, flag: string): never {
-  if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
-    throw new PortInUseError(`Port ${port} (${what}) is already in use; choose another with ${flag}`);
-  }
-  throw err;
-}
 
 const runs = (config: Config, part: Config['only']) => config.only === 'all' || config.only === part;
 
@@ -73,7 +66,7 @@ export async function startPlatform(config: Config, log: Logger, opts: { db?: Db
     try {
       await api.listen({ port: config.httpPort, host: config.host });
     } catch (err) {
-      portInUse(err, config.httpPort, 'HTTP API', '--http-port');
+      rethrowPortInUse(err, config.httpPort, 'HTTP API', '--http-port');
     }
     boundPort = (api.server.address() as AddressInfo).port;
     const mqtt = parts.find((p) => p.urls?.mqtt)?.urls?.mqtt ?? null;
@@ -95,7 +88,6 @@ export async function startPlatform(config: Config, log: Logger, opts: { db?: Db
   }
 }
 
-export { portInUse };
 
 /** The parts, in start order (explicit list; each issue adds its own). */
 const PART_STARTERS: [Config['only'], (deps: PartDeps) => Promise<Part>][] = [];

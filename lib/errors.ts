@@ -21,3 +21,13 @@ export class NotFound extends AppError {
 export class Conflict extends AppError {
   constructor(message: string) { super(409, message); }
 }
+
+/** A listener could not start because its port is taken; the message names the port and the flag. */
+export class PortInUseError extends Error {}
+
+export function rethrowPortInUse(err: unknown, port: number, what: string, flag: string): never {
+  if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+    throw new PortInUseError(`Port ${port} (${what}) is already in use; choose another with ${flag}`);
+  }
+  throw err;
+}
