@@ -24,6 +24,8 @@ export async function buildApi(
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as FastifyInstance;
 
   app.decorate('deps', deps);
+  // The API speaks JSON only (spec: Content-Type application/json): any other body is a 415.
+  app.removeContentTypeParser('text/plain');
   registerErrorHandling(app);
   registerLinks(app, opts.publicUrl ?? (() => deps.config.publicUrl ?? `http://localhost:${deps.config.httpPort}`));
 

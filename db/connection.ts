@@ -20,7 +20,18 @@ const NUMERIC = 1700;
 pg.types.setTypeParser(INT8, (v) => Number(v));
 pg.types.setTypeParser(NUMERIC, (v) => Number(v));
 
-const ClientPGlite = ((knexPglite as unknown as { default?: unknown }).default ?? knexPglite) as Knex.Config['client'];
+const BaseClientPGlite = ((knexPglite as unknown as { default?: unknown }).default ?? knexPglite) as any;
+
+/**
+ * knex-pglite reports a delete as command "DEL", so knex returns the raw result instead of the
+ * affected row count that the pg driver gives; answer the count like pg does.
+ */
+class ClientPGlite extends BaseClientPGlite {
+  processResponse(obj: any, runner: unknown) {
+    if (obj?.method === 'del' && !obj.returning) return obj.response?.affectedRows ?? 0;
+    return super.processResponse(obj, runner);
+  }
+}
 
 export interface OpenOptions {
   /** A real PostgreSQL with PostGIS; without it the embedded PGlite is used. */
@@ -51,7 +62,7 @@ export async function openDatabase(opts: OpenOptions): Promise<Db> {
     parsers: { [INT8]: (v: string) => Number(v), [NUMERIC]: (v: string) => Number(v) },
   });
   await pglite.waitReady;
-  const knex = knexFactory({ client: ClientPGlite, connection: { pglite } as never, useNullAsDefault: true });
+  const knex = knexFactory({ client: ClientPGlite as unknown as Knex.Config['client'], connection: { pglite } as never, useNullAsDefault: true });
   return {
     knex,
     kind: 'pglite',

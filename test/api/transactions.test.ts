@@ -1,0 +1,82 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+
+let t: TestApp;
+beforeAll(async () => { t = await buildTestApp({ servicePrefix: 'acme' }); });
+afterAll(async () => { await t?.close(); });
+
+const get = (auth: string, url: string) => t.app.inject({ method: 'GET', url, headers: { authorization: auth } });
+const BASE = 'http://localhost:3999';
+
+/** Inserts transactions at known times so paging is exact (calls within one ms share a timestamp). */
+async function seed(appId: string, n: number, start = Date.parse('2026-05-01T00:00:00Z')) {
+  for (let i = 0; i < n; i++) {
+    await t.repos.transactions.record({ applicationId: appId, timestamp: new Date(start + i * 1000), path: `/api/v1/devices?i=${i}`, statusCode: 200, method: 'GET', service: 'acme-platform-service' });
+  }
+}
+
+describe('GET /api/v1/transactions', () => {
+  it('records each call with path, status, method and the <prefix>-<kind>-service name, including 4xx', async () => {
+    const app = await t.make.application();
+    await get(app.auth, '/api/v1/devices?limit=1');
+    await get(app.auth, '/api/v1/devices/00000000-0000-4000-8000-000000000000');
+    const body = (await get(app.auth, '/api/v1/transactions')).json();
+    expect(body.transactions.map((x: any) => [x.method, x.path, x.statusCode, x.service])).toEqual([
+      ['GET', '/api/v1/devices/00000000-0000-4000-8000-000000000000', 404, 'acme-platform-service'],
+      ['GET', '/api/v1/devices?limit=1', 200, 'acme-platform-service'],
+    ]);
+    expect(Object.keys(body.transactions[0]).sort()).toEqual(['id', 'method', 'path', 'service', 'statusCode', 'timestamp']);
+    // The listing itself is recorded too, once it has answered.
+    const again = (await get(app.auth, '/api/v1/transactions')).json();
+    expect(again.transactions[0].path).toBe('/api/v1/transactions');
+    expect(again.meta.stats).toEqual({ periodTotal: 3, allTimeTotal: 3, serviceUsage: { 'acme-platform-service': 3 } });
+  });
+
+  it("does not show one application's calls to another", async () => {
+    const a = await t.make.application();
+    const b = await t.make.application();
+    await get(a.auth, '/api/v1/devices');
+    const body = (await get(b.auth, '/api/v1/transactions')).json();
+    expect(body.transactions).toEqual([]);
+    expect(body.meta.stats.allTimeTotal).toBe(0);
+  });
+
+  it('walks stream pagination to the end through prior links, newest first, each item once', async () => {
+    const app = await t.make.application();
+    await seed(app.id, 9);
+    const until = '2026-05-01T00:01:00.000Z';
+    let url: string | undefined = `/api/v1/transactions?limit=4&until=${until}`;
+    const paths: string[] = [];
+    const metas: any[] = [];
+    while (url) {
+      const body = (await get(app.auth, url.replace(BASE, ''))).json();
+      paths.push(...body.transactions.map((x: any) => x.path));
+      metas.push(body.meta.pagination);
+      url = body.meta.pagination.links.prior;
+    }
+    expect(paths).toEqual([8, 7, 6, 5, 4, 3, 2, 1, 0].map((i) => `/api/v1/devices?i=${i}`));
+    expect(metas.map((m) => m.remaining)).toEqual([5, 1, 0]);
+    expect(metas[0]).toEqual({
+      remaining: 5, limit: 4, until, since: '1970-01-01T00:00:00.000Z', sortDir: 'desc',
+      links: { prior: `${BASE}/api/v1/transactions?limit=4&until=${Date.parse('2026-05-01T00:00:05Z') - 1}` },
+    });
+    expect(metas[2].links).toEqual({});
+  });
+
+  it('accepts since/until as ISO 8601, YYYY-MM-DD and epoch ms; since exclusive, until inclusive', async () => {
+    const app = await t.make.application();
+    await seed(app.id, 5, Date.parse('2026-05-02T00:00:00Z')); // 00:00:00 .. 00:00:04
+    const count = async (q: string) => (await get(app.auth, `/api/v1/transactions?${q}`)).json().transactions
+      .filter((x: any) => x.path.startsWith('/api/v1/devices?i=')).length;
+    expect(await count('since=2026-05-02T00:00:01Z&until=2026-05-02T00:00:03.000Z')).toBe(2);
+    expect(await count(`since=${Date.parse('2026-05-02T00:00:01Z')}&until=${Date.parse('2026-05-02T00:00:03Z')}`)).toBe(2);
+    expect(await count('since=2026-05-02T02:00:01%2B02:00&until=2026-05-02')).toBe(0);
+    expect(await count('since=2026-05-01&until=2026-05-03')).toBe(5);
+    expect(await count('since=&until=2026-05-03')).toBe(5);
+    const bad = await get(app.auth, '/api/v1/transactions?since=yesterday');
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().message).toBe('since must be an ISO 8601 timestamp, a date (YYYY-MM-DD) or epoch milliseconds, got "yesterday"');
+    const stats = (await get(app.auth, '/api/v1/transactions?since=2026-05-02T00:00:01Z&until=2026-05-02T00:00:03Z')).json().meta.stats;
+    expect(stats.periodTotal).toBe(2);
+  });
+});

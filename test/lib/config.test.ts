@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../lib/config.js';
+import { parseTimeParam } from '../../lib/time.js';
+
+describe('config', () => {
+  it('takes flags over environment over defaults', () => {
+    const c = loadConfig({ httpPort: '4000' }, { DRIVEWIRE_HTTP_PORT: '5000', DRIVEWIRE_MQTT_PORT: '1999' });
+    expect(c.httpPort).toBe(4000);
+    expect(c.mqttPort).toBe(1999);
+    expect(c.servicePrefix).toBe('drivewire');
+    expect(c.serviceUrls.telemetry).toBeNull();
+  });
+
+  it('reports every problem at once', () => {
+    try {
+      loadConfig({ httpPort: 'abc', only: 'everything', 'url.trip': 'ftp://x' }, {});
+      expect.unreachable();
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      expect((err as ConfigError).problems).toEqual([
+        '--only / DRIVEWIRE_ONLY: "everything" must be one of all, api, gateway, workers',
+        '--http-port / DRIVEWIRE_HTTP_PORT: "abc" is not a port (0-65535)',
+        '--url-trip / DRIVEWIRE_URL_TRIP: "ftp://x" is not an http(s) URL',
+      ]);
+    }
+  });
+
+  it('reads DATABASE_URL from the environment', () => {
+    expect(loadConfig({}, { DATABASE_URL: 'postgres://x/y' }).databaseUrl).toBe('postgres://x/y');
+  });
+});
+
+describe('time parameters', () => {
+  it('parses ISO 8601, YYYY-MM-DD and epoch ms; empty is absent', () => {
+    expect(parseTimeParam('since', '2014-09-07T12:32:57.893-05:00')!.toISOString()).toBe('2014-09-07T17:32:57.893Z');
+    expect(parseTimeParam('since', '2016-12-05')!.toISOString()).toBe('2016-12-05T00:00:00.000Z');
+    expect(parseTimeParam('since', '1410111177893')!.toISOString()).toBe('2014-09-07T17:32:57.893Z');
+    expect(parseTimeParam('since', '2016-02-14T06:00:00-06:00')!.toISOString()).toBe('2016-02-14T12:00:00.000Z');
+    expect(parseTimeParam('since', '')).toBeUndefined();
+    expect(() => parseTimeParam('until', '2016-13-45')).toThrow('until must be');
+  });
+});
