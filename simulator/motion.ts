@@ -65,7 +65,7 @@ export function planDrive(route: MotionRoute, opts: PlanOptions = {}): DrivePlan
   return {
     samples, intervalMs, lengthM, durationMs, targetDurationMs: route.duration, durationError,
     feasible: solution.feasible, scale: solution.k, events,
-    maxSpeed: Math.max(...solution.speeds) * 3.6,
+    maxSpeed: solution.speeds.reduce((a, b) => Math.max(a, b), 0) * 3.6,
     note: solution.feasible ? undefined
       : `recorded duration ${route.duration} ms is out of reach within ${MOTION.minKmh}..${MOTION.maxKmh} km/h; planned ${durationMs} ms`,
   };
@@ -135,7 +135,8 @@ function pointAt(tl: Timeline, t: number): number {
 const cellAccel = (tl: Timeline, i: number) => (tl.v[i + 1] ** 2 - tl.v[i] ** 2) / (2 * tl.grid.ds);
 
 function sampleAt(tl: Timeline, tMs: number, prevMs: number, coords: LonLat[], cum: number[]): DriveSample {
-  const t = Math.min(tMs / 1000, tl.end);
+  // The last sample (t rounded to ms) is the arrival itself: full length, standing.
+  const t = tMs >= Math.round(tl.end * 1000) ? tl.end : tMs / 1000;
   const i = pointAt(tl, t);
   let distance = i * tl.grid.ds;
   let speed = 0;
@@ -148,7 +149,6 @@ function sampleAt(tl: Timeline, tMs: number, prevMs: number, coords: LonLat[], c
   } else {
     speed = tl.v[i];
   }
-  if (tMs >= Math.round(tl.end * 1000)) distance = tl.grid.cells * tl.grid.ds;
   const [accelMin, accelMax] = accelRange(tl, pointAt(tl, prevMs / 1000), i, accel);
   const position = along({ type: 'LineString', coordinates: coords }, distance, { units: 'meters' }).geometry.coordinates as LonLat;
   return { t: tMs, distance, speed: speed * 3.6, accel, accelMin, accelMax, position, heading: headingAt(coords, cum, distance) };

@@ -1,7 +1,9 @@
 // Turns a user's route file (GeoJSON, GPX or an encoded polyline) into a stored route record.
 // Every refusal says where and why, e.g. "line 14: trkpt lat=\"abc\" is not a number".
 import { randomUUID } from 'node:crypto';
+import { ValidationError } from '../lib/errors.js';
 import type { LonLat } from './geo.js';
+import { jsonErrorOffset } from './json-error.js';
 import { estimateDurationMs } from './motion.js';
 import { ImportProblem, parseGpx, type ParsedRoute } from './route-import-gpx.js';
 import {
@@ -11,8 +13,8 @@ import {
 
 export type { ParsedRoute } from './route-import-gpx.js';
 
-export class RouteImportError extends Error {
-  override name = 'RouteImportError';
+/** A ValidationError, so the API answers it with a 400 carrying the message. */
+export class RouteImportError extends ValidationError {
   constructor(readonly detail: string, readonly fileName?: string) {
     super(fileName ? `${fileName}: ${detail}` : detail);
   }
@@ -43,10 +45,11 @@ function parseJson(text: string, lineOffset: number): unknown {
   try {
     return JSON.parse(text);
   } catch (err) {
-    const message = (err as Error).message;
-    const pos = Number(/position (\d+)/.exec(message)?.[1]);
-    const line = Number.isFinite(pos) ? `line ${text.slice(0, pos).split('\n').length + lineOffset}: ` : '';
-    throw new ImportProblem(`${line}not valid JSON (${message.replace(/ in JSON at position \d+.*$/, '')})`);
+    const offset = jsonErrorOffset(text);
+    const line = offset >= 0 ? `line ${text.slice(0, offset).split('\n').length + lineOffset}: ` : '';
+    const near = offset >= 0 ? JSON.stringify(text.slice(offset, offset + 12)) : '';
+    const why = offset >= text.length ? 'it ends too early' : `unexpected ${near}`;
+    throw new ImportProblem(`${line}not valid JSON (${offset >= 0 ? why : (err as Error).message})`);
   }
 }
 
