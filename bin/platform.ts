@@ -51,7 +51,7 @@ export async function startPlatform(config: Config, log: Logger, opts: { db?: Db
     const bus = createBus();
     const deps: PartDeps = { config, db, repos, log, bus };
     for (const [name, start] of PART_STARTERS) {
-      if (runs(config, name)) parts.push(await start(deps));
+      if (runs(config, name)) parts.push(await start(deps, parts));
     }
     let boundPort = config.httpPort;
     const publicUrl = () => config.publicUrl ?? `http://localhost:${boundPort}`;
@@ -89,5 +89,8 @@ export async function startPlatform(config: Config, log: Logger, opts: { db?: Db
 }
 
 
-/** The parts, in start order (explicit list; each issue adds its own). */
-const PART_STARTERS: [Config['only'], (deps: PartDeps) => Promise<Part>][] = [];
+/**
+ * The parts, in start order (explicit list; each issue adds its own). A starter sees the parts
+ * started before it (e.g. the run scheduler finds the in-process gateway's MQTT URL).
+ */
+const PART_STARTERS: [Config['only'], (deps: PartDeps, started: Part[]) => Promise<Part>][] = [];
