@@ -1,6 +1,7 @@
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
+import websocket from '@fastify/websocket';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { ApiDeps } from './context.js';
 import { registerErrorHandling } from './plugins/errors.js';
@@ -38,6 +39,9 @@ export async function buildApi(
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
+  // At the root, before any route: an upgrade request runs the normal hooks (auth answers 401 before any
+  // upgrade) and its socket is closed after any non-101 answer, whatever path it asked for.
+  await app.register(websocket, { options: { maxPayload: 64 * 1024 } });
   if (opts.only !== 'system') await registerApplicationApi(app);
   await app.register(systemRoutes);
   return app;

@@ -4,6 +4,7 @@ import { devicesRepository } from './repositories/devices.repository.js';
 import { vehiclesRepository } from './repositories/vehicles.repository.js';
 import { transactionsRepository } from './repositories/transactions.repository.js';
 import { eventsRepository } from './repositories/events.repository.js';
+import { telemetryRepository } from './repositories/telemetry.repository.js';
 
 export * from './connection.js';
 export { migrateLatest } from './migrate.js';
@@ -17,6 +18,7 @@ export function repositories(knex: Knex) {
     vehicles: vehiclesRepository(knex),
     transactions: transactionsRepository(knex),
     events: eventsRepository(knex),
+    telemetry: telemetryRepository(knex),
   };
 }
 export type Repositories = ReturnType<typeof repositories>;

@@ -2,10 +2,12 @@ import type { FastifyInstance } from 'fastify';
 import devicesRoutes from './platform/devices.routes.js';
 import vehiclesRoutes from './platform/vehicles.routes.js';
 import transactionsRoutes from './platform/transactions.routes.js';
+import telemetryRoutes from './telemetry/telemetry.routes.js';
 
 /** The sub-service modules served under /api/v1, in one explicit list (CONVENTIONS.md). */
 export const API_MODULES: ((app: FastifyInstance) => Promise<void>)[] = [
   devicesRoutes,
   vehiclesRoutes,
   transactionsRoutes,
+  telemetryRoutes,
 ];

@@ -1,0 +1,58 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import '@fastify/websocket';
+import type { WebSocket } from 'ws';
+import { AppError } from '../../../lib/errors.js';
+import { serviceName } from '../../../lib/services.js';
+import type { StoredMessage } from '../../../lib/bus.js';
+import { ErrorBody, errorResponses } from '../../schemas/common.js';
+import { presentMessage } from './telemetry.presenters.js';
+import { startStreamSession } from './stream.session.js';
+
+const PROTOCOL = [
+  'WebSocket live stream of new telemetry messages (reference-notes §6.5); authenticate the upgrade request with',
+  'the application credentials. Client frames: `{"type":"sub","subject":{"type":"device","id":"<deviceId>"}}` and',
+  '`{"type":"unsub","subject":{…}}`. Server frames: `{"type":"sub","subject":{…},"payload":{"ack":true}}`, or',
+  '`payload: {"ack":false,"error":{"statusCode":404,"error":"Not Found","message":"Not found"}}` for a device the',
+  'application may not read (400 for a malformed subject); `{"type":"pub","subject":{…},"payload":<message>}`',
+  'for each new message of a subscribed device; `{"type":"health","payload":{"timestamp","subscriptions"}}`',
+  'periodically; `{"type":"error","payload":{statusCode,error,message}}` for a frame that is not JSON or of an',
+  'unknown type (the connection stays open). A plain HTTP GET answers 426.',
+].join(' ');
+
+/** The live message stream: `GET /api/v1/messages` upgraded to a WebSocket. */
+export default async function streamRoutes(app: FastifyInstance) {
+  const { repos, config, live } = app.deps;
+  // @fastify/websocket is registered in api/app.ts: the auth hook of the /api/v1 scope runs on the
+  // upgrade request, so a bad credential is answered 401 before any upgrade.
+
+  /** The upgrade is the stream's one transaction; it is hijacked, so the onSend log never sees it. */
+  const recordConnection = (request: FastifyRequest) => repos.transactions.record({
+    applicationId: request.principal!.id, timestamp: new Date(), path: request.url, statusCode: 101,
+    method: request.method, service: serviceName(config.servicePrefix, 'telemetry'),
+  }).catch((err) => request.log.error({ err }, 'recording the stream transaction failed'));
+
+  app.route({
+    method: 'GET',
+    url: '/api/v1/messages',
+    config: { service: 'telemetry' },
+    schema: {
+      tags: ['telemetry'], summary: 'Live stream of new messages (WebSocket)', description: PROTOCOL,
+      response: { 426: ErrorBody, ...errorResponses() },
+    },
+    handler: async (_request, reply) => {
+      reply.header('upgrade', 'websocket');
+      throw new AppError(426, 'This is a WebSocket endpoint: connect with a WebSocket client (Upgrade: websocket)');
+    },
+    wsHandler: (socket: WebSocket, request: FastifyRequest) => {
+      const principal = request.principal!;
+      void recordConnection(request);
+      startStreamSession(socket, {
+        canRead: (deviceId) => repos.devices.canRead(principal, deviceId),
+        onMessage: live?.onMessage,
+        present: (m) => presentMessage(app.links, m as StoredMessage),
+        healthMs: config.streamHealthMs,
+        log: request.log,
+      });
+    },
+  });
+}

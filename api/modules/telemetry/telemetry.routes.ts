@@ -1,0 +1,111 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { NotFound } from '../../../lib/errors.js';
+import { DeviceIdParams, errorResponses, StreamQuery } from '../../schemas/common.js';
+import { parseStreamWindow, streamMeta } from '../../plugins/pagination.js';
+import { fieldsParam, parseLocationFields, parseSnapshotFields } from './telemetry.fields.js';
+import { presentFeature, presentMessage, presentSnapshot } from './telemetry.presenters.js';
+import {
+  DeviceMessageParams, LocationList, LocationsQuery, MessageIdParams, MessageList, MessageQuery, MessageResponse,
+  SnapshotList, SnapshotsQuery,
+} from './telemetry.schemas.js';
+import streamRoutes from './stream.routes.js';
+
+type Query = Record<string, string | undefined>;
+
+/** Telemetry (spec 4.4): messages, locations, snapshots of readable devices, and the live stream. */
+export default async function telemetryRoutes(app: FastifyInstance) {
+  const { repos } = app.deps;
+  const config = { service: 'telemetry' as const };
+  const tags = ['telemetry'];
+  const readableDevice = async (request: FastifyRequest) => {
+    const { deviceId } = request.params as { deviceId: string };
+    if (!(await repos.devices.canRead(request.principal!, deviceId))) throw new NotFound();
+    return deviceId;
+  };
+  const page = (request: FastifyRequest, path: string) => {
+    const w = parseStreamWindow(request.query as Query);
+    const meta = (p: { remaining: number; rows: { timestamp: Date }[] }, extra = {}) => streamMeta(app.links, 'telemetry',
+      path, w, { remaining: p.remaining, lastTimestamp: p.rows.at(-1)?.timestamp ?? null }, extra);
+    return { w, meta };
+  };
+  /** A message the caller may read, optionally required to belong to `deviceId`. */
+  const readableMessage = async (request: FastifyRequest, messageId: string, deviceId?: string) => {
+    const message = await repos.telemetry.getMessage(messageId);
+    if (!message || (deviceId && message.deviceId !== deviceId)) throw new NotFound();
+    if (!(await repos.devices.canRead(request.principal!, message.deviceId))) throw new NotFound();
+    return { message: presentMessage(app.links, message) };
+  };
+
+  app.get('/api/v1/devices/:deviceId/messages', {
+    config,
+    schema: {
+      tags, summary: 'Telemetry messages of a device, newest first', params: DeviceIdParams,
+      querystring: Type.Object(StreamQuery), response: { 200: MessageList, ...errorResponses(404) },
+    },
+  }, async (request) => {
+    const deviceId = await readableDevice(request);
+    const { w, meta } = page(request, `/api/v1/devices/${deviceId}/messages`);
+    const { remaining, messages } = await repos.telemetry.listMessages(deviceId, w);
+    return { messages: messages.map((m) => presentMessage(app.links, m)), meta: meta({ remaining, rows: messages }) };
+  });
+
+  app.get('/api/v1/messages/:messageId', {
+    config,
+    schema: {
+      tags, summary: 'One telemetry message (the target of message self links)', params: MessageIdParams,
+      querystring: MessageQuery, response: { 200: MessageResponse, ...errorResponses(404) },
+    },
+  }, async (request) => {
+    const { messageId } = request.params as { messageId: string };
+    return readableMessage(request, messageId, (request.query as Query).deviceId);
+  });
+
+  app.get('/api/v1/devices/:deviceId/messages/:messageId', {
+    config,
+    schema: {
+      tags, summary: 'One telemetry message of a device (the path the SDK uses)', params: DeviceMessageParams,
+      response: { 200: MessageResponse, ...errorResponses(404) },
+    },
+  }, async (request) => {
+    const { deviceId, messageId } = request.params as { deviceId: string; messageId: string };
+    return readableMessage(request, messageId, deviceId);
+  });
+
+  app.get('/api/v1/devices/:deviceId/locations', {
+    config,
+    schema: {
+      tags, summary: 'Locations of a device as a GeoJSON FeatureCollection, newest first', params: DeviceIdParams,
+      querystring: LocationsQuery, response: { 200: LocationList, ...errorResponses(404) },
+    },
+  }, async (request) => {
+    const deviceId = await readableDevice(request);
+    const fields = parseLocationFields((request.query as Query).fields);
+    const { w, meta } = page(request, `/api/v1/devices/${deviceId}/locations`);
+    const { remaining, locations } = await repos.telemetry.listLocations(deviceId, w, fields);
+    const withFields = fields === 'all' || fields.length > 0;
+    return {
+      locations: { type: 'FeatureCollection' as const, features: locations.map((l) => presentFeature(l, withFields)) },
+      meta: meta({ remaining, rows: locations }, { fields: fieldsParam(fields) }),
+    };
+  });
+
+  app.get('/api/v1/devices/:deviceId/snapshots', {
+    config,
+    schema: {
+      tags, summary: 'Snapshots of the requested parameters, only from messages holding at least one of them',
+      params: DeviceIdParams, querystring: SnapshotsQuery, response: { 200: SnapshotList, ...errorResponses(404) },
+    },
+  }, async (request) => {
+    const deviceId = await readableDevice(request);
+    const fields = parseSnapshotFields((request.query as Query).fields);
+    const { w, meta } = page(request, `/api/v1/devices/${deviceId}/snapshots`);
+    const { remaining, snapshots } = await repos.telemetry.listSnapshots(deviceId, w, fields);
+    return {
+      snapshots: snapshots.map((s) => presentSnapshot(app.links, s)),
+      meta: meta({ remaining, rows: snapshots }, { fields: fieldsParam(fields) }),
+    };
+  });
+
+  await app.register(streamRoutes);
+}

@@ -1,0 +1,75 @@
+import type { Knex } from 'knex';
+import { streamPage, type StreamWindow } from '../paging.js';
+
+/** A stored telemetry message as the telemetry service reads it (spec 2.5). */
+export interface MessageRecord {
+  id: string;
+  deviceId: string;
+  timestamp: Date;
+  /** Catalog keys plus `location` (GeoJSON Point) and `accel`; only what that message carried. */
+  data: Record<string, unknown>;
+}
+
+/** A message that has a location, with the parameters that were asked for (spec 4.4 locations). */
+export interface LocationRecord extends MessageRecord { lon: number; lat: number }
+
+/** `all` = every parameter of the message; a list = only those keys; [] = none. */
+export type FieldSelection = 'all' | string[];
+
+const toMessage = (r: Record<string, any>): MessageRecord =>
+  ({ id: r.id, deviceId: r.device_id, timestamp: r.ts, data: r.data ?? {} });
+
+/**
+ * The message's data narrowed to `keys` in SQL, so unrequested parameters never leave the database.
+ * `keys` is bound as one text[] parameter.
+ */
+function pickData(knex: Knex, keys: string[]): Knex.Raw {
+  return knex.raw(
+    `coalesce((select jsonb_object_agg(e.key, e.value) from jsonb_each(m.data) as e
+      where e.key = any(?::text[])), '{}'::jsonb) as data`, [keys]);
+}
+
+/** Reads only: the gateway's ingest pipeline writes `messages` (messages.repository.ts). */
+export function telemetryRepository(knex: Knex) {
+  const ofDevice = (trx: Knex, deviceId: string) => trx('messages as m').where('m.device_id', deviceId);
+
+  return {
+    /** Messages of a device, newest first (spec 4.4, stream pagination). */
+    async listMessages(deviceId: string, w: StreamWindow, trx: Knex = knex) {
+      const page = await streamPage<Record<string, any>>(
+        () => ofDevice(trx, deviceId).select('m.id', 'm.device_id', 'm.ts', 'm.data'), 'm.ts', w, 'm.id');
+      return { remaining: page.remaining, messages: page.rows.map(toMessage) };
+    },
+
+    async getMessage(id: string, trx: Knex = knex): Promise<MessageRecord | undefined> {
+      const row = await trx('messages as m').select('m.id', 'm.device_id', 'm.ts', 'm.data').where('m.id', id).first();
+      return row && toMessage(row);
+    },
+
+    /**
+     * Messages that have a location, newest first; `remaining` counts only those. With `all` the data
+     * is every parameter except `location` itself (that is the feature's geometry).
+     */
+    async listLocations(deviceId: string, w: StreamWindow, fields: FieldSelection, trx: Knex = knex) {
+      const data = fields === 'all' ? trx.raw(`m.data - 'location' as data`)
+        : fields.length ? pickData(trx, fields) : trx.raw(`'{}'::jsonb as data`);
+      const page = await streamPage<Record<string, any>>(() => ofDevice(trx, deviceId).whereNotNull('m.location')
+        .select('m.id', 'm.device_id', 'm.ts', data, trx.raw('ST_X(m.location) as lon'), trx.raw('ST_Y(m.location) as lat')),
+      'm.ts', w, 'm.id');
+      const locations: LocationRecord[] = page.rows.map((r) => ({ ...toMessage(r), lon: Number(r.lon), lat: Number(r.lat) }));
+      return { remaining: page.remaining, locations };
+    },
+
+    /**
+     * Snapshots (spec 2.5, 4.4): messages holding at least one of `fields` (jsonb `?|`), each with
+     * only those of `fields` it holds.
+     */
+    async listSnapshots(deviceId: string, w: StreamWindow, fields: string[], trx: Knex = knex) {
+      const page = await streamPage<Record<string, any>>(() => ofDevice(trx, deviceId)
+        .whereRaw('m.data \\?| ?::text[]', [fields])
+        .select('m.id', 'm.device_id', 'm.ts', pickData(trx, fields)), 'm.ts', w, 'm.id');
+      return { remaining: page.remaining, snapshots: page.rows.map(toMessage) };
+    },
+  };
+}
+export type TelemetryRepository = ReturnType<typeof telemetryRepository>;
