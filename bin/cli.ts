@@ -4,6 +4,7 @@ import { CliError } from './client.js';
 import { PortInUseError } from '../lib/errors.js';
 import { registerServeCommands } from './commands/serve.js';
 import { registerAdminCommands } from './commands/admin.js';
+import { registerBenchCommands } from './commands/bench.js';
 
 const program = new Command('drivewire')
   .description('drivewire: open connected-vehicle platform')
@@ -11,7 +12,7 @@ const program = new Command('drivewire')
   .exitOverride();
 
 /** Command groups, in one explicit list. */
-for (const register of [registerServeCommands, registerAdminCommands]) register(program);
+for (const register of [registerServeCommands, registerAdminCommands, registerBenchCommands]) register(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -8,6 +8,8 @@ import { createBus, type Bus } from '../lib/bus.js';
 import { migrateLatest, openDatabase, repositories, type Db, type Repositories } from '../db/index.js';
 import { buildApi } from '../api/app.js';
 import { ensureCredentials, type Credentials } from './credentials.js';
+import { startNotificationWorker } from '../workers/notifications/index.js';
+import { startGateway } from '../gateway/gateway.js';
 
 export interface PartDeps { config: Config; db: Db; repos: Repositories; log: Logger; bus: Bus }
 
@@ -93,4 +95,7 @@ export async function startPlatform(config: Config, log: Logger, opts: { db?: Db
  * The parts, in start order (explicit list; each issue adds its own). A starter sees the parts
  * started before it (e.g. the run scheduler finds the in-process gateway's MQTT URL).
  */
-const PART_STARTERS: [Config['only'], (deps: PartDeps, started: Part[]) => Promise<Part>][] = [];
+const PART_STARTERS: [Config['only'], (deps: PartDeps, started: Part[]) => Promise<Part>][] = [
+  ['gateway', startGateway],
+  ['workers', (deps) => startNotificationWorker(deps)],
+];

@@ -1,4 +1,6 @@
 import type { Knex } from 'knex';
+import { removeDeviceSubscriptions } from './repositories/subscriptions.repository.js';
+import { removeDeviceRules } from './repositories/rules.repository.js';
 
 type Cleanup = (trx: Knex, applicationId: string, deviceId: string) => Promise<unknown>;
 
@@ -6,7 +8,10 @@ type Cleanup = (trx: Knex, applicationId: string, deviceId: string) => Promise<u
  * What an application loses with a device's registration (spec 4.1): its own per-device state.
  * Other applications authorized for the device keep theirs. Each capability adds its table here.
  */
-const CLEANUPS: Cleanup[] = [];
+const CLEANUPS: Cleanup[] = [
+  removeDeviceSubscriptions,
+  removeDeviceRules,
+];
 
 /** Returns false when the device was not registered with the application. */
 export async function deregisterDevice(trx: Knex, applicationId: string, deviceId: string): Promise<boolean> {

@@ -4,6 +4,11 @@ import { devicesRepository } from './repositories/devices.repository.js';
 import { vehiclesRepository } from './repositories/vehicles.repository.js';
 import { transactionsRepository } from './repositories/transactions.repository.js';
 import { eventsRepository } from './repositories/events.repository.js';
+import { ingestRepository } from './repositories/ingest.repository.js';
+import { rulesRepository } from './repositories/rules.repository.js';
+import { eventsQueryRepository } from './repositories/events-query.js';
+import { subscriptionsRepository } from './repositories/subscriptions.repository.js';
+import { notificationsRepository } from './repositories/notifications.repository.js';
 import { telemetryRepository } from './repositories/telemetry.repository.js';
 
 export * from './connection.js';
@@ -18,6 +23,11 @@ export function repositories(knex: Knex) {
     vehicles: vehiclesRepository(knex),
     transactions: transactionsRepository(knex),
     events: eventsRepository(knex),
+    ingest: ingestRepository(knex),
+    rules: rulesRepository(knex),
+    eventsQuery: eventsQueryRepository(knex),
+    subscriptions: subscriptionsRepository(knex),
+    notifications: notificationsRepository(knex),
     telemetry: telemetryRepository(knex),
   };
 }

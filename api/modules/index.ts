@@ -2,6 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import devicesRoutes from './platform/devices.routes.js';
 import vehiclesRoutes from './platform/vehicles.routes.js';
 import transactionsRoutes from './platform/transactions.routes.js';
+import rulesRoutes from './rules/rules.routes.js';
+import eventsRoutes from './events/events.routes.js';
+import subscriptionsRoutes from './subscriptions/subscriptions.routes.js';
 import telemetryRoutes from './telemetry/telemetry.routes.js';
 
 /** The sub-service modules served under /api/v1, in one explicit list (CONVENTIONS.md). */
@@ -9,5 +12,8 @@ export const API_MODULES: ((app: FastifyInstance) => Promise<void>)[] = [
   devicesRoutes,
   vehiclesRoutes,
   transactionsRoutes,
+  rulesRoutes,
+  eventsRoutes,
+  subscriptionsRoutes,
   telemetryRoutes,
 ];

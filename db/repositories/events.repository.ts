@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
+import { createNotifications } from './notifications.repository.js';
 
 export interface NewEvent {
   deviceId: string;
@@ -36,6 +37,7 @@ export function eventsRepository(knex: Knex) {
         meta: e.meta === null ? null : JSON.stringify(e.meta),
       }));
       await trx('events').insert(rows);
+      await createNotifications(trx, rows.map((r) => r.id)); // matching subscriptions (spec 3.1), same transaction
       return rows.map((r) => toEvent({ ...r, meta: r.meta === null ? null : JSON.parse(r.meta) }));
     },
   };

@@ -41,7 +41,7 @@ describe('GET /api/v1/devices', () => {
     let url: string | undefined = '/api/v1/devices?limit=3';
     const pages: any[] = [];
     while (url) {
-      const body = (await get(app.auth, url.replace(BASE, ''))).json();
+      const body: any = (await get(app.auth, url.replace(BASE, ''))).json();
       pages.push(body.meta.pagination);
       seen.push(...body.devices.map((d: any) => d.id));
       url = body.meta.pagination.links.next;

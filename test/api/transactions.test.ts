@@ -49,7 +49,7 @@ describe('GET /api/v1/transactions', () => {
     const paths: string[] = [];
     const metas: any[] = [];
     while (url) {
-      const body = (await get(app.auth, url.replace(BASE, ''))).json();
+      const body: any = (await get(app.auth, url.replace(BASE, ''))).json();
       paths.push(...body.transactions.map((x: any) => x.path));
       metas.push(body.meta.pagination);
       url = body.meta.pagination.links.prior;

@@ -1,0 +1,67 @@
+import type { FastifyInstance } from 'fastify';
+import { NotFound, ValidationError } from '../../../lib/errors.js';
+import type { EventFilters } from '../../../db/repositories/events-query.js';
+import type { EventRecord } from '../../../db/repositories/events.repository.js';
+import { DeviceIdParams, errorResponses, VehicleIdParams } from '../../schemas/common.js';
+import { parseStreamWindow, streamMeta, type StreamParams } from '../../plugins/pagination.js';
+import { presentEvent } from './events.presenters.js';
+import { EventIdParams, EventList, EventListQuery, EventResponse } from './events.schemas.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Filters of the event lists; empty values count as absent (the SDK sends `since=`, reference-notes §3.1). */
+function parseFilters(q: Record<string, string | undefined>): EventFilters {
+  const pick = (v: string | undefined) => (v === undefined || v.trim() === '' ? undefined : v.trim());
+  const f = { type: pick(q.type), objectId: pick(q.objectId), objectType: pick(q.objectType) };
+  if (f.objectId && !UUID.test(f.objectId)) throw new ValidationError(`objectId must be a UUID, got "${f.objectId}"`);
+  return f;
+}
+
+/** Events (spec 4.5): of a device, of a vehicle, and one by id. */
+export default async function eventsRoutes(app: FastifyInstance) {
+  const { repos } = app.deps;
+  const config = { service: 'event' as const };
+  const list = (path: string, w: StreamParams, f: EventFilters, page: { remaining: number; events: EventRecord[] }) => ({
+    events: page.events.map((e) => presentEvent(app.links, e)),
+    meta: streamMeta(app.links, 'event', path, w, { remaining: page.remaining, lastTimestamp: page.events.at(-1)?.timestamp ?? null }, { ...f }),
+  });
+
+  app.get('/api/v1/devices/:deviceId/events', {
+    config,
+    schema: {
+      tags: ['events'], summary: "A device's events, newest first", params: DeviceIdParams, querystring: EventListQuery,
+      response: { 200: EventList, ...errorResponses(404) },
+    },
+  }, async (request) => {
+    const { deviceId } = request.params as { deviceId: string };
+    const q = request.query as Record<string, string | undefined>;
+    const [w, f] = [parseStreamWindow(q), parseFilters(q)];
+    if (!(await repos.devices.canRead(request.principal!, deviceId))) throw new NotFound();
+    return list(`/api/v1/devices/${deviceId}/events`, w, f, await repos.eventsQuery.listForDevice(request.principal!, deviceId, f, w));
+  });
+
+  app.get('/api/v1/vehicles/:vehicleId/events', {
+    config,
+    schema: {
+      tags: ['events'], summary: "Events of a vehicle's devices that the application can read, newest first",
+      params: VehicleIdParams, querystring: EventListQuery, response: { 200: EventList, ...errorResponses(404) },
+    },
+  }, async (request) => {
+    const { vehicleId } = request.params as { vehicleId: string };
+    const q = request.query as Record<string, string | undefined>;
+    const [w, f] = [parseStreamWindow(q), parseFilters(q)];
+    if (!(await repos.vehicles.canRead(request.principal!, vehicleId))) throw new NotFound();
+    return list(`/api/v1/vehicles/${vehicleId}/events`, w, f, await repos.eventsQuery.listForVehicle(request.principal!, vehicleId, f, w));
+  });
+
+  app.get('/api/v1/events/:eventId', {
+    config,
+    schema: {
+      tags: ['events'], summary: 'One event', params: EventIdParams, response: { 200: EventResponse, ...errorResponses(404) },
+    },
+  }, async (request) => {
+    const event = await repos.eventsQuery.get(request.principal!, (request.params as { eventId: string }).eventId);
+    if (!event) throw new NotFound();
+    return { event: presentEvent(app.links, event) };
+  });
+}

@@ -1,0 +1,75 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { Type, type Static } from 'typebox';
+import { NotFound } from '../../../lib/errors.js';
+import { ruleCopy, ruleSummary } from '../../../db/rules/rule-copy.js';
+import { DeviceIdParams, errorResponses, OffsetQuery } from '../../schemas/common.js';
+import { offsetMeta, parseOffsetWindow } from '../../plugins/pagination.js';
+import { CreateRuleBody, RuleIdParams, RuleList, RuleResponse } from './rules.schemas.js';
+import { validateRule } from './rules.service.js';
+
+/** Rules (spec 4.6): per device, owned by the application that created them; immutable. */
+export default async function rulesRoutes(app: FastifyInstance) {
+  const { repos, db } = app.deps;
+  const config = { service: 'rule' as const };
+  const url = app.links.url;
+  const readableDevice = async (request: FastifyRequest) => {
+    const { deviceId } = request.params as { deviceId: string };
+    if (!(await repos.devices.canRead(request.principal!, deviceId))) throw new NotFound();
+    return deviceId;
+  };
+
+  app.post('/api/v1/devices/:deviceId/rules', {
+    config,
+    schema: {
+      tags: ['rules'], summary: 'Create a rule on a device', params: DeviceIdParams, body: CreateRuleBody,
+      response: { 201: RuleResponse, ...errorResponses(404, 415) },
+    },
+  }, async (request, reply) => {
+    const deviceId = await readableDevice(request);
+    const input = await validateRule((request.body as Static<typeof CreateRuleBody>).rule, repos.rules);
+    const rule = await db.knex.transaction((trx) => repos.rules.create(request.principal!.id, deviceId, input, trx));
+    const body = { rule: ruleCopy(url, rule) };
+    reply.code(201).header('Location', body.rule.links.self);
+    return body;
+  });
+
+  app.get('/api/v1/devices/:deviceId/rules', {
+    config,
+    schema: {
+      tags: ['rules'], summary: "The calling application's rules of a device, newest first, without boundaries",
+      params: DeviceIdParams, querystring: Type.Object(OffsetQuery), response: { 200: RuleList, ...errorResponses(404) },
+    },
+  }, async (request) => {
+    const deviceId = await readableDevice(request);
+    const w = parseOffsetWindow(request.query as Record<string, string>);
+    const { total, rules } = await repos.rules.list(request.principal!, deviceId, w);
+    return {
+      rules: rules.map((r) => ruleSummary(url, r)),
+      meta: offsetMeta(app.links, 'rule', `/api/v1/devices/${deviceId}/rules`, { total, ...w }),
+    };
+  });
+
+  app.get('/api/v1/rules/:ruleId', {
+    config,
+    schema: {
+      tags: ['rules'], summary: 'One rule with its boundaries and state', params: RuleIdParams,
+      response: { 200: RuleResponse, ...errorResponses(404) },
+    },
+  }, async (request) => {
+    const rule = await repos.rules.get(request.principal!, (request.params as { ruleId: string }).ruleId);
+    if (!rule) throw new NotFound();
+    return { rule: ruleCopy(url, rule) };
+  });
+
+  app.delete('/api/v1/rules/:ruleId', {
+    config,
+    schema: {
+      tags: ['rules'], summary: 'Delete a rule (rules are immutable: delete and create to change one)', params: RuleIdParams,
+      response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(404) },
+    },
+  }, async (request, reply) => {
+    const deleted = await db.knex.transaction((trx) => repos.rules.delete(request.principal!, (request.params as { ruleId: string }).ruleId, trx));
+    if (!deleted) throw new NotFound();
+    reply.code(204).send();
+  });
+}

@@ -1,0 +1,57 @@
+import type { LinkBuilder } from '../../context.js';
+import type { EventRecord } from '../../../db/repositories/events.repository.js';
+import type { Subscription } from '../../../db/repositories/subscriptions.repository.js';
+import type { NotificationRecord } from '../../../db/repositories/notifications.repository.js';
+import { iso } from '../../../lib/time.js';
+import { presentEvent } from '../events/events.presenters.js';
+
+/*
+ * Pure functions (no Fastify): the notification worker uses them too, so the event and the
+ * subscription in a delivered payload are exactly what the API shows.
+ */
+
+/** Subscription (spec 2.7, reference-notes §4): object and appData are always present, null when unset. */
+export function presentSubscription(links: LinkBuilder, s: Subscription) {
+  return {
+    id: s.id, deviceId: s.deviceId, eventType: s.eventType, url: s.url,
+    object: s.object ? { id: s.object.id, type: s.object.type } : null,
+    appData: s.appData, createdAt: iso(s.createdAt)!, updatedAt: iso(s.updatedAt)!,
+    links: {
+      self: links.url('event', `/api/v1/subscriptions/${s.id}`),
+      notifications: links.url('event', `/api/v1/subscriptions/${s.id}/notifications`),
+    },
+  };
+}
+
+/**
+ * The exact text POSTed for a notification (spec 6.3.2): `{"notification":{"event":…,"subscription":…}}`,
+ * the event as GET /events/{id} shows it (with stored and storageLatency) and the subscription as
+ * GET /subscriptions/{id} shows it (with appData).
+ */
+export function notificationPayload(links: LinkBuilder, event: EventRecord, subscription: Subscription): string {
+  return JSON.stringify({
+    notification: { event: presentEvent(links, event), subscription: presentSubscription(links, subscription) },
+  });
+}
+
+/**
+ * Notification (spec 2.8): responseCode, response, notifiedAt and respondedAt only in the states
+ * complete and error; nextAttemptAt only in error (null when no retry is left).
+ */
+export function presentNotification(links: LinkBuilder, n: NotificationRecord) {
+  const done = n.state === 'complete' || n.state === 'error';
+  return {
+    id: n.id, eventId: n.eventId, eventType: n.eventType, eventTimestamp: iso(n.eventTimestamp)!,
+    subscriptionId: n.subscriptionId, url: n.url, payload: n.payload, state: n.state,
+    ...(done ? {
+      responseCode: n.responseCode, response: n.response, notifiedAt: iso(n.notifiedAt), respondedAt: iso(n.respondedAt),
+    } : {}),
+    ...(n.state === 'error' ? { nextAttemptAt: iso(n.nextAttemptAt) } : {}),
+    createdAt: iso(n.createdAt)!, attempts: n.attempts,
+    links: {
+      self: links.url('event', `/api/v1/notifications/${n.id}`),
+      event: links.url('event', `/api/v1/events/${n.eventId}`),
+      subscription: links.url('event', `/api/v1/subscriptions/${n.subscriptionId}`),
+    },
+  };
+}

@@ -1,0 +1,72 @@
+import { Type } from 'typebox';
+import { Links, Nullable, OffsetMeta, OffsetQuery, StreamMeta, Timestamp, Uuid } from '../../schemas/common.js';
+import { EVENT_TYPES } from './subscriptions.service.js';
+
+const EventObject = Type.Object({
+  id: Uuid('Id of the object'),
+  type: Type.String({ description: 'rule, vehicle, trip or odometer-trigger' }),
+}, { description: 'The object an event is about' });
+
+export const Subscription = Type.Object({
+  id: Uuid('Subscription id'),
+  deviceId: Uuid('Device the subscription listens to'),
+  eventType: Type.String({ description: `Event type: ${EVENT_TYPES.join(', ')}` }),
+  url: Type.String({ description: 'Callback URL the notifications are POSTed to' }),
+  object: Nullable(EventObject),
+  appData: Nullable(Type.String({ description: 'Application data echoed in every notification' })),
+  createdAt: Timestamp('When the subscription was made'),
+  updatedAt: Timestamp('When the subscription was last changed'),
+  links: Links('self, notifications'),
+}, { description: 'Subscription (spec 2.7)' });
+
+export const Notification = Type.Object({
+  id: Uuid('Notification id'),
+  eventId: Uuid('The event that triggered the notification'),
+  eventType: Type.String({ description: 'Type of that event' }),
+  eventTimestamp: Timestamp('When that event occurred'),
+  subscriptionId: Uuid('The subscription that matched'),
+  url: Type.String({ description: 'Callback URL, copied from the subscription when the notification was made' }),
+  payload: Nullable(Type.String({ description: 'The exact body POSTed to the URL (null until the first delivery attempt starts)' })),
+  state: Type.String({ description: 'created, queued, complete or error (spec 3.1)' }),
+  responseCode: Type.Optional(Nullable(Type.Integer({ description: 'HTTP code received (complete and error only; null when no answer)' }))),
+  response: Type.Optional(Nullable(Type.String({ description: 'Body received, or why the call failed (complete and error only)' }))),
+  notifiedAt: Type.Optional(Nullable(Timestamp('When the latest HTTP call was initiated (complete and error only)'))),
+  respondedAt: Type.Optional(Nullable(Timestamp('When the successful call completed (complete; null in error)'))),
+  nextAttemptAt: Type.Optional(Nullable(Timestamp('When the next retry is due (error only; null when none is left)'))),
+  attempts: Type.Integer({ description: 'Delivery attempts made so far' }),
+  createdAt: Timestamp('When the notification was made'),
+  links: Links('self, event, subscription'),
+}, { description: 'Notification (spec 2.8)' });
+
+const NewSubscriptionFields = Type.Object({
+  eventType: Type.String({ description: `Required. One of ${EVENT_TYPES.join(', ')}` }),
+  url: Type.String({ description: 'Required. http or https URL on a public address' }),
+  object: Type.Optional(EventObject),
+  appData: Type.Optional(Nullable(Type.String({ description: 'Optional application data, echoed in notifications' }))),
+});
+
+export const CreateBody = Type.Object({ subscription: NewSubscriptionFields });
+
+export const UpdateBody = Type.Object({
+  subscription: Type.Object({
+    url: Type.Optional(Type.String({ description: 'New callback URL' })),
+    appData: Type.Optional(Nullable(Type.String({ description: 'New application data (null clears it)' }))),
+    eventType: Type.Optional(Type.String({ description: 'Immutable: accepted only when unchanged' })),
+    object: Type.Optional(Nullable(EventObject)),
+  }, { description: 'Only url and appData can change; other fields of a fetched subscription are ignored' }),
+});
+
+export const SubscriptionIdParams = Type.Object({ subscriptionId: Uuid('Subscription id') });
+export const NotificationIdParams = Type.Object({ notificationId: Uuid('Notification id') });
+export const EventIdParams = Type.Object({ eventId: Uuid('Event id') });
+
+export const ListQuery = Type.Object({
+  ...OffsetQuery,
+  objectType: Type.Optional(Type.String({ description: 'Only subscriptions whose object has this type (e.g. rule)' })),
+  objectId: Type.Optional(Type.String({ description: 'Only subscriptions whose object has this id (a UUID)' })),
+});
+
+export const SubscriptionResponse = Type.Object({ subscription: Subscription });
+export const SubscriptionList = Type.Object({ subscriptions: Type.Array(Subscription), meta: OffsetMeta });
+export const NotificationResponse = Type.Object({ notification: Notification });
+export const NotificationList = Type.Object({ notifications: Type.Array(Notification), meta: StreamMeta });

@@ -1,0 +1,104 @@
+import { NotFound, ValidationError } from '../../../lib/errors.js';
+import { assertPublicHost, PrivateAddressError } from '../../../lib/net-guard.js';
+import type { Principal, Repositories } from '../../../db/index.js';
+import type { EventObject, Subscription } from '../../../db/repositories/subscriptions.repository.js';
+
+/** The object type each event type carries (spec 6.1, reference-notes §5); `rule-*` is subscription-only. */
+const OBJECT_TYPE_OF: Record<string, string> = {
+  startup: 'vehicle', shutdown: 'vehicle', 'phone-home': 'vehicle',
+  'trip-started': 'trip', 'trip-stopped': 'trip', 'trip-completed': 'trip', 'trip-orphaned': 'trip',
+  'dtc-on': 'vehicle', 'dtc-off': 'vehicle', collision: 'vehicle',
+  'rule-enter': 'rule', 'rule-leave': 'rule', 'rule-*': 'rule',
+  'distance-trigger': 'odometer-trigger',
+};
+export const EVENT_TYPES = Object.keys(OBJECT_TYPE_OF);
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const MAX_URL = 2048;
+
+interface Deps { repos: Repositories; allowPrivateWebhooks: boolean }
+
+/** A callback URL: absolute http(s), and (unless allowed by configuration) on a public address only. */
+export async function checkCallbackUrl(url: string, allowPrivate: boolean): Promise<string> {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new ValidationError(`url must be an absolute http or https URL, got "${url}"`);
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    throw new ValidationError(`url must use http or https, got "${parsed.protocol.slice(0, -1)}"`);
+  }
+  if (url.length > MAX_URL) throw new ValidationError(`url must be at most ${MAX_URL} characters`);
+  if (!allowPrivate) {
+    try {
+      await assertPublicHost(parsed.hostname);
+    } catch (err) {
+      if (err instanceof PrivateAddressError) {
+        throw new ValidationError(`url is refused: ${err.message}; webhooks must reach public addresses`);
+      }
+      throw new ValidationError(`url is refused: its host ${parsed.hostname} could not be resolved`);
+    }
+  }
+  return url;
+}
+
+async function checkObject(deps: Deps, app: Principal, deviceId: string, eventType: string, object?: EventObject) {
+  const expected = OBJECT_TYPE_OF[eventType];
+  if (!object) {
+    if (expected === 'rule') throw new ValidationError(`object {type: "rule", id} is required for ${eventType} subscriptions`);
+    return null;
+  }
+  if (object.type !== expected) {
+    throw new ValidationError(`${eventType} events are about a ${expected}; object.type must be "${expected}", got "${object.type}"`);
+  }
+  if (expected === 'rule' && !(await deps.repos.subscriptions.ruleOfDevice(app.id, deviceId, object.id))) {
+    throw new ValidationError(`object.id ${object.id} is not a rule of device ${deviceId} owned by this application`);
+  }
+  return { type: object.type, id: object.id };
+}
+
+export interface CreateInput { eventType: string; url: string; object?: EventObject; appData?: string | null }
+
+export async function createSubscription(deps: Deps, app: Principal, deviceId: string, input: CreateInput) {
+  if (!(await deps.repos.devices.canRead(app, deviceId))) throw new NotFound();
+  if (!Object.hasOwn(OBJECT_TYPE_OF, input.eventType)) {
+    throw new ValidationError(`eventType must be one of ${EVENT_TYPES.join(', ')}; got "${input.eventType}"`);
+  }
+  const object = await checkObject(deps, app, deviceId, input.eventType, input.object);
+  const url = await checkCallbackUrl(input.url, deps.allowPrivateWebhooks);
+  return deps.repos.subscriptions.create(app, {
+    deviceId, eventType: input.eventType, url, object, appData: input.appData ?? null,
+  });
+}
+
+export interface UpdateInput { url?: string; appData?: string | null; eventType?: string; object?: EventObject | null }
+
+const sameObject = (a: EventObject | null | undefined, b: EventObject | null) =>
+  (a ?? null) === null ? b === null : b !== null && a!.type === b.type && a!.id.toLowerCase() === b.id;
+
+/** PUT (reference-notes §1.3, §10.10): url and appData change; eventType and object are accepted only unchanged. */
+export async function updateSubscription(deps: Deps, app: Principal, id: string, input: UpdateInput): Promise<Subscription> {
+  const current = await deps.repos.subscriptions.get(app, id);
+  if (!current) throw new NotFound();
+  if (input.eventType !== undefined && input.eventType !== current.eventType) {
+    throw new ValidationError('eventType cannot be changed; create a new subscription instead');
+  }
+  if (input.object !== undefined && !sameObject(input.object, current.object)) {
+    throw new ValidationError('object cannot be changed; create a new subscription instead');
+  }
+  if (input.url === undefined && input.appData === undefined) {
+    throw new ValidationError('give url and/or appData to change');
+  }
+  const url = input.url === undefined ? undefined : await checkCallbackUrl(input.url, deps.allowPrivateWebhooks);
+  const updated = await deps.repos.subscriptions.update(app, id, { url, appData: input.appData });
+  if (!updated) throw new NotFound();
+  return updated;
+}
+
+/** `objectId=` (empty, as the reference SDK sends it) reads as absent; anything else must be a UUID. */
+export function parseFilter(q: { objectType?: string; objectId?: string }) {
+  const objectType = q.objectType || undefined;
+  const objectId = q.objectId || undefined;
+  if (objectId !== undefined && !UUID.test(objectId)) throw new ValidationError(`objectId must be a UUID, got "${objectId}"`);
+  return { objectType, objectId: objectId?.toLowerCase() };
+}

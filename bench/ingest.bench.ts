@@ -1,0 +1,52 @@
+// Ingest scenario (issue 3): N devices publish QoS 1 telemetry frames to the gateway; reports the
+// sustained frames/s stored and the time from publish to committed row (= PUBACK, sent after commit).
+import os from 'node:os';
+import { quantile, round, runLoad, startBenchPlatform } from './harness.js';
+import type { BenchOptions, BenchScenario } from './scenarios.js';
+
+/** A metric's value from Prometheus text (first sample of that exact name). */
+function sample(text: string, name: string): number {
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+  return line ? Number(line.split(' ')[1]) : NaN;
+}
+
+async function run(o: BenchOptions): Promise<Record<string, unknown>> {
+  const bench = await startBenchPlatform({ databaseUrl: o.databaseUrl, batchSize: o.batchSize, batchMs: o.batchMs });
+  try {
+    const devices = await bench.devices(o.devices);
+    const load = await runLoad({
+      url: bench.mqttUrl, devices, durationMs: o.durationS * 1000, warmupMs: o.warmupS * 1000, window: o.window, rate: o.rate,
+    });
+    const { knex } = bench.platform.db;
+    const [{ n: stored }] = await knex('messages').whereIn('device_id', devices.map((d) => d.id)).count({ n: '*' });
+    const metrics = (await bench.platform.parts.find((p) => p.name === 'gateway')?.metrics?.()) ?? '';
+    const batches = sample(metrics, 'drivewire_ingest_batch_size_count');
+    return {
+      scenario: 'ingest',
+      database: bench.database,
+      devices: o.devices,
+      window: o.window,
+      ratePerDevice: o.rate || 'unbounded',
+      batchSize: bench.platform.config.ingestBatchSize,
+      batchMs: bench.platform.config.ingestBatchMs,
+      measuredSeconds: o.durationS,
+      framesStoredPerSecond: round(load.acked / (load.measuredMs / 1000), 0),
+      publishToCommitMs: { p50: round(quantile(load.latencies, 0.5)), p99: round(quantile(load.latencies, 0.99)), max: round(quantile(load.latencies, 1)) },
+      framesAcknowledged: load.ackedTotal,
+      framesStored: Number(stored),
+      publishErrors: load.errors,
+      batches,
+      meanBatchFrames: round(sample(metrics, 'drivewire_ingest_batch_size_sum') / batches),
+      meanCommitMs: round((sample(metrics, 'drivewire_ingest_commit_seconds_sum') / batches) * 1000, 2),
+      machine: { cpus: os.cpus().length, cpu: os.cpus()[0]?.model, node: process.version },
+    };
+  } finally {
+    await bench.close();
+  }
+}
+
+export const ingestScenario: BenchScenario = {
+  name: 'ingest',
+  description: 'N devices publish QoS 1 frames; frames/s stored and publish→commit latency',
+  run,
+};

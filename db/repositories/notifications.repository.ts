@@ -1,0 +1,213 @@
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import { streamPage, type StreamWindow } from '../paging.js';
+import { readableDeviceIds, type Principal } from './scope.js';
+import { EVENT_COLUMNS, toEvent, type EventRecord } from './events.repository.js';
+import { SUBSCRIPTION_COLUMNS, toSubscription, type Subscription } from './subscriptions.repository.js';
+
+export type NotificationState = 'created' | 'queued' | 'complete' | 'error';
+
+export interface NotificationRecord {
+  id: string;
+  eventId: string;
+  eventType: string;
+  eventTimestamp: Date;
+  subscriptionId: string;
+  deviceId: string;
+  url: string;
+  /** Null until the notification is first claimed for delivery; then the exact body of every POST. */
+  payload: string | null;
+  state: NotificationState;
+  attempts: number;
+  responseCode: number | null;
+  response: string | null;
+  notifiedAt: Date | null;
+  respondedAt: Date | null;
+  nextAttemptAt: Date | null;
+  createdAt: Date;
+}
+
+const COLUMNS = ['n.id', 'n.event_id', 'e.event_type', 'e.ts', 'n.subscription_id', 'n.device_id', 'n.url', 'n.payload',
+  'n.state', 'n.attempts', 'n.response_code', 'n.response', 'n.notified_at', 'n.responded_at', 'n.next_attempt_at',
+  'n.created_at'];
+
+const toNotification = (r: Record<string, any>): NotificationRecord => ({
+  id: r.id, eventId: r.event_id, eventType: r.event_type, eventTimestamp: r.ts, subscriptionId: r.subscription_id,
+  deviceId: r.device_id, url: r.url, payload: r.payload, state: r.state, attempts: r.attempts,
+  responseCode: r.response_code, response: r.response, notifiedAt: r.notified_at, respondedAt: r.responded_at,
+  nextAttemptAt: r.next_attempt_at, createdAt: r.created_at,
+});
+
+/**
+ * The notifications of newly stored events (spec 3.1), in the caller's transaction: one
+ * INSERT … SELECT makes a `created` notification per matching subscription, and one UPDATE places
+ * them in the queue (`queued`, due now). An event matches a subscription of its device whose
+ * application can still read the device, when the type is equal (or the subscription is `rule-*`
+ * and the event a rule event), the subscription's object (if any) is the event's, and a rule event
+ * belongs to the subscription's application.
+ */
+export async function createNotifications(trx: Knex, eventIds: string[]): Promise<number> {
+  if (!eventIds.length) return 0;
+  const now = new Date();
+  const created = await trx.raw(`
+    INSERT INTO notifications (id, event_id, subscription_id, application_id, device_id, url, state, created_at)
+    SELECT gen_random_uuid(), e.id, s.id, s.application_id, s.device_id, s.url, 'created', ?
+    FROM events e
+    JOIN subscriptions s ON s.device_id = e.device_id
+      AND (s.event_type = e.event_type OR (s.event_type = 'rule-*' AND e.event_type IN ('rule-enter', 'rule-leave')))
+      AND (s.object_id IS NULL OR (s.object_type = e.object_type AND s.object_id = e.object_id))
+      AND (e.application_id IS NULL OR e.application_id = s.application_id)
+    JOIN applications ap ON ap.id = s.application_id
+    JOIN authorizations au ON au.device_id = s.device_id AND au.application_id = s.application_id
+    WHERE e.id = ANY(?::uuid[])
+      AND (ap.kind = 'consumer' OR EXISTS (
+        SELECT 1 FROM registrations r WHERE r.device_id = s.device_id AND r.application_id = s.application_id))
+    RETURNING id`, [now, eventIds]);
+  const ids = (created.rows as { id: string }[]).map((r) => r.id);
+  if (ids.length) {
+    await trx.raw(`UPDATE notifications SET state = 'queued', next_attempt_at = ? WHERE id = ANY(?::uuid[]) AND state = 'created'`,
+      [now, ids]);
+  }
+  return ids.length;
+}
+
+/** What a worker needs to deliver a claimed notification. */
+export interface ClaimedNotification {
+  id: string; eventId: string; subscriptionId: string; url: string; payload: string | null; attempts: number;
+  webhookSecret: string;
+}
+
+export interface AttemptOutcome {
+  state: 'complete' | 'error';
+  responseCode: number | null;
+  response: string;
+  notifiedAt: Date;
+  respondedAt: Date | null;
+  /** Delay before the next attempt; null when this was the last one. */
+  retryInMs: number | null;
+}
+
+export function notificationsRepository(knex: Knex) {
+  const own = (app: Principal, trx: Knex) => trx('notifications as n').join('events as e', 'e.id', 'n.event_id')
+    .select(COLUMNS).where('n.application_id', app.id).whereIn('n.device_id', readableDeviceIds(trx, app));
+  const page = async (base: () => Knex.QueryBuilder, w: StreamWindow) => {
+    const p = await streamPage<Record<string, any>>(base, 'n.created_at', w, 'n.id');
+    return { remaining: p.remaining, notifications: p.rows.map(toNotification) };
+  };
+
+  return {
+    async get(app: Principal, id: string, trx: Knex = knex): Promise<NotificationRecord | undefined> {
+      const row = await own(app, trx).where('n.id', id).first();
+      return row && toNotification(row);
+    },
+
+    /** Newest first, stream pagination on createdAt (spec 2.1). */
+    listForSubscription(app: Principal, subscriptionId: string, w: StreamWindow, trx: Knex = knex) {
+      return page(() => own(app, trx).where('n.subscription_id', subscriptionId), w);
+    },
+
+    listForEvent(app: Principal, eventId: string, w: StreamWindow, trx: Knex = knex) {
+      return page(() => own(app, trx).where('n.event_id', eventId), w);
+    },
+
+    /** An event the application may see: of a device it can read, and not another application's rule event. */
+    async eventVisible(app: Principal, eventId: string, trx: Knex = knex): Promise<boolean> {
+      const row = await trx('events').select('id').where('id', eventId)
+        .whereIn('device_id', readableDeviceIds(trx, app))
+        .where((q) => q.whereNull('application_id').orWhere('application_id', app.id)).first();
+      return Boolean(row);
+    },
+
+    ...queueOperations(knex),
+  };
+}
+export type NotificationsRepository = ReturnType<typeof notificationsRepository>;
+
+/** The notifications table as a queue (DESIGN.md: several workers share it through row locks). */
+function queueOperations(knex: Knex) {
+  return {
+    /**
+     * Leases up to `limit` due notifications for `leaseMs`: queued or awaiting a retry, due, and not
+     * leased by a live worker. A crashed worker's lease expires and its rows become due again.
+     */
+    async claim(limit: number, leaseMs: number, trx: Knex = knex): Promise<ClaimedNotification[]> {
+      const result = await trx.raw(`
+        WITH due AS (
+          SELECT id FROM notifications
+          WHERE next_attempt_at <= now() AND state IN ('queued', 'error')
+            AND (locked_until IS NULL OR locked_until < now())
+          ORDER BY next_attempt_at, id LIMIT ? FOR UPDATE SKIP LOCKED
+        ), claimed AS (
+          UPDATE notifications n SET locked_until = now() + ? * interval '1 millisecond' FROM due WHERE n.id = due.id
+          RETURNING n.id, n.event_id, n.subscription_id, n.application_id, n.url, n.payload, n.attempts, n.next_attempt_at
+        )
+        SELECT c.*, ap.webhook_secret FROM claimed c JOIN applications ap ON ap.id = c.application_id
+        ORDER BY c.next_attempt_at, c.id`, [limit, leaseMs]);
+      return (result.rows as Record<string, any>[]).map((r) => ({
+        id: r.id, eventId: r.event_id, subscriptionId: r.subscription_id, url: r.url, payload: r.payload,
+        attempts: r.attempts, webhookSecret: r.webhook_secret,
+      }));
+    },
+
+    /** The event and subscription of claimed notifications, to build their payloads. */
+    async payloadSources(claimed: { eventId: string; subscriptionId: string }[], trx: Knex = knex) {
+      const events = await trx('events').select(EVENT_COLUMNS).whereIn('id', claimed.map((c) => c.eventId));
+      const subscriptions = await trx('subscriptions as s').select(SUBSCRIPTION_COLUMNS)
+        .whereIn('s.id', claimed.map((c) => c.subscriptionId));
+      return {
+        events: new Map<string, EventRecord>(events.map((r: Record<string, any>) => [r.id, toEvent(r)])),
+        subscriptions: new Map<string, Subscription>(subscriptions.map((r: Record<string, any>) => [r.id, toSubscription(r)])),
+      };
+    },
+
+    /** Keeps the first payload stored for each notification (retries post the same bytes); returns what is stored. */
+    async storePayloads(payloads: { id: string; payload: string }[], trx: Knex = knex): Promise<Map<string, string>> {
+      if (!payloads.length) return new Map();
+      const updated = await trx.raw(`UPDATE notifications n SET payload = v.payload
+        FROM unnest(?::uuid[], ?::text[]) AS v(id, payload) WHERE n.id = v.id AND n.payload IS NULL
+        RETURNING n.id, n.payload`, [payloads.map((p) => p.id), payloads.map((p) => p.payload)]);
+      const stored = new Map<string, string>(updated.rows.map((r: { id: string; payload: string }) => [r.id, r.payload]));
+      const others = payloads.filter((p) => !stored.has(p.id)).map((p) => p.id);
+      if (others.length) {
+        for (const r of await trx('notifications').select('id', 'payload').whereIn('id', others)) stored.set(r.id, r.payload);
+      }
+      return stored;
+    },
+
+    /**
+     * Records one attempt and the notification's new state in one statement, only if no other
+     * worker recorded this attempt first (its lease had expired); returns whether it was recorded.
+     */
+    async recordAttempt(id: string, previousAttempts: number, o: AttemptOutcome, trx: Knex = knex): Promise<boolean> {
+      const attempt = previousAttempts + 1;
+      const result = await trx.raw(`
+        WITH n AS (
+          UPDATE notifications SET state = ?, attempts = ?, response_code = ?, response = ?, notified_at = ?,
+            responded_at = ?, locked_until = NULL,
+            next_attempt_at = CASE WHEN ?::bigint IS NULL THEN NULL ELSE now() + ?::bigint * interval '1 millisecond' END
+          WHERE id = ? AND attempts = ? RETURNING id
+        )
+        INSERT INTO notification_attempts (id, notification_id, attempt, outcome, response_code, response, notified_at, responded_at)
+        SELECT ?, n.id, ?, ?, ?, ?, ?, ? FROM n RETURNING id`, [
+        o.state, attempt, o.responseCode, o.response, o.notifiedAt, o.state === 'complete' ? o.respondedAt : null,
+        o.retryInMs, o.retryInMs, id, previousAttempts,
+        randomUUID(), attempt, o.state, o.responseCode, o.response, o.notifiedAt, o.respondedAt,
+      ]);
+      return result.rows.length > 0;
+    },
+
+    /** Gives leased notifications back without an attempt (a worker stopping mid-call). */
+    async release(ids: string[], trx: Knex = knex): Promise<void> {
+      if (ids.length) await trx('notifications').update({ locked_until: null }).whereIn('id', ids);
+    },
+
+    async attempts(notificationId: string, trx: Knex = knex) {
+      const rows = await trx('notification_attempts').select('attempt', 'outcome', 'response_code', 'response',
+        'notified_at', 'responded_at').where('notification_id', notificationId).orderBy('attempt');
+      return rows.map((r: Record<string, any>) => ({
+        attempt: r.attempt as number, outcome: r.outcome as 'complete' | 'error', responseCode: r.response_code as number | null,
+        response: r.response as string | null, notifiedAt: r.notified_at as Date, respondedAt: r.responded_at as Date | null,
+      }));
+    },
+  };
+}

@@ -1,0 +1,113 @@
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import { offsetPage, type OffsetWindow } from '../paging.js';
+import { readableDeviceIds, type Principal } from './scope.js';
+import type { Boundary, BoundaryInput, NewRule, RuleRecord, RuleWithBoundaries } from '../rules/types.js';
+
+const RULE_COLUMNS = ['r.id', 'r.application_id', 'r.device_id', 'r.name', 'r.created_at', 's.evaluated', 's.covered'];
+const BOUNDARY_COLUMNS = ['id', 'rule_id', 'type', 'parameter', 'min', 'max', 'lon', 'lat', 'radius', 'coordinates'];
+
+const toRule = (r: Record<string, any>): RuleRecord => ({
+  id: r.id, applicationId: r.application_id, deviceId: r.device_id, name: r.name, createdAt: r.created_at,
+  evaluated: Boolean(r.evaluated), covered: Boolean(r.covered),
+});
+
+export function toBoundary(r: Record<string, any>): Boundary {
+  switch (r.type) {
+    case 'parametric': return { id: r.id, type: 'parametric', parameter: r.parameter, min: r.min, max: r.max };
+    case 'radius': return { id: r.id, type: 'radius', lon: r.lon, lat: r.lat, radius: r.radius };
+    default: return { id: r.id, type: 'polygon', coordinates: r.coordinates };
+  }
+}
+
+/** The boundary row, with the PostGIS shape evaluation uses (bound parameters only). */
+function boundaryRow(trx: Knex, ruleId: string, b: BoundaryInput, position: number) {
+  const row = {
+    id: randomUUID(), rule_id: ruleId, position, type: b.type, parameter: null as string | null,
+    min: null as number | null, max: null as number | null, lon: null as number | null, lat: null as number | null,
+    radius: null as number | null, coordinates: null as string | null, center: null as Knex.Raw | null, area: null as Knex.Raw | null,
+  };
+  if (b.type === 'parametric') Object.assign(row, { parameter: b.parameter, min: b.min, max: b.max });
+  if (b.type === 'radius') {
+    Object.assign(row, { lon: b.lon, lat: b.lat, radius: b.radius });
+    row.center = trx.raw('ST_SetSRID(ST_MakePoint(?, ?), 4326)::geography', [b.lon, b.lat]);
+  }
+  if (b.type === 'polygon') {
+    row.coordinates = JSON.stringify(b.coordinates);
+    row.area = trx.raw('ST_SetSRID(ST_GeomFromGeoJSON(?), 4326)', [JSON.stringify({ type: 'Polygon', coordinates: b.coordinates })]);
+  }
+  return row;
+}
+
+/** Deregistration (spec 4.1): the application's rules of the device go (state cascades); their events stay. */
+export function removeDeviceRules(trx: Knex, applicationId: string, deviceId: string): Promise<number> {
+  return trx('rules').where({ application_id: applicationId, device_id: deviceId }).delete();
+}
+
+/** Rules (spec 2.9, 4.6): they belong to the application that created them. */
+export function rulesRepository(knex: Knex) {
+  /** Rules the application owns on devices it can still read. */
+  const visible = (trx: Knex, app: Principal) => trx('rules as r').join('rule_states as s', 's.rule_id', 'r.id')
+    .where('r.application_id', app.id).whereIn('r.device_id', readableDeviceIds(trx, app));
+
+  return {
+    async create(applicationId: string, deviceId: string, input: NewRule, trx: Knex = knex): Promise<RuleWithBoundaries> {
+      const now = new Date();
+      const rule = { id: randomUUID(), application_id: applicationId, device_id: deviceId, name: input.name, created_at: now };
+      await trx('rules').insert(rule);
+      await trx('rule_boundaries').insert(input.boundaries.map((b, i) => boundaryRow(trx, rule.id, b, i + 1)));
+      await trx('rule_states').insert({ rule_id: rule.id, evaluated: false, covered: false, updated_at: now });
+      return (await this.getById(rule.id, trx))!;
+    },
+
+    /** Any rule with its boundaries, whoever owns it (ingest and internal use). */
+    async getById(id: string, trx: Knex = knex): Promise<RuleWithBoundaries | undefined> {
+      const row = await trx('rules as r').join('rule_states as s', 's.rule_id', 'r.id').select(RULE_COLUMNS).where('r.id', id).first();
+      if (!row) return undefined;
+      return { ...toRule(row), boundaries: await this.boundariesOf([id], trx).then((m) => m.get(id) ?? []) };
+    },
+
+    async get(app: Principal, id: string, trx: Knex = knex): Promise<RuleWithBoundaries | undefined> {
+      const row = await visible(trx, app).select('r.id').where('r.id', id).first();
+      return row ? this.getById(id, trx) : undefined;
+    },
+
+    /** Boundaries of several rules, in their given order. */
+    async boundariesOf(ruleIds: string[], trx: Knex = knex): Promise<Map<string, Boundary[]>> {
+      const out = new Map<string, Boundary[]>();
+      if (!ruleIds.length) return out;
+      const rows = await trx('rule_boundaries').select(BOUNDARY_COLUMNS).whereIn('rule_id', ruleIds).orderBy(['rule_id', 'position']);
+      for (const r of rows) out.set(r.rule_id, [...(out.get(r.rule_id) ?? []), toBoundary(r)]);
+      return out;
+    },
+
+    /** The application's rules of a device, newest first (reference-notes §3.2), without boundaries. */
+    async list(app: Principal, deviceId: string, w: OffsetWindow, trx: Knex = knex) {
+      const base = () => visible(trx, app).select(RULE_COLUMNS).where('r.device_id', deviceId);
+      const page = await offsetPage<Record<string, any>>(base, [{ column: 'r.created_at', order: 'desc' }, { column: 'r.id', order: 'desc' }], w);
+      return { total: page.total, rules: page.rows.map(toRule) };
+    },
+
+    async delete(app: Principal, id: string, trx: Knex = knex): Promise<boolean> {
+      const owned = await visible(trx, app).select('r.id').where('r.id', id).first();
+      if (!owned) return false;
+      return (await trx('rules').where('id', id).delete()) > 0;
+    },
+
+    /**
+     * Why each ring, and then the polygon they make, is not a valid area (PostGIS ST_IsValidReason),
+     * or [] when valid. Rings must already be closed with ≥ 4 in-range positions.
+     */
+    async polygonProblems(rings: number[][][], trx: Knex = knex): Promise<{ ring: number | null; reason: string }[]> {
+      const shapes = rings.map((ring) => JSON.stringify({ type: 'Polygon', coordinates: [ring] }));
+      if (rings.length > 1) shapes.push(JSON.stringify({ type: 'Polygon', coordinates: rings }));
+      const { rows } = await trx.raw(
+        `SELECT t.n::int - 1 AS n, ST_IsValidReason(ST_GeomFromGeoJSON(t.g)) AS reason
+         FROM unnest(?::text[]) WITH ORDINALITY AS t(g, n) ORDER BY t.n`, [shapes]);
+      return (rows as { n: number; reason: string }[])
+        .filter((r) => r.reason !== 'Valid Geometry')
+        .map((r) => ({ ring: r.n < rings.length ? r.n : null, reason: r.reason }));
+    },
+  };
+}
+export type RulesRepository = ReturnType<typeof rulesRepository>;

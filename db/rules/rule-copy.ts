@@ -1,0 +1,64 @@
+import type { Config } from '../../lib/config.js';
+import type { ServiceKind } from '../../lib/services.js';
+import type { Boundary, RuleRecord, RuleWithBoundaries } from './types.js';
+
+/** Builds an absolute URL on a sub-service's base (the API's LinkBuilder.url has this shape). */
+export type UrlFor = (service: ServiceKind, path: string, query?: Record<string, string | undefined>) => string;
+
+/**
+ * Links outside a request (rule copies stored in event meta at ingest): each service's configured
+ * URL, else the public URL, else localhost on the HTTP port, as api/plugins/links.ts resolves them.
+ */
+export function urlForConfig(config: Pick<Config, 'serviceUrls' | 'publicUrl' | 'httpPort'>): UrlFor {
+  return (service, path, query) => {
+    const base = config.serviceUrls[service] ?? config.publicUrl ?? `http://localhost:${config.httpPort}`;
+    const params = new URLSearchParams();
+    for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined && v !== '') params.set(k, v);
+    const qs = params.toString();
+    return `${base}${path}${qs ? `?${qs}` : ''}`;
+  };
+}
+
+/** Rule links (reference-notes §4 Rule): self, its events (`type=rule-*`) and its subscriptions. */
+export function ruleLinks(url: UrlFor, rule: Pick<RuleRecord, 'id' | 'deviceId'>) {
+  return {
+    self: url('rule', `/api/v1/rules/${rule.id}`),
+    events: url('event', `/api/v1/devices/${rule.deviceId}/events`, { type: 'rule-*', objectId: rule.id }),
+    subscriptions: url('event', `/api/v1/devices/${rule.deviceId}/subscriptions`, { objectType: 'rule', objectId: rule.id }),
+  };
+}
+
+/** A boundary with exactly the fields of its type (spec 2.9), in a stable key order. */
+export function presentBoundary(b: Boundary) {
+  switch (b.type) {
+    case 'parametric': return { id: b.id, type: b.type, parameter: b.parameter, min: b.min, max: b.max };
+    case 'radius': return { id: b.id, type: b.type, lon: b.lon, lat: b.lat, radius: b.radius };
+    case 'polygon': return { id: b.id, type: b.type, coordinates: b.coordinates };
+  }
+}
+
+/**
+ * The full rule (spec 2.9): what GET /rules/{id} answers and what a rule event's meta carries
+ * (spec 6.1), with boundaries, evaluated, covered, createdAt, object and links.
+ */
+export function ruleCopy(url: UrlFor, rule: RuleWithBoundaries) {
+  return {
+    id: rule.id,
+    name: rule.name,
+    deviceId: rule.deviceId,
+    boundaries: rule.boundaries.map(presentBoundary),
+    evaluated: rule.evaluated,
+    covered: rule.covered,
+    createdAt: rule.createdAt.toISOString(),
+    object: { id: rule.deviceId, type: 'device' as const },
+    links: ruleLinks(url, rule),
+  };
+}
+
+/** The list item (reference-notes §4 RuleSummary): no boundaries. */
+export function ruleSummary(url: UrlFor, rule: RuleRecord) {
+  return {
+    id: rule.id, name: rule.name, deviceId: rule.deviceId, evaluated: rule.evaluated, covered: rule.covered,
+    createdAt: rule.createdAt.toISOString(), links: ruleLinks(url, rule),
+  };
+}

@@ -1,0 +1,102 @@
+// The Aedes broker and its policy, only through Aedes' hooks: who connects (authenticate), what a device
+// may publish (authorizePublish, which also ingests frames) and subscribe to (authorizeSubscribe).
+import { Aedes, type AuthenticateError, type Client, type PublishPacket } from 'aedes';
+import type { Logger } from '../lib/logger.js';
+import type { Repositories } from '../db/index.js';
+import type { IngestPipeline } from './ingest.pipeline.js';
+import { reasonLabel, type GatewayMetrics } from './metrics.js';
+import { isFramesTopic, mayPublish, maySubscribe } from './topics.js';
+import { uplinkJob } from './uplink.js';
+
+export interface BrokerDeps {
+  repos: Repositories;
+  pipeline: IngestPipeline;
+  metrics: GatewayMetrics;
+  log: Logger;
+  maxPayloadBytes: number;
+  /** Frames queued beyond which QoS 0 publishers also wait for their commit (backpressure). */
+  highWater: number;
+}
+
+// CONNACK return codes (MQTT 3.1.1 §3.2.2.3).
+const SERVER_UNAVAILABLE = 3;
+const NOT_AUTHORIZED = 5;
+
+function authError(returnCode: number): AuthenticateError {
+  return Object.assign(new Error(returnCode === NOT_AUTHORIZED ? 'not authorized' : 'server unavailable'), { returnCode });
+}
+
+export async function createBroker(d: BrokerDeps): Promise<Aedes> {
+  const deviceOf = new WeakMap<Client, string>();
+
+  /** username = device id, password = the secret issued at provisioning (stored hashed). */
+  const authenticate = (client: Client, username: string | undefined, password: Buffer | undefined,
+    done: (err: AuthenticateError | null, ok: boolean | null) => void) => {
+    if (!username || !password) return done(authError(NOT_AUTHORIZED), null);
+    d.repos.devices.authenticate(username, password.toString('utf8')).then((ok) => {
+      if (!ok) {
+        d.log.warn({ username, clientId: client.id }, 'MQTT connection refused: wrong device id or secret');
+        return done(authError(NOT_AUTHORIZED), null);
+      }
+      deviceOf.set(client, username.toLowerCase());
+      done(null, true);
+    }, (err) => {
+      d.log.error({ err }, 'MQTT authentication failed: database unavailable');
+      done(authError(SERVER_UNAVAILABLE), null);
+    });
+  };
+
+  /** A frames payload settles when committed: the QoS 1 PUBACK goes out only then (Aedes acks after this hook). */
+  const ingest = (deviceId: string, packet: PublishPacket): Promise<void> => {
+    const payload = Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload);
+    if (d.log.isLevelEnabled('trace')) d.log.trace({ deviceId, payload: payload.toString('hex') }, 'frames payload');
+    const { job, received, refusals } = uplinkJob(deviceId, packet.topic, payload, d.maxPayloadBytes);
+    d.metrics.payloads.inc();
+    d.metrics.received.inc(received);
+    for (const reason of refusals) d.metrics.refused.inc({ reason: reasonLabel(reason) });
+    if (refusals.length) d.log.info({ deviceId, refusals }, 'frames refused');
+    const committed = d.pipeline.submit(job);
+    if (packet.qos > 0 || d.pipeline.depth() > d.highWater) return committed;
+    committed.catch((err) => d.log.error({ err, deviceId }, 'QoS 0 frames lost: the batch could not be committed'));
+    return Promise.resolve();
+  };
+
+  /** Keeps the refused publish as a dead letter; resolves once it is committed (or could not be). */
+  const refusePublish = (deviceId: string | undefined, packet: PublishPacket): Promise<void> => {
+    d.log.warn({ deviceId, topic: packet.topic }, 'publish refused: a device publishes only under devices/<its id>/');
+    d.metrics.refused.inc({ reason: 'topic' });
+    const payload = Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload);
+    const reason = `publish to ${packet.topic} refused: a device publishes only under devices/<its id>/`;
+    const receivedAt = new Date();
+    return d.pipeline.submit({
+      deviceId: deviceId ?? '', topic: packet.topic, payload, frames: [], frameIndexes: [], receivedAt,
+      deadLetters: [{ deviceId: deviceId ?? null, topic: packet.topic, frameIndex: null, reason, raw: payload.subarray(0, d.maxPayloadBytes), receivedAt }],
+    }).catch((err) => d.log.error({ err }, 'dead letter of a refused publish not kept'));
+  };
+
+  const authorizePublish = (client: Client | null, packet: PublishPacket, done: (err?: Error | null) => void) => {
+    const deviceId = client ? deviceOf.get(client) : undefined;
+    if (!deviceId || !mayPublish(deviceId, packet.topic)) {
+      // MQTT 3.1.1 §3.3.5: no way to tell the client; closing the connection also keeps the packet from being routed.
+      const refusal = new Error(`not authorized to publish to ${packet.topic}`);
+      return void refusePublish(deviceId, packet).then(() => done(refusal));
+    }
+    packet.retain = false; // frames are stored in the database, never kept in the broker
+    if (!isFramesTopic(deviceId, packet.topic)) return done(null);
+    ingest(deviceId, packet).then(() => done(null), (err: Error) => done(err));
+  };
+
+  const broker = await Aedes.createBroker({
+    authenticate,
+    authorizePublish,
+    authorizeSubscribe(client, sub, done) {
+      const deviceId = deviceOf.get(client);
+      if (deviceId && maySubscribe(deviceId, sub.topic)) return done(null, sub);
+      d.log.warn({ deviceId, topic: sub.topic }, 'subscription refused: a device subscribes only to devices/<its id>/commands');
+      done(null, null); // SUBACK 0x80 for this topic; the connection stays up
+    },
+  });
+  broker.on('clientError', (client, err) => d.log.debug({ err, clientId: client.id, deviceId: deviceOf.get(client) }, 'MQTT client error'));
+  broker.on('connectionError', (client, err) => d.log.debug({ err, clientId: client.id }, 'MQTT connection error'));
+  return broker;
+}

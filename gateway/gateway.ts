@@ -1,0 +1,78 @@
+// The gateway part of `drivewire serve`: broker + transports + ingest pipeline + stages.
+import type { Aedes } from 'aedes';
+import type { Bus } from '../lib/bus.js';
+import type { Config } from '../lib/config.js';
+import type { Logger } from '../lib/logger.js';
+import type { Db, Repositories } from '../db/index.js';
+import { createBroker } from './broker.js';
+import { createIngestPipeline, type IngestPipeline } from './ingest.pipeline.js';
+import { INGEST_STAGES } from './ingest.stages.js';
+import { startListeners, type Listeners } from './listeners.js';
+import { createGatewayMetrics } from './metrics.js';
+import type { IngestStage } from './ingest.types.js';
+
+export interface GatewayDeps { config: Config; db: Db; repos: Repositories; log: Logger; bus: Bus }
+
+export interface Gateway {
+  name: 'gateway';
+  ports: Listeners['ports'];
+  urls: Record<string, string>;
+  broker: Aedes;
+  pipeline: IngestPipeline;
+  health(): Promise<Record<string, boolean>>;
+  metrics(): Promise<string>;
+  close(): Promise<void>;
+}
+
+/** Queued frames, in batches, beyond which QoS 0 publishers wait for their commit too. */
+const HIGH_WATER_BATCHES = 20;
+/**
+ * Batch transactions at once on PostgreSQL (devices split between them, each device's frames in order):
+ * while one lane waits on the database another decodes and prepares. PGlite has a single connection: 1.
+ */
+const PG_LANES = 4;
+
+/** Starts the gateway; a port in use stops start-up with a PortInUseError naming the port and its flag. */
+export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
+  const { config, db, repos, bus } = deps;
+  const log = deps.log.child({ part: 'gateway' });
+  const stages: IngestStage[] = INGEST_STAGES.map((make) => make({ config, knex: db.knex, repos, log }));
+  let broker: Aedes | undefined;
+  let pipeline: IngestPipeline | undefined;
+  const metrics = createGatewayMetrics({
+    connectedClients: () => broker?.connectedClients ?? 0,
+    queueDepth: () => pipeline?.depth() ?? 0,
+  });
+  pipeline = createIngestPipeline({
+    knex: db.knex, repos, stages, batchSize: Math.max(1, config.ingestBatchSize), batchMs: config.ingestBatchMs, metrics, bus, log,
+    lanes: db.kind === 'pg' ? PG_LANES : 1,
+  });
+  broker = await createBroker({
+    repos, pipeline, metrics, log, maxPayloadBytes: config.maxPayloadBytes,
+    highWater: HIGH_WATER_BATCHES * Math.max(1, config.ingestBatchSize),
+  });
+  const b = broker;
+  const p = pipeline;
+  // Stop accepting, disconnect the clients (their sockets hold the servers open), then commit what is queued.
+  const stop = async (listeners?: Listeners) => {
+    const closing = listeners?.close();
+    await new Promise<void>((resolve) => b.close(() => resolve()));
+    await closing;
+    await p.close();
+    for (const stage of stages) await stage.close?.();
+  };
+  let listeners: Listeners;
+  try {
+    listeners = await startListeners(b, config);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  log.info({ ports: listeners.ports }, 'MQTT gateway listening');
+  return {
+    name: 'gateway', ports: listeners.ports, urls: listeners.urls, broker: b, pipeline: p,
+    health: async () => ({ broker: !b.closed && listeners.listening() }),
+    metrics: () => metrics.registry.metrics(),
+    close: () => stop(listeners),
+  };
+}

@@ -1,0 +1,83 @@
+// Pure helpers of the ingest pipeline: jobs → rows and per-device ordered batches.
+import { randomUUID } from 'node:crypto';
+import type { DeadLetterRow, MessageRow } from '../db/repositories/ingest.repository.js';
+import type { DecodedFrame } from './frame.decoder.js';
+import type { DeviceBatch, IngestedMessage } from './ingest.types.js';
+import type { IngestJob } from './ingest.pipeline.js';
+
+/** What a frame carried besides telemetry, kept in messages.extra until the issues that give it meaning. */
+function extraOf(f: DecodedFrame): Record<string, unknown> | null {
+  const extra: Record<string, unknown> = {};
+  if (f.vin) extra.vin = f.vin;
+  if (f.dtcs) extra.dtcs = f.dtcs;
+  if (f.battery) extra.battery = f.battery;
+  if (f.collision) extra.collision = f.collision;
+  if (f.gps) extra.gps = f.gps;
+  return Object.keys(extra).length ? extra : null;
+}
+
+/**
+ * Rows to insert and the matching messages. A frame id seen twice in the batch (a re-send that
+ * arrived before the first copy committed) is stored once; the database skips ids stored before.
+ */
+export function assemble(jobs: IngestJob[]) {
+  const rows: MessageRow[] = [];
+  const messages: IngestedMessage[] = [];
+  const deadLetters: DeadLetterRow[] = [];
+  const seen = new Set<string>();
+  let inBatchDuplicates = 0;
+  for (const job of jobs) {
+    deadLetters.push(...job.deadLetters);
+    for (const f of job.frames) {
+      if (f.frameId !== null) {
+        const key = `${job.deviceId}/${f.frameId}`;
+        if (seen.has(key)) { inBatchDuplicates++; continue; }
+        seen.add(key);
+      }
+      const id = randomUUID();
+      rows.push({
+        id, deviceId: job.deviceId, timestamp: f.ts, frameId: f.frameId, kind: f.kind, data: f.data,
+        lon: f.lon, lat: f.lat, extra: extraOf(f), receivedAt: job.receivedAt,
+      });
+      messages.push({
+        id, deviceId: job.deviceId, timestamp: f.ts, kind: f.kind, frameId: f.frameId, data: f.data, lat: f.lat, lon: f.lon,
+        gps: f.gps, vin: f.vin, dtcs: f.dtcs, battery: f.battery, collision: f.collision, receivedAt: job.receivedAt, vehicleId: null,
+      });
+    }
+  }
+  return { rows, messages, deadLetters, inBatchDuplicates };
+}
+
+/** Messages grouped by device, each group in timestamp order (a stable sort keeps arrival order for ties). */
+export function deviceBatches(messages: IngestedMessage[], latest: Map<string, Date>): DeviceBatch[] {
+  const groups = new Map<string, IngestedMessage[]>();
+  for (const m of messages) {
+    const list = groups.get(m.deviceId);
+    if (list) list.push(m);
+    else groups.set(m.deviceId, [m]);
+  }
+  return [...groups].map(([deviceId, list]) => ({
+    deviceId,
+    messages: list.sort((a, b) => a.timestamp.getTime() - b.timestamp.getTime()),
+    previousLatest: latest.get(deviceId) ?? null,
+  }));
+}
+
+/** A job cut into one job per frame (the payload's dead letters travel with the first), to isolate a frame that cannot be stored. */
+export function splitJob(job: IngestJob): IngestJob[] {
+  if (job.frames.length <= 1) return [job];
+  return job.frames.map((frame, i) => ({
+    ...job, frames: [frame], frameIndexes: [job.frameIndexes[i]], deadLetters: i === 0 ? job.deadLetters : [],
+  }));
+}
+
+/** Dead letters for a job the database refused even alone (the payload's bytes, with the database's reason). */
+export function poisonLetters(job: IngestJob, err: Error): DeadLetterRow[] {
+  return [
+    ...job.deadLetters,
+    ...job.frameIndexes.map((index) => ({
+      deviceId: job.deviceId, topic: job.topic, frameIndex: index, reason: `frame ${index}: storage failed: ${err.message}`,
+      raw: job.payload, receivedAt: job.receivedAt,
+    })),
+  ];
+}

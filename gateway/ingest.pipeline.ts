@@ -1,0 +1,193 @@
+// Batched, ordered, idempotent ingest: jobs (one per MQTT payload) wait at most `batchMs` or until
+// `batchSize` frames are queued, then one transaction stores them and runs the stages. A job settles only
+// after its batch commits, which is when the gateway sends the PUBACK.
+import type { Knex } from 'knex';
+import type { Bus } from '../lib/bus.js';
+import type { Logger } from '../lib/logger.js';
+import type { Repositories } from '../db/index.js';
+import type { EventRecord } from '../db/repositories/events.repository.js';
+import type { DeadLetterRow } from '../db/repositories/ingest.repository.js';
+import type { DecodedFrame } from './frame.decoder.js';
+import type { GatewayMetrics } from './metrics.js';
+import type { IngestStage } from './ingest.types.js';
+import { assemble, deviceBatches, poisonLetters, splitJob } from './ingest.batch.js';
+
+/** What one MQTT payload on a frames topic brings: its good frames and the refusals to keep. */
+export interface IngestJob {
+  deviceId: string;
+  topic: string;
+  /** The payload as received (kept in a dead letter if its frames cannot be stored). */
+  payload: Buffer;
+  frames: DecodedFrame[];
+  /** Position of each good frame in the payload. */
+  frameIndexes: number[];
+  deadLetters: DeadLetterRow[];
+  receivedAt: Date;
+}
+
+export interface IngestPipeline {
+  /** Resolves once the job is committed (stored, or kept as dead letters); rejects when the database is down. */
+  submit(job: IngestJob): Promise<void>;
+  /** Frames waiting for a batch. */
+  depth(): number;
+  /** Stops taking jobs and waits for the queued ones to commit. */
+  close(): Promise<void>;
+}
+
+export interface PipelineOptions {
+  knex: Knex;
+  repos: Repositories;
+  stages: IngestStage[];
+  /** Frames per batch (a batch holds whole payloads, so the last one may overshoot). */
+  batchSize: number;
+  /** ms the first queued frame may wait for others. */
+  batchMs: number;
+  metrics: GatewayMetrics;
+  bus: Bus;
+  log: Logger;
+  /**
+   * Batches committed at once, each lane holding a fixed share of the devices so a device's frames
+   * stay in order (default 1; PGlite has one connection, so more only helps on PostgreSQL).
+   */
+  lanes?: number;
+}
+
+interface Pending { job: IngestJob; size: number; at: number; resolve(): void; reject(err: Error): void }
+
+export function createIngestPipeline(o: PipelineOptions): IngestPipeline {
+  const lanes = Array.from({ length: Math.max(1, o.lanes ?? 1) }, () => createLane(o));
+  const laneOf = (deviceId: string) => lanes[lanes.length === 1 ? 0 : laneIndex(deviceId, lanes.length)];
+  return {
+    submit: (job) => laneOf(job.deviceId).submit(job),
+    depth: () => lanes.reduce((n, lane) => n + lane.depth(), 0),
+    close: async () => { await Promise.all(lanes.map((lane) => lane.close())); },
+  };
+}
+
+/** A stable lane for a device id (FNV-1a over its characters). */
+function laneIndex(deviceId: string, lanes: number): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < deviceId.length; i++) h = Math.imul(h ^ deviceId.charCodeAt(i), 0x01000193);
+  return (h >>> 0) % lanes;
+}
+
+/** One batcher: at most one batch transaction at a time, jobs in arrival order. */
+function createLane(o: PipelineOptions): IngestPipeline {
+  const queue: Pending[] = [];
+  let queued = 0;
+  let timer: NodeJS.Timeout | null = null;
+  let running: Promise<void> | null = null;
+  let closed = false;
+
+  const schedule = () => {
+    if (running || !queue.length) return;
+    const wait = closed || queued >= o.batchSize ? 0 : queue[0].at + o.batchMs - Date.now();
+    if (wait > 0) {
+      timer ??= setTimeout(() => { timer = null; schedule(); }, wait);
+      return;
+    }
+    if (timer) { clearTimeout(timer); timer = null; }
+    running = runBatch(take()).finally(() => { running = null; schedule(); });
+  };
+
+  const take = (): Pending[] => {
+    const batch: Pending[] = [];
+    let size = 0;
+    while (queue.length && (batch.length === 0 || size + queue[0].size <= o.batchSize)) {
+      const p = queue.shift()!;
+      size += p.size;
+      batch.push(p);
+    }
+    queued -= size;
+    return batch;
+  };
+
+  const runBatch = async (batch: Pending[]) => {
+    const settled = await commitSplitting(batch.map((p) => p.job));
+    batch.forEach((p, i) => (settled[i] ? p.reject(settled[i]!) : p.resolve()));
+  };
+
+  /** Commits the jobs together; when that fails, alone, and a lone frame that still fails is dead-lettered. */
+  const commitSplitting = async (jobs: IngestJob[]): Promise<(Error | null)[]> => {
+    try {
+      await commit(jobs);
+      return jobs.map(() => null);
+    } catch (err) {
+      o.metrics.batchFailures.inc();
+      o.log.warn({ err, jobs: jobs.length }, 'ingest batch failed; retrying its payloads one by one');
+      if (!(await databaseUp())) return jobs.map(() => err as Error);
+      // One at a time, in arrival order: a device's frames must not overtake each other.
+      if (jobs.length > 1) return sequentially(jobs.map((j) => () => commitSplitting([j]).then((r) => r[0])));
+      const parts = splitJob(jobs[0]);
+      if (parts.length === 1) return [await keepAsDeadLetters(jobs[0], err as Error)];
+      const results = await sequentially(parts.map((part) => () => commitSplitting([part]).then((r) => r[0])));
+      return [results.find((r) => r) ?? null];
+    }
+  };
+
+  const sequentially = async <T>(tasks: (() => Promise<T>)[]): Promise<T[]> => {
+    const out: T[] = [];
+    for (const task of tasks) out.push(await task());
+    return out;
+  };
+
+  const databaseUp = () => o.knex.raw('select 1').then(() => true, () => false);
+
+  const keepAsDeadLetters = async (job: IngestJob, err: Error): Promise<Error | null> => {
+    try {
+      await o.repos.ingest.insertDeadLetters(poisonLetters(job, err));
+      o.metrics.refused.inc({ reason: 'storage' }, job.frames.length);
+      return null;
+    } catch (again) {
+      return again as Error;
+    }
+  };
+
+  const commit = async (jobs: IngestJob[]) => {
+    const { rows, messages, deadLetters, inBatchDuplicates } = assemble(jobs);
+    const candidates = deviceBatches(messages, new Map());
+    for (const stage of o.stages) await stage.prepare?.(candidates);
+    const started = performance.now();
+    const { stored, events } = await o.knex.transaction(async (trx) => {
+      const latest = await o.repos.ingest.latestTimestamps(candidates.map((d) => d.deviceId), trx);
+      const inserted = await o.repos.ingest.insertMessages(rows, trx);
+      await o.repos.ingest.insertDeadLetters(deadLetters, trx);
+      const devices = deviceBatches(messages.filter((m) => inserted.has(m.id)), latest);
+      const events: EventRecord[] = [];
+      for (const stage of o.stages) {
+        const produced = devices.length ? await stage.apply({ trx, devices }) : [];
+        if (produced.length) events.push(...(await o.repos.events.insert(produced, trx)));
+      }
+      return { stored: devices.flatMap((d) => d.messages), events };
+    });
+    o.metrics.commitSeconds.observe((performance.now() - started) / 1000);
+    o.metrics.batchSize.observe(rows.length + inBatchDuplicates + deadLetters.length);
+    o.metrics.stored.inc(stored.length);
+    o.metrics.duplicates.inc(rows.length + inBatchDuplicates - stored.length);
+    // Committed: a failing listener must not make the batch look failed (it would be retried).
+    try {
+      o.bus.publishMessages(stored.map((m) => ({ id: m.id, deviceId: m.deviceId, timestamp: m.timestamp, data: m.data })));
+      o.bus.publishEvents(events);
+    } catch (err) {
+      o.log.error({ err }, 'a live listener failed on committed messages');
+    }
+  };
+
+  return {
+    submit(job) {
+      if (closed) return Promise.reject(new Error('the ingest pipeline is closed'));
+      return new Promise<void>((resolve, reject) => {
+        const size = Math.max(1, job.frames.length + job.deadLetters.length);
+        queue.push({ job, size, at: Date.now(), resolve, reject });
+        queued += size;
+        schedule();
+      });
+    },
+    depth: () => queued,
+    async close() {
+      closed = true;
+      schedule();
+      while (running) await running;
+    },
+  };
+}

@@ -1,0 +1,17 @@
+import type { StageFactory } from './ingest.types.js';
+import { vehiclesStage } from './stages/vehicles.stage.js';
+import { deviceEventsStage } from './stages/device-events.stage.js';
+import { rulesStage } from '../db/rules/evaluate.js';
+
+export type { DeviceBatch, IngestedMessage, IngestStage, StageContext, StageDeps, StageFactory } from './ingest.types.js';
+
+/**
+ * What happens to stored messages, in order, inside each batch transaction (traccar's explicit
+ * pipeline). `vehicles` comes first: it sets each message's vehicleId for the stages after it.
+ * Each capability adds its stage here (rules: issue 5; trips, distance, diagnostics later).
+ */
+export const INGEST_STAGES: StageFactory[] = [
+  vehiclesStage,
+  deviceEventsStage,
+  rulesStage,
+];

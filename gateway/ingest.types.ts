@@ -1,0 +1,68 @@
+// The contract between the ingest pipeline and the stages that derive state from stored messages
+// (vehicles, device events; rules, trips, distance as their issues land). See ingest.stages.ts.
+import type { Knex } from 'knex';
+import type { Config } from '../lib/config.js';
+import type { Logger } from '../lib/logger.js';
+import type { Repositories } from '../db/index.js';
+import type { NewEvent } from '../db/repositories/events.repository.js';
+import type { DecodedFrame, FrameKind } from './frame.decoder.js';
+
+/** A message committed in this batch (never a duplicate), with what its frame carried besides telemetry. */
+export interface IngestedMessage {
+  id: string;
+  deviceId: string;
+  timestamp: Date;
+  kind: FrameKind;
+  frameId: string | null;
+  /** Catalog keys plus `location` (GeoJSON Point) and `accel`: only what this frame carried (spec 1.2). */
+  data: Record<string, unknown>;
+  /** Degrees (WGS 84); null when the frame had no location. */
+  lat: number | null;
+  lon: number | null;
+  gps: DecodedFrame['gps'];
+  vin: string | null;
+  dtcs: string[] | null;
+  battery: DecodedFrame['battery'];
+  collision: DecodedFrame['collision'];
+  receivedAt: Date;
+  /** The vehicle the device was in at `timestamp`; set by the vehicles stage, null when none is known. */
+  vehicleId: string | null;
+}
+
+export interface DeviceBatch {
+  deviceId: string;
+  /** This batch's new messages of the device, oldest first (ties keep arrival order). */
+  messages: IngestedMessage[];
+  /**
+   * The device's newest stored timestamp before this batch, or null. Messages at or before it arrived
+   * late: a stage keeping state over time (rules, trips) must re-derive from the first late one.
+   */
+  previousLatest: Date | null;
+}
+
+export interface StageContext {
+  /** The batch transaction: everything a stage writes commits, or not, with the messages. */
+  trx: Knex;
+  devices: DeviceBatch[];
+}
+
+export interface IngestStage {
+  name: string;
+  /**
+   * Optional work before the transaction opens (no lock held), e.g. decoding VINs off the main thread. It sees
+   * the candidate messages: duplicates not yet removed, `previousLatest` not yet known.
+   */
+  prepare?(devices: DeviceBatch[]): Promise<void>;
+  /** Runs in the batch transaction, in list order; the events it returns are stored through events.insert. */
+  apply(ctx: StageContext): Promise<NewEvent[]>;
+  close?(): Promise<void>;
+}
+
+export interface StageDeps {
+  config: Config;
+  knex: Knex;
+  repos: Repositories;
+  log: Logger;
+}
+
+export type StageFactory = (deps: StageDeps) => IngestStage;

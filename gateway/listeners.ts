@@ -1,0 +1,96 @@
+// Transports of the broker: MQTT over TCP, over WebSocket and over TLS (one Aedes behind all three).
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import tls from 'node:tls';
+import type { AddressInfo } from 'node:net';
+import type { Aedes } from 'aedes';
+import { WebSocketServer, createWebSocketStream } from 'ws';
+import { ConfigError, type Config } from '../lib/config.js';
+import { rethrowPortInUse } from '../lib/errors.js';
+
+/** IANA port of MQTT over TLS, used when a certificate is given without --mqtt-tls-port. */
+const MQTTS_PORT = 8883;
+
+export interface Listeners {
+  ports: { mqtt: number; ws: number | null; tls: number | null };
+  urls: Record<string, string>;
+  listening(): boolean;
+  close(): Promise<void>;
+}
+
+function tlsOptions(config: Config): tls.TlsOptions | null {
+  if (config.mqttTlsCert === null || config.mqttTlsKey === null) {
+    if (config.mqttTlsPort !== null) throw new ConfigError(['--mqtt-tls-port needs --mqtt-tls-cert and --mqtt-tls-key']);
+    return null;
+  }
+  const problems: string[] = [];
+  const read = (file: string, flag: string) => {
+    try { return fs.readFileSync(file); } catch (err) {
+      problems.push(`${flag}: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+      return Buffer.alloc(0);
+    }
+  };
+  const options = { cert: read(config.mqttTlsCert, '--mqtt-tls-cert'), key: read(config.mqttTlsKey, '--mqtt-tls-key') };
+  if (problems.length) throw new ConfigError(problems);
+  return options;
+}
+
+async function listen(server: net.Server, port: number, host: string, what: string, flag: string): Promise<number> {
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => { server.off('error', reject); resolve(); });
+    });
+  } catch (err) {
+    rethrowPortInUse(err, port, what, flag);
+  }
+  return (server.address() as AddressInfo).port;
+}
+
+const closeServer = (server: net.Server) => new Promise<void>((resolve) => {
+  server.close(() => resolve());
+  if (server instanceof http.Server) server.closeAllConnections();
+});
+
+/** Starts every configured transport; if one cannot start, the others are closed again. */
+export async function startListeners(broker: Aedes, config: Config): Promise<Listeners> {
+  const tlsOpts = tlsOptions(config);
+  const host = config.mqttHost === '0.0.0.0' || config.mqttHost === '::' ? 'localhost' : config.mqttHost;
+  const servers: net.Server[] = [];
+  const ports: Listeners['ports'] = { mqtt: 0, ws: null, tls: null };
+  const urls: Record<string, string> = {};
+  let wss: WebSocketServer | null = null;
+  try {
+    const tcp = net.createServer(broker.handle);
+    servers.push(tcp);
+    ports.mqtt = await listen(tcp, config.mqttPort, config.mqttHost, 'MQTT', '--mqtt-port');
+    urls.mqtt = `mqtt://${host}:${ports.mqtt}`;
+    if (config.mqttWsPort !== null) {
+      const web = http.createServer((_req, res) => { res.writeHead(426, { 'content-type': 'text/plain' }).end('MQTT over WebSocket only\n'); });
+      servers.push(web);
+      wss = new WebSocketServer({ server: web });
+      wss.on('connection', (socket, req) => broker.handle(createWebSocketStream(socket), req));
+      ports.ws = await listen(web, config.mqttWsPort, config.mqttHost, 'MQTT over WebSocket', '--mqtt-ws-port');
+      urls['mqtt-ws'] = `ws://${host}:${ports.ws}`;
+    }
+    if (tlsOpts) {
+      const secure = tls.createServer(tlsOpts, broker.handle);
+      servers.push(secure);
+      ports.tls = await listen(secure, config.mqttTlsPort ?? MQTTS_PORT, config.mqttHost, 'MQTT over TLS', '--mqtt-tls-port');
+      urls.mqtts = `mqtts://${host}:${ports.tls}`;
+    }
+  } catch (err) {
+    wss?.close();
+    await Promise.all(servers.filter((s) => s.listening).map(closeServer));
+    throw err;
+  }
+  return {
+    ports, urls,
+    listening: () => servers.every((s) => s.listening),
+    async close() {
+      wss?.close();
+      await Promise.all(servers.map(closeServer));
+    },
+  };
+}

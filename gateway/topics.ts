@@ -1,0 +1,25 @@
+// Topic policy (issue 3): a device publishes only under devices/<its id>/ and subscribes only to its
+// commands. Ids are compared in lower case, as the platform issues them; a device that logs in with an
+// upper-case id may publish under either spelling, and subscribes to the lower-case commands topic.
+
+export const framesTopic = (deviceId: string) => `devices/${deviceId}/frames`;
+export const commandsTopic = (deviceId: string) => `devices/${deviceId}/commands`;
+
+/** The part of a topic under devices/<deviceId>/, or null when the topic is not under it. */
+function under(deviceId: string, topic: string): string | null {
+  const prefix = `devices/${deviceId}/`;
+  return topic.slice(0, prefix.length).toLowerCase() === prefix.toLowerCase() ? topic.slice(prefix.length) : null;
+}
+
+export function mayPublish(deviceId: string, topic: string): boolean {
+  return Boolean(under(deviceId, topic));
+}
+
+export function isFramesTopic(deviceId: string, topic: string): boolean {
+  return under(deviceId, topic) === 'frames';
+}
+
+/** Exactly the commands topic: no wildcards, no other device's. */
+export function maySubscribe(deviceId: string, topic: string): boolean {
+  return topic === commandsTopic(deviceId);
+}

@@ -1,0 +1,46 @@
+// A PUBLISH on devices/<id>/frames → an ingest job: the good frames, and a dead letter for each refusal.
+import { decodePayload, type DecodedFrame, type RefusedFrame } from './frame.decoder.js';
+import type { DeadLetterRow } from '../db/repositories/ingest.repository.js';
+import type { IngestJob } from './ingest.pipeline.js';
+
+export interface Uplink {
+  job: IngestJob;
+  /** Frames in the payload (a payload refused as a whole counts as one). */
+  received: number;
+  /** Reasons of the refused frames or payload, in order. */
+  refusals: string[];
+}
+
+/** PostgreSQL text and jsonb cannot hold U+0000; refusing such a frame here keeps it from failing a whole batch. */
+function nulProblem(f: DecodedFrame, index: number): RefusedFrame | null {
+  const text = `${f.frameId ?? ''}${JSON.stringify(f.data)}${JSON.stringify(f.collision ?? '')}`;
+  if (!text.includes('\u0000') && !text.includes('\\u0000')) return null;
+  return { index, frameId: f.frameId, reason: `frame ${index}: value contains a NUL character (\\u0000), which cannot be stored`, raw: null };
+}
+
+export function uplinkJob(deviceId: string, topic: string, payload: Buffer, maxBytes: number, now = new Date()): Uplink {
+  const letter = (frameIndex: number | null, reason: string, raw: Buffer): DeadLetterRow =>
+    ({ deviceId, topic, frameIndex, reason, raw: raw.subarray(0, maxBytes), receivedAt: now });
+  const job: IngestJob = { deviceId, topic, payload, frames: [], frameIndexes: [], deadLetters: [], receivedAt: now };
+  const decoded = decodePayload(payload, { now, maxBytes });
+  if (decoded.payloadError) {
+    job.deadLetters.push(letter(null, decoded.payloadError, payload));
+    return { job, received: 1, refusals: [decoded.payloadError] };
+  }
+  const refused = new Map(decoded.refused.map((r) => [r.index, r]));
+  const total = decoded.frames.length + decoded.refused.length;
+  let next = 0;
+  for (let index = 0; index < total; index++) {
+    if (refused.has(index)) continue;
+    const frame = decoded.frames[next++];
+    const nul = nulProblem(frame, index);
+    if (nul) { refused.set(index, nul); continue; }
+    job.frames.push(frame);
+    job.frameIndexes.push(index);
+  }
+  const refusals = [...refused.values()].sort((a, b) => a.index - b.index);
+  for (const r of refusals) {
+    job.deadLetters.push(letter(r.index, r.reason, r.raw === null ? payload : Buffer.from(JSON.stringify(r.raw) ?? 'null')));
+  }
+  return { job, received: total, refusals: refusals.map((r) => r.reason) };
+}

@@ -1,0 +1,50 @@
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import type { TestApp } from '../helpers/app.js';
+import { evaluateRulesDeriver, type RuleDeriverContext } from '../../db/rules/evaluate.js';
+import type { EventRecord } from '../../db/repositories/events.repository.js';
+import type { NewRule } from '../../db/rules/types.js';
+
+export interface TestMessage { ts: Date; lon?: number; lat?: number; data?: Record<string, unknown> }
+
+/** Meters → degrees of latitude (1° ≈ 110.6–111.7 km on the WGS 84 spheroid); tests keep wide margins around boundaries. */
+export const metersNorth = (lat: number, meters: number) => lat + meters / 111_000;
+
+export const BASE_TS = Date.UTC(2026, 0, 15, 12, 0, 0);
+export const at = (seconds: number) => new Date(BASE_TS + seconds * 1000);
+
+/** Stores messages as the gateway does (data with a GeoJSON location, a PostGIS point), received now. */
+export async function storeMessages(trx: Knex, deviceId: string, messages: TestMessage[]) {
+  const stored = messages.map((m) => {
+    const hasLoc = m.lon !== undefined && m.lat !== undefined;
+    const data = { ...(hasLoc ? { location: { type: 'Point', coordinates: [m.lon, m.lat] } } : {}), ...(m.data ?? {}) };
+    return { id: randomUUID(), ts: m.ts, data, lat: m.lat ?? null, lon: m.lon ?? null, frameId: null, kind: 'telemetry', hasLoc };
+  });
+  for (const m of stored) {
+    await trx('messages').insert({
+      id: m.id, device_id: deviceId, ts: m.ts, frame_id: null, kind: m.kind, data: JSON.stringify(m.data),
+      location: m.hasLoc ? trx.raw('ST_SetSRID(ST_MakePoint(?, ?), 4326)', [m.lon, m.lat]) : null,
+      extra: null, received_at: new Date(),
+    });
+  }
+  return stored.map(({ hasLoc, ...m }) => m).sort((a, b) => a.ts.getTime() - b.ts.getTime());
+}
+
+/** One ingest batch: store the messages and run the rule deriver in the same transaction, as the pipeline does. */
+export async function ingest(t: TestApp, deviceId: string, messages: TestMessage[], ctx: RuleDeriverContext = {}): Promise<EventRecord[]> {
+  return t.db.knex.transaction(async (trx) => {
+    const stored = await storeMessages(trx, deviceId, messages);
+    const events = await evaluateRulesDeriver(trx, { deviceId, messages: stored }, { config: t.config, ...ctx });
+    return t.repos.events.insert(events, trx);
+  });
+}
+
+export async function createRule(t: TestApp, app: { id: string }, deviceId: string, rule: NewRule) {
+  return t.db.knex.transaction((trx) => t.repos.rules.create(app.id, deviceId, rule, trx));
+}
+
+/** The device's stored rule events, oldest first, as [eventType, firstEval, message timestamp]. */
+export async function ruleEventTrail(t: TestApp, ruleId: string) {
+  const rows = await t.db.knex('events').select('event_type', 'meta', 'ts').where({ object_type: 'rule', object_id: ruleId }).orderBy('ts');
+  return rows.map((r: any) => [r.event_type, r.meta.firstEval, new Date(r.ts).toISOString()]);
+}

@@ -1,0 +1,99 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { rulesStage } from '../../db/rules/evaluate.js';
+import { at, createRule, ingest, metersNorth, ruleEventTrail, storeMessages, type TestMessage } from './rules-fixtures.js';
+
+let t: TestApp;
+beforeAll(async () => { t = await buildTestApp(); });
+afterAll(async () => { await t?.close(); });
+
+const LON = 2.3522;
+const LAT = 48.8566;
+const depot = { name: 'depot', boundaries: [{ type: 'radius' as const, lon: LON, lat: LAT, radius: 50 }] };
+const inside = (s: number): TestMessage => ({ ts: at(s), lon: LON, lat: metersNorth(LAT, 5) });
+const outside = (s: number): TestMessage => ({ ts: at(s), lon: LON, lat: metersNorth(LAT, 300) });
+
+/** A device with the depot rule, fed `batches` one ingest batch at a time. */
+async function feed(batches: TestMessage[][], ctx = {}) {
+  const app = await t.make.application();
+  const device = await t.make.device(app.principal);
+  const rule = await createRule(t, app, device.id, depot);
+  for (const batch of batches) await ingest(t, device.id, batch, ctx);
+  return { device, rule, trail: await ruleEventTrail(t, rule.id) };
+}
+
+describe('late frames and rules', () => {
+  it('moves a leave to the late frame that left first', async () => {
+    const late = await feed([[inside(0), inside(10), outside(20)], [outside(15)]]);
+    expect(late.trail).toEqual([['rule-enter', true, at(0).toISOString()], ['rule-leave', false, at(15).toISOString()]]);
+    const ordered = await feed([[inside(0), inside(10), outside(15), outside(20)]]);
+    expect(late.trail).toEqual(ordered.trail);
+  });
+
+  it('inserts a leave and an enter for a late excursion and keeps the later events it still implies', async () => {
+    const app = await t.make.application();
+    const device = await t.make.device(app.principal);
+    const rule = await createRule(t, app, device.id, depot);
+    await ingest(t, device.id, [inside(0), inside(10), outside(20)]);
+    const [kept] = await t.db.knex('events').select('id').where({ object_id: rule.id, event_type: 'rule-leave' });
+    const returned = await ingest(t, device.id, [outside(5)]);
+    expect(returned.map((e) => [e.eventType, e.timestamp])).toEqual([['rule-leave', at(5)], ['rule-enter', at(10)]]);
+    expect(await ruleEventTrail(t, rule.id)).toEqual([
+      ['rule-enter', true, at(0).toISOString()], ['rule-leave', false, at(5).toISOString()],
+      ['rule-enter', false, at(10).toISOString()], ['rule-leave', false, at(20).toISOString()],
+    ]);
+    const leaves = await t.db.knex('events').select('id', 'ts').where({ object_id: rule.id, event_type: 'rule-leave' }).orderBy('ts');
+    expect(leaves[1].id).toBe(kept.id);
+  });
+
+  it('moves the first evaluation to a late frame older than every evaluated message', async () => {
+    const late = await feed([[inside(0), outside(10)], [outside(-5)]]);
+    expect(late.trail).toEqual([
+      ['rule-leave', true, at(-5).toISOString()], ['rule-enter', false, at(0).toISOString()], ['rule-leave', false, at(10).toISOString()],
+    ]);
+    const ordered = await feed([[outside(-5), inside(0), outside(10)]]);
+    expect(late.trail).toEqual(ordered.trail);
+  });
+
+  it('gives the same events as ordered data for frames arriving in shuffled batches', async () => {
+    const path = [inside(0), outside(5), outside(10), inside(15), inside(20), outside(25), inside(30), outside(35)];
+    const ordered = await feed([path]);
+    const shuffled = await feed([[path[3], path[6]], [path[0], path[7]], [path[5]], [path[1], path[2], path[4]]]);
+    expect(shuffled.trail).toEqual(ordered.trail);
+    const [state] = await t.db.knex('rule_states').select('covered', 'last_ts').where('rule_id', shuffled.rule.id);
+    expect([state.covered, new Date(state.last_ts)]).toEqual([false, at(35)]);
+  });
+
+  it('leaves rule events alone for a frame older than the recompute bound', async () => {
+    const bound = { maxAgeMs: 60_000 };
+    const late = await feed([[inside(0), inside(100), inside(200)], [outside(50)]], bound);
+    expect(late.trail).toEqual([['rule-enter', true, at(0).toISOString()]]);
+    const within = await feed([[inside(0), inside(100), inside(200)], [outside(150)]], bound);
+    expect(within.trail).toEqual([
+      ['rule-enter', true, at(0).toISOString()], ['rule-leave', false, at(150).toISOString()], ['rule-enter', false, at(200).toISOString()],
+    ]);
+  });
+
+  it('bounds the recompute to the newest messages of the device', async () => {
+    const late = await feed([[inside(0), inside(10), inside(20), inside(30)], [outside(5), outside(25)]], { maxMessages: 3 });
+    expect(late.trail).toEqual([
+      ['rule-enter', true, at(0).toISOString()], ['rule-leave', false, at(25).toISOString()], ['rule-enter', false, at(30).toISOString()],
+    ]);
+  });
+
+  it('runs as an ingest stage over several devices, skipping devices without rules', async () => {
+    const app = await t.make.application();
+    const withRule = await t.make.device(app.principal);
+    const without = await t.make.device(app.principal);
+    const rule = await createRule(t, app, withRule.id, depot);
+    const events = await t.db.knex.transaction(async (trx) => {
+      const devices = [];
+      for (const d of [without, withRule]) {
+        const stored = await storeMessages(trx, d.id, [inside(0)]);
+        devices.push({ deviceId: d.id, messages: stored.map((m) => ({ id: m.id, timestamp: m.ts })) });
+      }
+      return rulesStage({ config: t.config }).apply({ trx, devices });
+    });
+    expect(events.map((e) => [e.deviceId, e.objectId, e.eventType])).toEqual([[withRule.id, rule.id, 'rule-enter']]);
+  });
+});

@@ -1,0 +1,132 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createBus, type StoredEvent, type StoredMessage } from '../../lib/bus.js';
+import { silentLogger } from '../../lib/logger.js';
+import { repositories } from '../../db/index.js';
+import { createIngestPipeline, type IngestJob } from '../../gateway/ingest.pipeline.js';
+import { createGatewayMetrics } from '../../gateway/metrics.js';
+import { uplinkJob } from '../../gateway/uplink.js';
+import type { DeviceBatch, IngestStage } from '../../gateway/ingest.types.js';
+import { createTestDb } from '../helpers/db.js';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+
+let t: TestApp;
+beforeAll(async () => { t = await buildTestApp(); });
+afterAll(async () => { await t?.close(); });
+
+const BASE = Date.now() - 60_000;
+const at = (s: number) => new Date(BASE + s * 1000);
+const job = (deviceId: string, frames: unknown) =>
+  uplinkJob(deviceId, `devices/${deviceId}/frames`, Buffer.from(JSON.stringify(frames)), 262144).job;
+
+/** A pipeline over the test database whose stages record what they see. */
+function pipeline(opts: { batchSize?: number; batchMs?: number; stages?: IngestStage[]; knex?: TestApp['db']['knex'] } = {}) {
+  const knex = opts.knex ?? t.db.knex;
+  const bus = createBus();
+  const seen: DeviceBatch[][] = [];
+  const recorder: IngestStage = { name: 'recorder', apply: async ({ devices }) => { seen.push(structuredClone(devices)); return []; } };
+  const p = createIngestPipeline({
+    knex, repos: repositories(knex), stages: [...(opts.stages ?? []), recorder], batchSize: opts.batchSize ?? 500,
+    batchMs: opts.batchMs ?? 5, metrics: createGatewayMetrics({ connectedClients: () => 0, queueDepth: () => 0 }), bus, log: silentLogger,
+  });
+  return { p, seen, bus };
+}
+
+describe('ordering', () => {
+  it('gives each stage a device\'s new messages oldest first, without duplicates, with the previous newest timestamp', async () => {
+    const d = await t.make.device();
+    const { p, seen } = pipeline();
+    await p.submit(job(d.id, { id: 'a', ts: at(10).getTime() }));
+    await p.submit(job(d.id, [{ id: 'c', ts: at(30).getTime() }, { id: 'b', ts: at(5).getTime() }, { id: 'a', ts: at(10).getTime() }]));
+    const last = seen.at(-1)!;
+    expect(last).toHaveLength(1);
+    expect(last[0].previousLatest).toEqual(at(10));
+    expect(last[0].messages.map((m) => [m.frameId, m.timestamp])).toEqual([['b', at(5)], ['c', at(30)]]);
+  });
+});
+
+describe('batching', () => {
+  it('commits as soon as the batch size is reached, in one transaction for all queued payloads', async () => {
+    const [d1, d2] = [await t.make.device(), await t.make.device()];
+    const { p, seen } = pipeline({ batchSize: 3, batchMs: 60_000 });
+    await Promise.all([p.submit(job(d1.id, { ts: at(1).getTime() })), p.submit(job(d2.id, { ts: at(1).getTime() })),
+      p.submit(job(d1.id, { ts: at(2).getTime() }))]);
+    expect(seen.map((batch) => batch.map((b) => [b.deviceId, b.messages.length]))).toEqual([[[d1.id, 2], [d2.id, 1]]]);
+  });
+
+  it('commits a partial batch once the first payload has waited the batch window', async () => {
+    const d = await t.make.device();
+    const { p, seen } = pipeline({ batchSize: 500, batchMs: 30 });
+    await Promise.all([p.submit(job(d.id, { ts: at(1).getTime() })), p.submit(job(d.id, { ts: at(2).getTime() }))]);
+    expect(seen.map((batch) => batch[0].messages.length)).toEqual([2]);
+  });
+
+  it('commits what is queued when closed', async () => {
+    const d = await t.make.device();
+    const { p } = pipeline({ batchMs: 60_000 });
+    const done = p.submit(job(d.id, { ts: at(1).getTime() }));
+    await p.close();
+    await done;
+    expect(await t.db.knex('messages').where('device_id', d.id).count({ n: '*' }).then(([r]) => Number(r.n))).toBe(1);
+    await expect(p.submit(job(d.id, { ts: at(2).getTime() }))).rejects.toThrow('the ingest pipeline is closed');
+  });
+});
+
+describe('stages and events', () => {
+  it('stores the events a stage returns with the batch and publishes messages and events after the commit', async () => {
+    const d = await t.make.device();
+    const marker: IngestStage = {
+      name: 'marker',
+      apply: async ({ devices }) => devices.flatMap((b) => b.messages.map((m) => ({
+        deviceId: b.deviceId, vehicleId: null, timestamp: m.timestamp, eventType: 'test-mark', objectType: 'vehicle', objectId: null, meta: { rpm: m.data.rpm },
+      }))),
+    };
+    const { p, bus } = pipeline({ stages: [marker] });
+    const messages: StoredMessage[] = [];
+    const events: StoredEvent[][] = [];
+    bus.onMessage(d.id, (m) => messages.push(m));
+    bus.onEvents((e) => events.push(e));
+    await p.submit(job(d.id, { ts: at(1).getTime(), data: { rpm: 1500 } }));
+    const [row] = await t.db.knex('events').where('device_id', d.id);
+    expect(row).toMatchObject({ event_type: 'test-mark', meta: { rpm: 1500 } });
+    expect(messages.map((m) => [m.timestamp, m.data])).toEqual([[at(1), { rpm: 1500 }]]);
+    expect(events.flat().map((e) => e.id)).toEqual([row.id]);
+  });
+});
+
+describe('failures', () => {
+  it('stores a frame once even when a live listener throws after the commit', async () => {
+    const d = await t.make.device();
+    const { p, bus } = pipeline();
+    bus.onMessage(d.id, () => { throw new Error('listener bug'); });
+    await p.submit(job(d.id, { ts: at(1).getTime() }));
+    expect(await t.db.knex('messages').where('device_id', d.id).count({ n: '*' }).then(([r]) => Number(r.n))).toBe(1);
+  });
+
+
+  it('stores the other payloads of a failing batch and keeps the frame the database refuses as a dead letter', async () => {
+    const [d1, d2] = [await t.make.device(), await t.make.device()];
+    const poison: IngestStage = {
+      name: 'poison',
+      apply: async ({ devices }) => {
+        if (devices.some((b) => b.messages.some((m) => m.data.rpm === 666))) throw new Error('cannot derive rpm 666');
+        return [];
+      },
+    };
+    const { p } = pipeline({ stages: [poison], batchSize: 10, batchMs: 20 });
+    const jobs: IngestJob[] = [job(d1.id, { ts: at(1).getTime(), data: { rpm: 1000 } }),
+      job(d2.id, [{ ts: at(1).getTime(), data: { rpm: 2000 } }, { ts: at(2).getTime(), data: { rpm: 666 } }])];
+    await Promise.all(jobs.map((j) => p.submit(j)));
+    const rpms = async (id: string) => (await t.db.knex('messages').where('device_id', id).orderBy('ts')).map((r) => r.data.rpm);
+    expect(await rpms(d1.id)).toEqual([1000]);
+    expect(await rpms(d2.id)).toEqual([2000]);
+    expect((await t.repos.ingest.deadLetters(d2.id)).map((l) => [l.frameIndex, l.reason])).toEqual([[1, 'frame 1: storage failed: cannot derive rpm 666']]);
+  });
+
+  it('rejects the payloads while the database is down, so no acknowledgement goes out', async () => {
+    const db = await createTestDb();
+    const d = await repositories(db.knex).devices.provision({ name: 'x', ownerId: (await repositories(db.knex).devices.createOwner({ name: 'o' })).id });
+    const { p } = pipeline({ knex: db.knex });
+    await db.close();
+    await expect(p.submit(job(d.device.id, { ts: at(1).getTime() }))).rejects.toThrow();
+  });
+});

@@ -1,0 +1,60 @@
+import { connectAsync, type IClientOptions, type MqttClient } from 'mqtt';
+import { createBus, type Bus } from '../../lib/bus.js';
+import { silentLogger } from '../../lib/logger.js';
+import { startGateway, type Gateway } from '../../gateway/gateway.js';
+import { buildTestApp, type TestApp } from './app.js';
+
+export interface TestGateway {
+  t: TestApp;
+  gw: Gateway;
+  bus: Bus;
+  url: string;
+  /** A connected MQTT.js client for the device (no reconnects, so a refused connection fails at once). */
+  connect(device: { id: string; secret: string }, opts?: IClientOptions & { url?: string }): Promise<MqttClient>;
+  close(): Promise<void>;
+}
+
+/**
+ * A real gateway on port 0 over a fresh test database, next to the test API on the same database.
+ * The API's live hooks are wired to the gateway's bus and health/metrics, as in `drivewire serve`.
+ */
+export async function startTestGateway(overrides: Record<string, unknown> = {}): Promise<TestGateway> {
+  const bus = createBus();
+  let gw: Gateway | undefined;
+  const t = await buildTestApp({ mqttPort: 0, mqttHost: '127.0.0.1', ...overrides }, {
+    onMessage: (deviceId, fn) => bus.onMessage(deviceId, fn),
+    health: async () => (await gw?.health()) ?? {},
+    metrics: async () => (await gw?.metrics()) ?? '',
+  });
+  gw = await startGateway({ config: t.config, db: t.db, repos: t.repos, log: silentLogger, bus });
+  const url = `mqtt://127.0.0.1:${gw.ports.mqtt}`;
+  const clients: MqttClient[] = [];
+  const started = gw;
+  return {
+    t, gw: started, bus, url,
+    async connect(device, opts = {}) {
+      const { url: at, ...rest } = opts;
+      const client = await connectAsync(at ?? url, {
+        username: device.id, password: device.secret, clientId: `${device.id.slice(0, 8)}-${clients.length}`,
+        reconnectPeriod: 0, connectTimeout: 5000, ...rest,
+      });
+      clients.push(client);
+      return client;
+    },
+    async close() {
+      await Promise.all(clients.map((c) => c.endAsync(true).catch(() => undefined)));
+      await started.close();
+      await t.close();
+    },
+  };
+}
+
+/** Resolves when the condition holds, polling every 20 ms (for effects with no acknowledgement, like QoS 0). */
+export async function eventually<T>(read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 5000): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await read();
+    if (ok(v) || Date.now() > until) return v;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

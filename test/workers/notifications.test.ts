@@ -1,0 +1,122 @@
+import { createHmac, randomUUID } from 'node:crypto';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { startReceiver, waitFor, type Receiver } from './receiver.js';
+import { deliveryKit } from './helpers.js';
+
+let t: TestApp;
+let rx: Receiver;
+const kit = deliveryKit(() => t);
+beforeAll(async () => { t = await buildTestApp(); rx = await startReceiver(); });
+afterEach(async () => { await kit.closeWorkers(); });
+afterAll(async () => { await rx?.close(); await t?.close(); });
+
+const B = 'http://localhost:3999/api/v1';
+const hmac = (body: string, secret: string) => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+const attemptsOf = (id: string) => t.repos.notifications.attempts(id);
+
+describe('notification delivery', () => {
+  it('POSTs the stored payload byte for byte, signed, and records complete with the receiver’s answer', async () => {
+    const { app, device, subscription } = await kit.subscribed(`${rx.base}/ok/exact`, { appData: '{"tag":"ü"}' });
+    const vehicle = randomUUID();
+    const [event] = await kit.fire([{ deviceId: device.id, vehicleId: vehicle, objectId: vehicle }]);
+    await kit.worker();
+    const [{ id }] = await kit.notificationsOf(event.id);
+    const n = await waitFor(async () => { const x = await kit.read(app, id); return x.state === 'complete' && x; }, 'complete');
+
+    const [req] = rx.on('/ok/exact');
+    expect(rx.on('/ok/exact')).toHaveLength(1);
+    expect(req.body).toBe(n.payload);
+    expect(req.headers['content-type']).toBe('application/json');
+    expect(req.headers['user-agent']).toBe('drivewire-webhooks/1');
+    expect(req.headers['x-drivewire-notification-id']).toBe(id);
+    expect(req.headers['x-drivewire-signature']).toBe(hmac(req.body, app.webhookSecret));
+    expect(JSON.parse(req.body)).toEqual({
+      notification: {
+        event: {
+          id: event.id, timestamp: '2026-03-01T10:00:00.000Z', deviceId: device.id, vehicleId: vehicle,
+          stored: event.stored.toISOString(), storageLatency: event.stored.getTime() - Date.parse('2026-03-01T10:00:00.000Z'),
+          eventType: 'startup', object: { id: vehicle, type: 'vehicle' }, meta: null,
+          links: { self: `${B}/events/${event.id}`, notifications: `${B}/events/${event.id}/notifications` },
+        },
+        subscription,
+      },
+    });
+    expect(n).toMatchObject({ state: 'complete', responseCode: 201, response: '{"status":"success"}', attempts: 1 });
+    expect(Date.parse(n.respondedAt)).toBeGreaterThanOrEqual(Date.parse(n.notifiedAt));
+    expect(n).not.toHaveProperty('nextAttemptAt');
+    expect((await attemptsOf(id)).map((a) => [a.attempt, a.outcome, a.responseCode])).toEqual([[1, 'complete', 201]]);
+  });
+
+  it("delivers a rule event with the rule's appId and meta", async () => {
+    const app = await t.make.application();
+    const device = await t.make.device(app.principal);
+    const rule = randomUUID();
+    await t.db.knex('rules').insert({ id: rule, application_id: app.id, device_id: device.id, name: 'r', created_at: new Date() });
+    await t.app.inject({
+      method: 'POST', url: `/api/v1/devices/${device.id}/subscriptions`, headers: { authorization: app.auth },
+      payload: { subscription: { eventType: 'rule-*', url: `${rx.base}/ok/rule`, object: { type: 'rule', id: rule } } },
+    });
+    const meta = { direction: 'enter', firstEval: true, message: { id: randomUUID(), snapshot: { location: { lat: 32.7, lon: -96.8 } } } };
+    const [event] = await kit.fire([{ deviceId: device.id, applicationId: app.id, eventType: 'rule-enter', objectType: 'rule', objectId: rule, meta }]);
+    await kit.worker();
+    await waitFor(() => rx.on('/ok/rule').length === 1, 'the rule notification');
+    const body = JSON.parse(rx.on('/ok/rule')[0].body).notification;
+    expect(body.event).toMatchObject({ id: event.id, eventType: 'rule-enter', object: { id: rule, type: 'rule', appId: app.id }, meta });
+    expect(body.subscription.object).toEqual({ id: rule, type: 'rule' });
+  });
+
+  it('records error for a 500 and retries with backoff until the attempts run out, posting the same bytes each time', async () => {
+    const { app, device } = await kit.subscribed(`${rx.base}/fail/retries`);
+    const [event] = await kit.fire([{ deviceId: device.id }]);
+    await kit.worker({ webhookMaxAttempts: 3, webhookBackoffMs: 20 });
+    const [{ id }] = await kit.notificationsOf(event.id);
+    const n = await waitFor(async () => { const x = await kit.read(app, id); return x.attempts === 3 && x; }, '3 attempts');
+    expect(n).toMatchObject({ state: 'error', responseCode: 500, response: 'receiver failed', respondedAt: null, nextAttemptAt: null, attempts: 3 });
+    expect(rx.on('/fail/retries').map((r) => r.body)).toEqual([n.payload, n.payload, n.payload]);
+    expect((await attemptsOf(id)).map((a) => [a.attempt, a.outcome, a.responseCode, a.response])).toEqual([
+      [1, 'error', 500, 'receiver failed'], [2, 'error', 500, 'receiver failed'], [3, 'error', 500, 'receiver failed'],
+    ]);
+  });
+
+  it('shows a pending retry as error with nextAttemptAt, and completes on the retry', async () => {
+    const { app, device } = await kit.subscribed(`${rx.base}/flaky/once`);
+    const [event] = await kit.fire([{ deviceId: device.id }]);
+    const worker = await kit.worker({ webhookBackoffMs: 60_000 });
+    const [{ id }] = await kit.notificationsOf(event.id);
+    const pending = await waitFor(async () => { const x = await kit.read(app, id); return x.state === 'error' && x; }, 'first error');
+    expect(pending).toMatchObject({ responseCode: 500, response: 'not yet', attempts: 1 });
+    expect(Date.parse(pending.nextAttemptAt)).toBeGreaterThan(Date.parse(pending.notifiedAt));
+    await worker.close();
+    await t.db.knex('notifications').where({ id }).update({ next_attempt_at: new Date() }); // the backoff has passed
+    await kit.worker();
+    const done = await waitFor(async () => { const x = await kit.read(app, id); return x.state === 'complete' && x; }, 'complete');
+    expect(done).toMatchObject({ responseCode: 200, response: 'ok now', attempts: 2 });
+    expect((await attemptsOf(id)).map((a) => [a.outcome, a.responseCode])).toEqual([['error', 500], ['complete', 200]]);
+  });
+
+  it('records error with no response code when the receiver never answers within the timeout', async () => {
+    const { app, device } = await kit.subscribed(`${rx.base}/hang/timeout`);
+    const [event] = await kit.fire([{ deviceId: device.id }]);
+    await kit.worker({ webhookTimeoutMs: 200, webhookMaxAttempts: 1 });
+    const [{ id }] = await kit.notificationsOf(event.id);
+    const n = await waitFor(async () => { const x = await kit.read(app, id); return x.state === 'error' && x; }, 'error');
+    expect(n).toMatchObject({ responseCode: null, response: 'no answer within 200 ms', respondedAt: null, nextAttemptAt: null, attempts: 1 });
+    expect(rx.on('/hang/timeout')).toHaveLength(1);
+  });
+
+  it('delivers to a fast receiver while a slow one has not answered yet', async () => {
+    const slow = await kit.subscribed(`${rx.base}/hold/slow`);
+    const fast = await kit.subscribed(`${rx.base}/ok/fast`);
+    await kit.worker();
+    const [slowEvent] = await kit.fire([{ deviceId: slow.device.id }]);
+    await waitFor(() => rx.on('/hold/slow').length === 1, 'the slow call');
+    const [fastEvent] = await kit.fire([{ deviceId: fast.device.id }]);
+    const [{ id: fastId }] = await kit.notificationsOf(fastEvent.id);
+    await waitFor(async () => (await kit.read(fast.app, fastId)).state === 'complete', 'the fast delivery');
+    const [{ id: slowId }] = await kit.notificationsOf(slowEvent.id);
+    expect((await kit.read(slow.app, slowId)).state).toBe('queued');
+    rx.release('/hold/slow');
+    await waitFor(async () => (await kit.read(slow.app, slowId)).state === 'complete', 'the slow delivery');
+  });
+});

@@ -1,0 +1,58 @@
+import http, { type IncomingHttpHeaders, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface Received { path: string; headers: IncomingHttpHeaders; body: string }
+
+/**
+ * A real webhook receiver on 127.0.0.1 (port 0). Paths decide the answer:
+ * `/ok/…` 201 with a JSON body, `/fail/…` 500, `/flaky/…` 500 on the first call then 200,
+ * `/hang/…` never answers, `/hold/…` answers 200 once `release(path)` is called.
+ */
+export async function startReceiver() {
+  const received: Received[] = [];
+  const held = new Map<string, ServerResponse[]>();
+  const seen = new Map<string, number>();
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const path = req.url ?? '/';
+      received.push({ path, headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+      const calls = (seen.get(path) ?? 0) + 1;
+      seen.set(path, calls);
+      if (path.startsWith('/ok/')) res.writeHead(201, { 'content-type': 'application/json' }).end('{"status":"success"}');
+      else if (path.startsWith('/fail/')) res.writeHead(500).end('receiver failed');
+      else if (path.startsWith('/flaky/')) res.writeHead(calls === 1 ? 500 : 200).end(calls === 1 ? 'not yet' : 'ok now');
+      else if (path.startsWith('/hold/')) held.set(path, [...(held.get(path) ?? []), res]);
+      else if (!path.startsWith('/hang/')) res.writeHead(404).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    base,
+    received,
+    /** Requests received on a path. */
+    on: (path: string) => received.filter((r) => r.path === path),
+    release(path: string) {
+      for (const res of held.get(path) ?? []) res.writeHead(200).end('released');
+      held.delete(path);
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+export type Receiver = Awaited<ReturnType<typeof startReceiver>>;
+
+/** Waits until `check` returns a truthy value (polling), or fails after `ms`. */
+export async function waitFor<T>(check: () => Promise<T> | T, what: string, ms = 15_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

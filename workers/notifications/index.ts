@@ -1,0 +1,152 @@
+import http from 'node:http';
+import https from 'node:https';
+import type { Part, PartDeps } from '../../bin/platform.js';
+import type { Config } from '../../lib/config.js';
+import type { LinkBuilder } from '../../api/context.js';
+import { deliver } from './deliver.js';
+import { ensurePayloads, linksFromConfig, type ReadyNotification } from './payload.js';
+
+export interface NotificationWorkerOptions {
+  /** How often the queue is polled for work from other processes and due retries (ms). */
+  pollMs?: number;
+  /** How long a claim lasts; a crashed worker's claims are due again after it (ms). */
+  leaseMs?: number;
+  /** How long close() waits for calls in flight before aborting them (ms). */
+  closeTimeoutMs?: number;
+}
+
+/**
+ * The notification delivery worker (spec 3.1, 6.3). The notifications table is the queue: due rows
+ * are leased with FOR UPDATE SKIP LOCKED (several workers can share it), up to
+ * config.webhookConcurrency calls run at once, each finishing on its own (a slow receiver holds one
+ * slot, never the others). Failures are retried after webhookBackoffMs × 2^(attempt−1), up to
+ * webhookMaxAttempts attempts. Wakes on events stored in this process, polls for the rest.
+ */
+export async function startNotificationWorker(deps: PartDeps, opts: NotificationWorkerOptions = {}): Promise<Part> {
+  const worker = new NotificationWorker(deps, opts);
+  worker.start();
+  return {
+    name: 'notifications',
+    close: () => worker.close(),
+    health: async () => ({ notifications: !worker.closed }),
+    metrics: async () => worker.metrics(),
+  };
+}
+
+/** Delay before the attempt after `attempt` failed ones; null when no attempt is left. */
+export function retryDelay(attempt: number, config: Pick<Config, 'webhookMaxAttempts' | 'webhookBackoffMs'>): number | null {
+  return attempt >= config.webhookMaxAttempts ? null : config.webhookBackoffMs * 2 ** (attempt - 1);
+}
+
+class NotificationWorker {
+  closed = false;
+  private readonly config: Config;
+  private readonly links: LinkBuilder;
+  private readonly leaseMs: number;
+  private readonly concurrency: number;
+  /** A finished call refills once a quarter of the slots are free (one claim per batch, not per call). */
+  private readonly refillBelow: number;
+  private readonly agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
+  private readonly stopping = new AbortController();
+  private readonly inFlight = new Map<string, Promise<void>>();
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly counts = { complete: 0, error: 0 };
+  private pumping: Promise<void> | null = null;
+  private again = false;
+  private poll?: NodeJS.Timeout;
+  private off?: () => void;
+
+  constructor(private readonly deps: PartDeps, private readonly opts: NotificationWorkerOptions) {
+    this.config = deps.config;
+    this.links = linksFromConfig(deps.config);
+    this.leaseMs = opts.leaseMs ?? 2 * this.config.webhookTimeoutMs + 5_000;
+    this.concurrency = Math.max(1, this.config.webhookConcurrency);
+    this.refillBelow = this.concurrency - Math.max(1, Math.floor(this.concurrency / 4));
+  }
+
+  start(): void {
+    this.poll = setInterval(() => this.wake(), this.opts.pollMs ?? 1_000);
+    this.poll.unref();
+    this.off = this.deps.bus.onEvents(() => this.wake());
+    this.wake(); // restart safety: queued rows and expired leases are due now
+  }
+
+  /** Claims work now, or right after the claim in progress. */
+  private wake(): void {
+    if (this.closed) return;
+    if (this.pumping) { this.again = true; return; }
+    this.pumping = this.fill()
+      .catch((err) => this.deps.log.error({ err }, 'notification worker could not claim work'))
+      .finally(() => { this.pumping = null; if (this.again) this.wake(); });
+  }
+
+  private wakeAfter(ms: number): void {
+    const t = setTimeout(() => { this.timers.delete(t); this.wake(); }, ms);
+    t.unref();
+    this.timers.add(t);
+  }
+
+  /** Claims as many due notifications as there are free slots, until none are due or no slot is free. */
+  private async fill(): Promise<void> {
+    const { notifications } = this.deps.repos;
+    do {
+      this.again = false;
+      const free = this.concurrency - this.inFlight.size;
+      if (free <= 0 || this.closed) return;
+      const claimed = await notifications.claim(free, this.leaseMs);
+      const ready = await ensurePayloads(this.deps.repos, this.links, claimed)
+        .catch(async (err) => { await notifications.release(claimed.map((n) => n.id)); throw err; });
+      if (this.closed) return notifications.release(ready.map((n) => n.id));
+      for (const n of ready) this.launch(n);
+      if (claimed.length === free) this.again = true;
+    } while (this.again);
+  }
+
+  private launch(n: ReadyNotification): void {
+    const run = this.deliverOne(n)
+      .catch((err) => this.deps.log.error({ err, notificationId: n.id }, 'notification delivery could not be recorded'))
+      .finally(() => { this.inFlight.delete(n.id); if (this.inFlight.size <= this.refillBelow) this.wake(); });
+    this.inFlight.set(n.id, run);
+  }
+
+  private async deliverOne(n: ReadyNotification): Promise<void> {
+    const { notifications } = this.deps.repos;
+    const result = await deliver(n, {
+      timeoutMs: this.config.webhookTimeoutMs, allowPrivate: this.config.allowPrivateWebhooks,
+      agents: this.agents, signal: this.stopping.signal,
+    });
+    if (this.stopping.signal.aborted && result.responseCode === null) return notifications.release([n.id]);
+    const ok = result.responseCode !== null && result.responseCode >= 200 && result.responseCode < 300;
+    const retryInMs = ok ? null : retryDelay(n.attempts + 1, this.config);
+    if (!(await notifications.recordAttempt(n.id, n.attempts, { state: ok ? 'complete' : 'error', ...result, retryInMs }))) return;
+    this.counts[ok ? 'complete' : 'error']++;
+    if (retryInMs !== null) this.wakeAfter(retryInMs);
+  }
+
+  /** Stops claiming, waits for calls in flight (bounded), then aborts the rest and gives them back. */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.poll);
+    this.off?.();
+    for (const t of this.timers) clearTimeout(t);
+    await this.pumping;
+    const all = Promise.allSettled([...this.inFlight.values()]);
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<boolean>((r) => { timer = setTimeout(r, this.opts.closeTimeoutMs ?? this.config.webhookTimeoutMs + 1_000, false); });
+    const finished = await Promise.race([all.then(() => true), bound]);
+    clearTimeout(timer);
+    if (!finished) { this.stopping.abort(); await all; }
+    this.agents.http.destroy();
+    this.agents.https.destroy();
+  }
+
+  metrics(): string {
+    return [
+      '# TYPE drivewire_webhook_attempts_total counter',
+      `drivewire_webhook_attempts_total{outcome="complete"} ${this.counts.complete}`,
+      `drivewire_webhook_attempts_total{outcome="error"} ${this.counts.error}`,
+      '# TYPE drivewire_webhook_in_flight gauge',
+      `drivewire_webhook_in_flight ${this.inFlight.size}`,
+    ].join('\n');
+  }
+}
