@@ -23,6 +23,8 @@ export interface LiveHooks {
   metrics?(): Promise<string>;
 }
 
+import type { LinkBuilder } from '../lib/links.js';
+
 declare module 'fastify' {
   interface FastifyRequest {
     principal: Principal | null;
@@ -37,8 +39,4 @@ declare module 'fastify' {
   }
 }
 
-export interface LinkBuilder {
-  /** Absolute URL on the sub-service's base; query values that are undefined are left out. */
-  url(service: ServiceKind, path: string, query?: Record<string, string | number | undefined | null>): string;
-  base(service: ServiceKind): string;
-}
+export type { LinkBuilder } from '../lib/links.js';

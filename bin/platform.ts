@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import type { Config } from '../lib/config.js';
+import { publicUrl as publicUrlOf, type Config } from '../lib/config.js';
 import { rethrowPortInUse } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
 import { createBus, type Bus } from '../lib/bus.js';
@@ -55,8 +55,7 @@ export async function startPlatform(config: Config, log: Logger, opts: { db?: Db
     for (const [name, start] of PART_STARTERS) {
       if (runs(config, name)) parts.push(await start(deps, parts));
     }
-    let boundPort = config.httpPort;
-    const publicUrl = () => config.publicUrl ?? `http://localhost:${boundPort}`;
+    const publicUrl = () => publicUrlOf(config);
     api = await buildApi({
       config, db, repos, log,
       live: {
@@ -70,7 +69,9 @@ export async function startPlatform(config: Config, log: Logger, opts: { db?: Db
     } catch (err) {
       rethrowPortInUse(err, config.httpPort, 'HTTP API', '--http-port');
     }
-    boundPort = (api.server.address() as AddressInfo).port;
+    // Port 0 asks for any free port: from here on the config says which one, so every part's
+    // links (API, rule events, webhook payloads) name the port actually bound.
+    config.httpPort = (api.server.address() as AddressInfo).port;
     const mqtt = parts.find((p) => p.urls?.mqtt)?.urls?.mqtt ?? null;
     const credentials = await ensureCredentials(repos, config.dataDir, { apiUrl: publicUrl(), mqttUrl: mqtt });
     const server = api;

@@ -1,22 +1,15 @@
 import type { Config } from '../../lib/config.js';
 import type { ServiceKind } from '../../lib/services.js';
+import { linksForConfig } from '../../lib/links.js';
 import type { Boundary, RuleRecord, RuleWithBoundaries } from './types.js';
 
 /** Builds an absolute URL on a sub-service's base (the API's LinkBuilder.url has this shape). */
 export type UrlFor = (service: ServiceKind, path: string, query?: Record<string, string | undefined>) => string;
 
-/**
- * Links outside a request (rule copies stored in event meta at ingest): each service's configured
- * URL, else the public URL, else localhost on the HTTP port, as api/plugins/links.ts resolves them.
- */
+/** Links outside a request (rule copies stored in event meta at ingest): lib/links.ts's rule. */
 export function urlForConfig(config: Pick<Config, 'serviceUrls' | 'publicUrl' | 'httpPort'>): UrlFor {
-  return (service, path, query) => {
-    const base = config.serviceUrls[service] ?? config.publicUrl ?? `http://localhost:${config.httpPort}`;
-    const params = new URLSearchParams();
-    for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined && v !== '') params.set(k, v);
-    const qs = params.toString();
-    return `${base}${path}${qs ? `?${qs}` : ''}`;
-  };
+  const links = linksForConfig(config);
+  return (service, path, query) => links.url(service, path, query);
 }
 
 /** Rule links (reference-notes §4 Rule): self, its events (`type=rule-*`) and its subscriptions. */

@@ -1,25 +1,14 @@
 import type { Config } from '../../lib/config.js';
-import { publicUrl } from '../../lib/config.js';
-import { SERVICE_KINDS, type ServiceKind } from '../../lib/services.js';
+import { linksForConfig } from '../../lib/links.js';
 import type { Repositories } from '../../db/index.js';
 import type { ClaimedNotification } from '../../db/repositories/notifications.repository.js';
 import type { LinkBuilder } from '../../api/context.js';
-import { createLinks } from '../../api/plugins/links.js';
 import { notificationPayload } from '../../api/modules/subscriptions/subscriptions.presenters.js';
 
 export interface ReadyNotification extends ClaimedNotification { payload: string }
 
-/**
- * Links in payloads use the same bases as the API: each service's configured URL, else the public
- * URL (`--public-url`, else http://localhost:<http port>).
- */
-export function linksFromConfig(config: Config): LinkBuilder {
-  return createLinks(() => {
-    const bases = {} as Record<ServiceKind, string>;
-    for (const k of SERVICE_KINDS) bases[k] = config.serviceUrls[k] ?? publicUrl(config);
-    return bases;
-  });
-}
+/** Links in payloads follow the API's rule for link bases (lib/links.ts). */
+export const linksFromConfig = (config: Config): LinkBuilder => linksForConfig(config);
 
 /**
  * The payload is built when a notification is first claimed and stored before the first POST;
