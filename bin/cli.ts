@@ -5,6 +5,7 @@ import { PortInUseError } from '../lib/errors.js';
 import { registerServeCommands } from './commands/serve.js';
 import { registerAdminCommands } from './commands/admin.js';
 import { registerBenchCommands } from './commands/bench.js';
+import { registerSimulatorCommands } from './commands/dummies.js';
 
 const program = new Command('drivewire')
   .description('drivewire: open connected-vehicle platform')
@@ -12,7 +13,7 @@ const program = new Command('drivewire')
   .exitOverride();
 
 /** Command groups, in one explicit list. */
-for (const register of [registerServeCommands, registerAdminCommands, registerBenchCommands]) register(program);
+for (const register of [registerServeCommands, registerAdminCommands, registerBenchCommands, registerSimulatorCommands]) register(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -8,6 +8,7 @@ import { createBus, type Bus } from '../lib/bus.js';
 import { migrateLatest, openDatabase, repositories, type Db, type Repositories } from '../db/index.js';
 import { buildApi } from '../api/app.js';
 import { ensureCredentials, type Credentials } from './credentials.js';
+import { startRunScheduler } from '../simulator/scheduler.js';
 import { startNotificationWorker } from '../workers/notifications/index.js';
 import { startGateway } from '../gateway/gateway.js';
 
@@ -99,4 +100,5 @@ export async function startPlatform(config: Config, log: Logger, opts: { db?: Db
 const PART_STARTERS: [Config['only'], (deps: PartDeps, started: Part[]) => Promise<Part>][] = [
   ['gateway', startGateway],
   ['workers', (deps) => startNotificationWorker(deps)],
+  ['workers', startRunScheduler],
 ];

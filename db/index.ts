@@ -10,6 +10,10 @@ import { eventsQueryRepository } from './repositories/events-query.js';
 import { subscriptionsRepository } from './repositories/subscriptions.repository.js';
 import { notificationsRepository } from './repositories/notifications.repository.js';
 import { telemetryRepository } from './repositories/telemetry.repository.js';
+import { routesRepository } from './repositories/routes.repository.js';
+import { dummiesRepository } from './repositories/dummies.repository.js';
+import { runsRepository } from './repositories/runs.repository.js';
+import { runLeasesRepository } from './repositories/run-leases.repository.js';
 
 export * from './connection.js';
 export { migrateLatest } from './migrate.js';
@@ -29,6 +33,10 @@ export function repositories(knex: Knex) {
     subscriptions: subscriptionsRepository(knex),
     notifications: notificationsRepository(knex),
     telemetry: telemetryRepository(knex),
+    routes: routesRepository(knex),
+    dummies: dummiesRepository(knex),
+    runs: runsRepository(knex),
+    runLeases: runLeasesRepository(knex),
   };
 }
 export type Repositories = ReturnType<typeof repositories>;

@@ -28,6 +28,8 @@ export interface Config {
   webhookMaxAttempts: number;
   webhookBackoffMs: number;
   streamHealthMs: number;
+  /** MQTT URL the run scheduler connects dummies to; null = the in-process gateway's (issue 4). */
+  simulatorMqttUrl: string | null;
 }
 
 type Kind = 'string' | 'int' | 'port' | 'bool' | 'url' | 'enum';
@@ -61,6 +63,7 @@ export const CONFIG_FIELDS: Field[] = [
   F('webhookMaxAttempts', 'WEBHOOK_MAX_ATTEMPTS', 'int', 5),
   F('webhookBackoffMs', 'WEBHOOK_BACKOFF_MS', 'int', 1000),
   F('streamHealthMs', 'STREAM_HEALTH_MS', 'int', 15_000),
+  F('simulatorMqttUrl', 'SIMULATOR_MQTT_URL', 'string', null),
 ];
 
 export class ConfigError extends Error {

@@ -6,6 +6,7 @@ import rulesRoutes from './rules/rules.routes.js';
 import eventsRoutes from './events/events.routes.js';
 import subscriptionsRoutes from './subscriptions/subscriptions.routes.js';
 import telemetryRoutes from './telemetry/telemetry.routes.js';
+import dummiesRoutes from './dummies/dummies.routes.js';
 
 /** The sub-service modules served under /api/v1, in one explicit list (CONVENTIONS.md). */
 export const API_MODULES: ((app: FastifyInstance) => Promise<void>)[] = [
@@ -16,4 +17,5 @@ export const API_MODULES: ((app: FastifyInstance) => Promise<void>)[] = [
   eventsRoutes,
   subscriptionsRoutes,
   telemetryRoutes,
+  dummiesRoutes,
 ];

@@ -1,0 +1,161 @@
+// Drives one leased run: waits until the dummy's next pass may start, plays the route with a real
+// MQTT device, repeats when asked, and records the outcome. The scheduler owns the lease and the
+// polling; a driver only reports progress when asked (heartbeat) and stops when told.
+import { randomUUID } from 'node:crypto';
+import type { Repositories } from '../db/index.js';
+import type { DummyDevice } from '../db/repositories/dummies.repository.js';
+import type { ClaimedRun } from '../db/repositories/run-leases.repository.js';
+import type { RunOutcome, RunProgress } from '../db/repositories/runs.repository.js';
+import type { Logger } from '../lib/logger.js';
+import { startDevice, type DeviceHandle } from './device.js';
+import { estimateRun, passDelayMs, type RunEstimate } from './runs.js';
+import type { StoredRoute } from './route.js';
+import type { Scenario } from './scenarios.js';
+
+/** requested: the run was asked to stop; lost: another worker holds it or it is gone; release: shutdown. */
+export type StopReason = 'requested' | 'lost' | 'release';
+
+export interface DriverDeps {
+  repos: Repositories;
+  log: Logger;
+  /** null when no gateway is known: the run fails with a message saying so. */ mqttUrl: string | null;
+  workerId: string;
+  leaseMs: number;
+  connectTimeoutMs: number;
+}
+
+export interface RunDriver {
+  done: Promise<void>;
+  stop(reason: StopReason): void;
+  /** Renews the lease and writes progress; false when the lease is lost. */
+  heartbeat(): Promise<boolean>;
+}
+
+export const NO_GATEWAY = 'no MQTT gateway to connect to: run the gateway in this process or set --simulator-mqtt-url / DRIVEWIRE_SIMULATOR_MQTT_URL';
+
+export function driveRun(run: ClaimedRun, deps: DriverDeps): RunDriver {
+  const { repos, log, workerId } = deps;
+  const abort = new AbortController();
+  let reason: StopReason | null = null;
+  let device: DeviceHandle | null = null;
+  let estimate: RunEstimate | null = null;
+  let waitUntil = Date.now();
+  let lastSpeed = run.lastSpeed;
+  let repeatCount = run.repeatCount;
+  const totals = { framesSent: run.framesSent, distance: run.distance, driveMs: run.driveMs };
+
+  /** Frames left when the run ended (0 when completed). */
+  let leftover: number | null = null;
+
+  const progress = (): RunProgress => {
+    const base = { repeatCount, ...totals, lastSpeed, nextPassAt: null };
+    if (leftover !== null) return { ...base, remainingSeconds: 0, remainingMessages: leftover };
+    if (!estimate) return { ...base, remainingSeconds: run.remainingSeconds ?? 0, remainingMessages: run.remainingMessages ?? 0 };
+    const p = device?.progress();
+    if (!p) {
+      const wait = Math.max(0, waitUntil - Date.now());
+      return {
+        ...base, remainingSeconds: (wait + estimate.driveMs / run.speed) / 1000, remainingMessages: estimate.framesTotal,
+        nextPassAt: wait > 0 ? new Date(waitUntil) : null,
+      };
+    }
+    if (p.framesSent > 0) lastSpeed = p.lastSpeed;
+    const passDriveMs = Math.max(0, estimate.driveMs - p.remainingSeconds * 1000 * run.speed);
+    return {
+      repeatCount, lastSpeed, nextPassAt: null, remainingSeconds: p.remainingSeconds, remainingMessages: p.framesTotal - p.framesSent,
+      framesSent: totals.framesSent + p.framesSent, distance: totals.distance + p.distance, driveMs: totals.driveMs + passDriveMs,
+    };
+  };
+
+  const stop = (why: StopReason) => {
+    if (reason) return;
+    reason = why;
+    abort.abort();
+    device?.stop().catch(() => undefined); // its failure is reported by playPasses
+  };
+
+  /** Renews the lease with the progress; a lost lease stops the run here. */
+  const report = async (): Promise<boolean> => {
+    if (reason) return true;
+    const held = await repos.runLeases.renew(run.id, workerId, deps.leaseMs, progress());
+    if (!held) stop('lost');
+    return held;
+  };
+
+  /** One pass over the route; resolves with the summary once every frame is acknowledged. */
+  const playPass = async (dummy: DummyDevice, route: StoredRoute, scenarios: Scenario[]) => {
+    device = startDevice({
+      mqttUrl: deps.mqttUrl!, deviceId: dummy.deviceId, secret: dummy.secret, route, vin: run.vin, speed: run.speed,
+      scenarios, intervalMs: run.intervalMs, runId: randomUUID(), connectTimeoutMs: deps.connectTimeoutMs, logger: log,
+    });
+    device.done.catch(() => undefined); // a refused connection is thrown by the await below, not left unhandled meanwhile
+    await repos.runLeases.markRunning(run.id, workerId);
+    await report();
+    const summary = await device.done;
+    const last = device.progress();
+    device = null;
+    lastSpeed = last.lastSpeed;
+    Object.assign(totals, {
+      framesSent: totals.framesSent + summary.framesSent, distance: totals.distance + summary.distance, driveMs: totals.driveMs + summary.duration,
+    });
+    await repos.dummies.recordLastFrame(run.dummyId, summary.endedAt);
+    return { endedAt: summary.endedAt.getTime(), left: last.framesTotal - last.framesSent };
+  };
+
+  const playPasses = async (): Promise<void> => {
+    const dummy = await repos.dummies.device(run.dummyId);
+    const route = await repos.routes.getAny(run.routeId);
+    if (!dummy || !route) return;
+    if (!deps.mqttUrl) throw new Error(NO_GATEWAY);
+    const scenarios = run.scenarios as Scenario[];
+    estimate = estimateRun(route, { scenarios, intervalMs: run.intervalMs });
+    let lastStamp = dummy.lastFrameAt;
+    // A worker died mid-pass: it may have stamped frames up to the end of its lease.
+    if (run.previousState === 'running' && run.previousLeaseUntil) {
+      lastStamp = Math.max(lastStamp ?? 0, Math.min(run.previousLeaseUntil.getTime(), Date.now()));
+    }
+    for (;;) {
+      waitUntil = Date.now() + passDelayMs(lastStamp, estimate.driveMs, run.speed);
+      await sleepUntil(waitUntil, abort.signal);
+      if (reason) return;
+      const pass = await playPass(dummy, route as StoredRoute, scenarios);
+      lastStamp = pass.endedAt;
+      if (reason || !run.repeat) {
+        leftover = pass.left;
+        return;
+      }
+      repeatCount += 1;
+      await report();
+    }
+  };
+
+  const settle = async (outcome: RunOutcome, error: string | null): Promise<void> => {
+    if (reason === 'lost') return;
+    if (reason === 'release') return repos.runLeases.release(run.id, workerId, progress());
+    await repos.runLeases.finish(run.id, workerId, reason === 'requested' ? 'stopped' : outcome, error, { ...progress(), remainingSeconds: 0 });
+  };
+
+  const done = playPasses().then(
+    () => settle('completed', null),
+    (err: Error) => {
+      log.warn({ err, runId: run.id, dummyId: run.dummyId }, 'run failed');
+      return settle('failed', err.message);
+    },
+  ).catch((err: unknown) => log.error({ err, runId: run.id }, 'could not record the end of a run'));
+
+  return { done, stop, heartbeat: report };
+}
+
+function sleepUntil(at: number, signal: AbortSignal): Promise<void> {
+  const ms = at - Date.now();
+  if (ms <= 0 || signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(finish, ms);
+    function finish() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', finish);
+      resolve();
+    }
+    signal.addEventListener('abort', finish, { once: true });
+  });
+}
