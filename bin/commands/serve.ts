@@ -3,8 +3,6 @@ import { Option, type Command } from 'commander';
 import { loadConfig } from '../../lib/config.js';
 import { createLogger } from '../../lib/logger.js';
 import { SERVICE_KINDS } from '../../lib/services.js';
-import { migrateLatest, openDatabase } from '../../db/index.js';
-import { startPlatform } from '../platform.js';
 import { credentialsPath } from '../credentials.js';
 
 /** commander's camelCase options → config keys (`urlTelemetry` → `url.telemetry`). */
@@ -34,11 +32,14 @@ export function registerServeCommands(program: Command): void {
     .addOption(new Option('--only <part>', 'run one part only').choices(['all', 'api', 'gateway', 'workers']))
     .option('--service-prefix <prefix>', 'transaction service name prefix (default drivewire)')
     .option('--allow-private-webhooks', 'allow webhook URLs on loopback/private addresses')
+    .option('--simulator-mqtt-url <url>', 'MQTT URL the run scheduler connects dummies to (default: this gateway)')
     .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent');
   for (const k of SERVICE_KINDS) serve.option(`--url-${k} <url>`, `link base of the ${k} service (default: the public URL)`);
   serve.action(async (o) => {
     const config = configFromOptions(o);
     const log = createLogger(config.logLevel);
+    // Imported here, not at the top: every other command starts without loading the whole platform.
+    const { startPlatform } = await import('../platform.js');
     const platform = await startPlatform(config, log);
     const c = platform.credentials;
     const lines = [
@@ -63,6 +64,7 @@ export function registerServeCommands(program: Command): void {
 
   dbOptions(program.command('migrate').description('apply database migrations')).action(async (o) => {
     const config = configFromOptions(o);
+    const { migrateLatest, openDatabase } = await import('../../db/index.js');
     const db = await openDatabase({ databaseUrl: config.databaseUrl, pgliteDir: path.join(config.dataDir, 'pgdata') });
     try {
       const applied = await migrateLatest(db.knex);
