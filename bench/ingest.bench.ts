@@ -38,7 +38,8 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
       batches,
       meanBatchFrames: round(sample(metrics, 'drivewire_ingest_batch_size_sum') / batches),
       meanCommitMs: round((sample(metrics, 'drivewire_ingest_commit_seconds_sum') / batches) * 1000, 2),
-      machine: { cpus: os.cpus().length, cpu: os.cpus()[0]?.model, node: process.version },
+      // Other work on the machine skews the figures: the 1-minute load average says how much there was.
+      machine: { cpus: os.cpus().length, cpu: os.cpus()[0]?.model, node: process.version, loadAverage1m: round(os.loadavg()[0], 2) },
     };
   } finally {
     await bench.close();

@@ -60,10 +60,13 @@ function drive(client, device, index) {
     };
     if (rate === 0) for (let i = 0; i < inflightMax; i++) send();
     else {
-      const timer = setInterval(() => {
+      // Each device starts at a random phase, so a paced fleet does not publish in lockstep.
+      const tick = () => {
         if (performance.now() >= stopAt) { clearInterval(timer); if (inflight === 0) resolve(); return; }
         if (inflight < inflightMax) send();
-      }, 1000 / rate);
+      };
+      let timer;
+      setTimeout(() => { tick(); timer = setInterval(tick, 1000 / rate); }, Math.random() * (1000 / rate));
     }
   });
 }
