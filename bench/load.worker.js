@@ -6,6 +6,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import mqtt from 'mqtt';
 
 const { url, devices, durationMs, warmupMs, window: inflightMax, rate, frameBytes } = workerData;
+const lastTs = new Map();
 const latencies = [];
 let acked = 0;
 let ackedTotal = 0;
@@ -15,7 +16,9 @@ let stopAt = 0;
 
 /** A telemetry frame like a dongle's: raw PIDs, location and accelerometer extremes (~300 bytes). */
 function frame(deviceIndex, seq) {
-  const t = Date.now();
+  // Strictly increasing per device, so every frame is in order and `ts` is its publish time.
+  const t = Math.max(Date.now(), (lastTs.get(deviceIndex) ?? 0) + 1);
+  lastTs.set(deviceIndex, t);
   const speed = (seq * 7) % 120;
   return JSON.stringify({
     id: `${deviceIndex}-${seq}`, ts: t,

@@ -12,7 +12,7 @@ function count(name: string, text: string, min: number): number {
 export function registerBenchCommands(program: Command): void {
   program.command('bench')
     .description(`run a benchmark scenario and print its figures as JSON (${BENCH_SCENARIOS.map((s) => s.name).join(', ')})`)
-    .argument('[scenario]', 'scenario name', 'ingest')
+    .argument('[scenario]', 'scenario name; without one, every scenario runs in turn')
     .option('--devices <n>', 'simulated devices', '50')
     .option('--duration <s>', 'seconds measured', '20')
     .option('--warmup <s>', 'seconds of load before measuring', '3')
@@ -20,19 +20,23 @@ export function registerBenchCommands(program: Command): void {
     .option('--rate <n>', 'frames per second per device (0 = as fast as acknowledgements allow)', '0')
     .option('--batch-size <n>', 'ingest batch size in frames (default: the configuration\'s)')
     .option('--batch-ms <ms>', 'ingest batch window in ms (default: the configuration\'s)')
+    .option('--rules <m>', 'rules per device (rules scenario)', '5')
     .option('--database-url <url>', 'PostgreSQL + PostGIS to use (default: embedded PGlite in a temporary directory)')
-    .action(async (name: string, o) => {
-      const scenario = BENCH_SCENARIOS.find((s) => s.name === name);
-      if (!scenario) throw new CliError(`unknown scenario "${name}"; choose one of ${BENCH_SCENARIOS.map((s) => s.name).join(', ')}`);
+    .action(async (name: string | undefined, o) => {
+      const chosen = name ? BENCH_SCENARIOS.filter((s) => s.name === name) : BENCH_SCENARIOS;
+      if (!chosen.length) throw new CliError(`unknown scenario "${name}"; choose one of ${BENCH_SCENARIOS.map((s) => s.name).join(', ')}`);
       const options: BenchOptions = {
         devices: count('devices', o.devices, 1), durationS: count('duration', o.duration, 1), warmupS: count('warmup', o.warmup, 0),
         window: count('window', o.window, 1), rate: count('rate', o.rate, 0), databaseUrl: o.databaseUrl ?? process.env.DATABASE_URL ?? null,
         batchSize: o.batchSize === undefined ? undefined : count('batch-size', o.batchSize, 1),
         batchMs: o.batchMs === undefined ? undefined : count('batch-ms', o.batchMs, 0),
+        rules: count('rules', o.rules, 1),
       };
-      process.stderr.write(`bench ${scenario.name}: ${scenario.description}\n`);
-      const result = await scenario.run(options);
-      process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+      for (const entry of chosen) {
+        process.stderr.write(`bench ${entry.name}: ${entry.description}\n`);
+        const result = await (await entry.load()).run(options);
+        process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+      }
       process.exit(0);
     });
 }
