@@ -5,6 +5,7 @@ import { scheduleFor, tsAt, type ScheduledSend } from './clock.js';
 import { buildRunFrames, shutdownAfter, type GatewayFrame, type RunFrame } from './frames.js';
 import type { StoredRoute } from './route.js';
 import type { Scenario } from './scenarios.js';
+import { sleepUntil } from '../lib/sleep.js';
 
 export interface DeviceProgress {
   framesSent: number;
@@ -189,16 +190,3 @@ async function untilAcked(acks: Promise<void>[], signal: AbortSignal): Promise<v
   await Promise.race([all, grace]);
 }
 
-function sleepUntil(at: number, signal: AbortSignal): Promise<void> {
-  const ms = at - Date.now();
-  if (ms <= 0 || signal.aborted) return Promise.resolve();
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
-}

@@ -11,6 +11,7 @@ import { startDevice, type DeviceHandle } from './device.js';
 import { estimateRun, passDelayMs, type RunEstimate } from './runs.js';
 import type { StoredRoute } from './route.js';
 import type { Scenario } from './scenarios.js';
+import { sleepUntil } from '../lib/sleep.js';
 
 /** requested: the run was asked to stop; lost: another worker holds it or it is gone; release: shutdown. */
 export type StopReason = 'requested' | 'lost' | 'release';
@@ -146,16 +147,3 @@ export function driveRun(run: ClaimedRun, deps: DriverDeps): RunDriver {
   return { done, stop, heartbeat: report };
 }
 
-function sleepUntil(at: number, signal: AbortSignal): Promise<void> {
-  const ms = at - Date.now();
-  if (ms <= 0 || signal.aborted) return Promise.resolve();
-  return new Promise((resolve) => {
-    const timer = setTimeout(finish, ms);
-    function finish() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', finish);
-      resolve();
-    }
-    signal.addEventListener('abort', finish, { once: true });
-  });
-}

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { hashSecret, newCaseId, newChipId, newSecret, secretMatches } from '../../lib/secrets.js';
+import { NotFound } from '../../lib/errors.js';
 import { offsetPage, type OffsetWindow } from '../paging.js';
 import { readableDeviceIds, type Principal } from './scope.js';
 
@@ -67,6 +68,11 @@ export function devicesRepository(knex: Knex) {
 
     async canRead(app: Principal, id: string, trx: Knex = knex): Promise<boolean> {
       return Boolean(await readableDeviceIds(trx, app).where('a.device_id', id).first());
+    },
+
+    /** Throws NotFound unless the application may read the device (another's device is a 404, not a 403). */
+    async requireReadable(app: Principal, id: string, trx: Knex = knex): Promise<void> {
+      if (!(await this.canRead(app, id, trx))) throw new NotFound();
     },
 
     /** Devices of the application in the order they were added to it (spec 4.1). */

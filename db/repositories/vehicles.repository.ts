@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
+import { NotFound } from '../../lib/errors.js';
 import { offsetPage, type OffsetWindow } from '../paging.js';
 import { readableDeviceIds, type Principal } from './scope.js';
 
@@ -49,6 +50,10 @@ export function vehiclesRepository(knex: Knex) {
 
     async canRead(app: Principal, id: string, trx: Knex = knex): Promise<boolean> {
       return Boolean(await this.get(app, id, trx));
+    },
+
+    async requireReadable(app: Principal, id: string, trx: Knex = knex): Promise<void> {
+      if (!(await this.canRead(app, id, trx))) throw new NotFound();
     },
 
     /** Device ids of the vehicle that the application can read, most recent association first. */

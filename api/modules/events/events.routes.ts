@@ -36,7 +36,7 @@ export default async function eventsRoutes(app: FastifyInstance) {
     const { deviceId } = request.params as { deviceId: string };
     const q = request.query as Record<string, string | undefined>;
     const [w, f] = [parseStreamWindow(q), parseFilters(q)];
-    if (!(await repos.devices.canRead(request.principal!, deviceId))) throw new NotFound();
+    await repos.devices.requireReadable(request.principal!, deviceId);
     return list(`/api/v1/devices/${deviceId}/events`, w, f, await repos.eventsQuery.listForDevice(request.principal!, deviceId, f, w));
   });
 
@@ -50,7 +50,7 @@ export default async function eventsRoutes(app: FastifyInstance) {
     const { vehicleId } = request.params as { vehicleId: string };
     const q = request.query as Record<string, string | undefined>;
     const [w, f] = [parseStreamWindow(q), parseFilters(q)];
-    if (!(await repos.vehicles.canRead(request.principal!, vehicleId))) throw new NotFound();
+    await repos.vehicles.requireReadable(request.principal!, vehicleId);
     return list(`/api/v1/vehicles/${vehicleId}/events`, w, f, await repos.eventsQuery.listForVehicle(request.principal!, vehicleId, f, w));
   });
 

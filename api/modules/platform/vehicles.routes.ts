@@ -12,7 +12,7 @@ export default async function vehiclesRoutes(app: FastifyInstance) {
   const config = { service: 'platform' as const };
   const readableDevice = async (request: { principal: any; params: unknown }) => {
     const { deviceId } = request.params as { deviceId: string };
-    if (!(await repos.devices.canRead(request.principal, deviceId))) throw new NotFound();
+    await repos.devices.requireReadable(request.principal, deviceId);
     return deviceId;
   };
 

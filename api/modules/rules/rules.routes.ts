@@ -14,7 +14,7 @@ export default async function rulesRoutes(app: FastifyInstance) {
   const url = app.links.url;
   const readableDevice = async (request: FastifyRequest) => {
     const { deviceId } = request.params as { deviceId: string };
-    if (!(await repos.devices.canRead(request.principal!, deviceId))) throw new NotFound();
+    await repos.devices.requireReadable(request.principal!, deviceId);
     return deviceId;
   };
 

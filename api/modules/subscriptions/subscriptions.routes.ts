@@ -40,7 +40,7 @@ export default async function subscriptionsRoutes(app: FastifyInstance) {
   }, async (request) => {
     const { deviceId } = request.params as { deviceId: string };
     const query = request.query as Record<string, string>;
-    if (!(await repos.devices.canRead(request.principal!, deviceId))) throw new NotFound();
+    await repos.devices.requireReadable(request.principal!, deviceId);
     const w = parseOffsetWindow(query);
     const filter = parseFilter(query);
     const { total, subscriptions } = await repos.subscriptions.listForDevice(request.principal!, deviceId, filter, w);

@@ -60,7 +60,7 @@ async function checkObject(deps: Deps, app: Principal, deviceId: string, eventTy
 export interface CreateInput { eventType: string; url: string; object?: EventObject; appData?: string | null }
 
 export async function createSubscription(deps: Deps, app: Principal, deviceId: string, input: CreateInput) {
-  if (!(await deps.repos.devices.canRead(app, deviceId))) throw new NotFound();
+  await deps.repos.devices.requireReadable(app, deviceId);
   if (!Object.hasOwn(OBJECT_TYPE_OF, input.eventType)) {
     throw new ValidationError(`eventType must be one of ${EVENT_TYPES.join(', ')}; got "${input.eventType}"`);
   }

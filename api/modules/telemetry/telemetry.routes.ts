@@ -20,7 +20,7 @@ export default async function telemetryRoutes(app: FastifyInstance) {
   const tags = ['telemetry'];
   const readableDevice = async (request: FastifyRequest) => {
     const { deviceId } = request.params as { deviceId: string };
-    if (!(await repos.devices.canRead(request.principal!, deviceId))) throw new NotFound();
+    await repos.devices.requireReadable(request.principal!, deviceId);
     return deviceId;
   };
   const page = (request: FastifyRequest, path: string) => {
@@ -33,7 +33,7 @@ export default async function telemetryRoutes(app: FastifyInstance) {
   const readableMessage = async (request: FastifyRequest, messageId: string, deviceId?: string) => {
     const message = await repos.telemetry.getMessage(messageId);
     if (!message || (deviceId && message.deviceId !== deviceId)) throw new NotFound();
-    if (!(await repos.devices.canRead(request.principal!, message.deviceId))) throw new NotFound();
+    await repos.devices.requireReadable(request.principal!, message.deviceId);
     return { message: presentMessage(app.links, message) };
   };
 
