@@ -34,7 +34,7 @@ beforeAll(async () => {
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dw-e2e-rules-'));
   p = await startPlatform(loadConfig({
     httpPort: 0, mqttPort: 0, host: '127.0.0.1', mqttHost: '127.0.0.1', dataDir, logLevel: 'silent',
-    allowPrivateWebhooks: true, webhookTimeoutMs: 300, webhookMaxAttempts: 3, webhookBackoffMs: 50,
+    allowPrivateWebhooks: true, webhookTimeoutMs: 1500, webhookMaxAttempts: 3, webhookBackoffMs: 50,
   }, {}), silentLogger, { db });
   const app = p.credentials.application;
   auth = `Basic ${Buffer.from(`${app.id}:${app.secret}`).toString('base64')}`;
@@ -91,7 +91,7 @@ describe('rules → events → webhooks, driven by the simulator', () => {
       const notes = await waitFor(async () => {
         const list = (await api('GET', `/api/v1/subscriptions/${sub.id}/notifications`)).body.notifications;
         return list.length >= 2 && list.every((n: any) => n.state === 'complete') ? list : null;
-      }, `notifications of ${rule.name}`);
+      }, `notifications of ${rule.name}`, 30_000);
       const bodies = receiver.on(`/ok/${rule.name}`);
       expect(bodies).toHaveLength(notes.length);
       for (const n of notes) {
@@ -112,7 +112,7 @@ describe('rules → events → webhooks, driven by the simulator', () => {
       return waitFor(async () => {
         const n = (await api('GET', `/api/v1/events/${ev.id}/notifications`)).body.notifications[0];
         return n && n.state === 'error' && n.attempts >= 3 && !n.nextAttemptAt ? n : null;
-      }, `final ${type} notification`, 20_000);
+      }, `final ${type} notification`, 30_000);
     };
     const failed = await byType('startup');
     expect(failed).toMatchObject({ state: 'error', responseCode: 500, response: 'receiver failed', attempts: 3 });
