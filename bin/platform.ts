@@ -7,6 +7,7 @@ import type { Logger } from '../lib/logger.js';
 import { createBus, type Bus } from '../lib/bus.js';
 import { migrateLatest, openDatabase, repositories, type Db, type Repositories } from '../db/index.js';
 import { buildApi } from '../api/app.js';
+import { createMessageFeed } from '../db/message-feed.js';
 import { ensureCredentials, type Credentials } from './credentials.js';
 import { startRunScheduler } from '../simulator/scheduler.js';
 import { startNotificationWorker } from '../workers/notifications/index.js';
@@ -57,10 +58,12 @@ export async function startPlatform(config: Config, log: Logger, opts: { db?: Db
       if (runs(config, name)) parts.push(await start(deps, parts));
     }
     const publicUrl = () => publicUrlOf(config);
+    // The live stream follows the in-process gateway's bus, or the database when the gateway runs elsewhere.
+    const feed = runs(config, 'gateway') ? null : createMessageFeed(db.knex);
     api = await buildApi({
       config, db, repos, log,
       live: {
-        onMessage: (deviceId, fn) => bus.onMessage(deviceId, fn),
+        onMessage: (deviceId, fn) => (feed ? feed.onMessage(deviceId, fn) : bus.onMessage(deviceId, fn)),
         health: async () => Object.assign({}, ...(await Promise.all(parts.map((p) => p.health?.() ?? {})))),
         metrics: async () => (await Promise.all(parts.map((p) => p.metrics?.() ?? ''))).join('\n'),
       },
@@ -79,6 +82,7 @@ export async function startPlatform(config: Config, log: Logger, opts: { db?: Db
     return {
       config, db, repos, bus, api: server, apiUrl: publicUrl(), parts, credentials,
       async close() {
+        feed?.close();
         await server.close();
         for (const part of [...parts].reverse()) await part.close();
         if (!opts.db) await db.close();
