@@ -3,25 +3,38 @@ import type { Knex } from 'knex';
 export interface StreamWindow { since?: Date; until: Date; limit: number }
 export interface StreamPage<T> { rows: T[]; remaining: number }
 
+const msOf = (v: unknown) => new Date(v as Date).getTime();
+
 /**
  * Stream (time-series) paging, newest first (spec 2.1, reference-notes §3.3): `since` exclusive,
- * `until` inclusive; `remaining` counts the matches the `prior` link (until = last − 1 ms) would reach.
+ * `until` inclusive; `remaining` counts the matches the `prior` link (until = last − 1 ms) reaches.
+ * Timestamps are stored to the millisecond, so records sharing the last item's millisecond would be
+ * skipped by that link: a page never ends inside a millisecond. It ends before it instead (fewer
+ * than `limit` items), or, when one millisecond holds the whole page, takes all of that millisecond.
  * `base` must be a fresh builder factory so the page and the count do not share state.
  */
 export async function streamPage<T>(
   base: () => Knex.QueryBuilder, tsColumn: string, w: StreamWindow, idColumn = 'id',
 ): Promise<StreamPage<T>> {
+  const key = tsColumn.split('.').pop()!;
   const bounded = (until: Date) => {
     const q = base().where(tsColumn, '<=', until);
     return w.since ? q.where(tsColumn, '>', w.since) : q;
   };
-  const rows = (await bounded(w.until).orderBy([{ column: tsColumn, order: 'desc' }, { column: idColumn, order: 'desc' }])
-    .limit(w.limit)) as T[];
-  if (rows.length < w.limit) return { rows, remaining: 0 };
-  const last = (rows[rows.length - 1] as Record<string, unknown>)[tsColumn.split('.').pop()!] as Date;
-  const priorUntil = new Date(new Date(last).getTime() - 1);
+  const order = [{ column: tsColumn, order: 'desc' as const }, { column: idColumn, order: 'desc' as const }];
+  let rows = (await bounded(w.until).orderBy(order).limit(w.limit + 1)) as Record<string, unknown>[];
+  if (rows.length <= w.limit) return { rows: rows as T[], remaining: 0 };
+  const boundary = msOf(rows[w.limit - 1][key]);
+  const splits = msOf(rows[w.limit][key]) === boundary;
+  rows = rows.slice(0, w.limit);
+  if (splits) {
+    const before = rows.filter((r) => msOf(r[key]) !== boundary);
+    rows = before.length ? before
+      : (await bounded(w.until).where(tsColumn, '>=', new Date(boundary)).orderBy(order)) as Record<string, unknown>[];
+  }
+  const priorUntil = new Date(msOf(rows[rows.length - 1][key]) - 1);
   const [{ n }] = await bounded(priorUntil).clearSelect().count({ n: '*' });
-  return { rows, remaining: Number(n) };
+  return { rows: rows as T[], remaining: Number(n) };
 }
 
 export interface OffsetWindow { offset: number; limit: number }

@@ -80,3 +80,24 @@ describe('GET /api/v1/transactions', () => {
     expect(stats.periodTotal).toBe(2);
   });
 });
+
+describe('stream pagination with records sharing a millisecond', () => {
+  it('never ends a page inside a millisecond, so walking prior links returns every record once', async () => {
+    const app = await t.make.application();
+    const at = (s: number) => Date.parse('2026-06-01T00:00:00Z') + s * 1000;
+    const stamps = [at(1), at(2), at(2), at(2), at(3), at(4), at(4), at(4), at(4), at(4), at(5)];
+    for (const [i, ts] of stamps.entries()) {
+      await t.repos.transactions.record({ applicationId: app.id, timestamp: new Date(ts), path: `/p/${i}`, statusCode: 200, method: 'GET', service: 'acme-platform-service' });
+    }
+    let url: string | undefined = `/api/v1/transactions?limit=3&until=${at(10)}`;
+    const pages: string[][] = [];
+    while (url) {
+      const body: any = (await get(app.auth, url.replace(BASE, ''))).json();
+      pages.push(body.transactions.map((x: any) => x.path));
+      url = body.meta.pagination.links.prior;
+    }
+    // 5 | 4 4 4 4 4 (one millisecond holds more than a page: all of it) | 3 | 2 2 2 | 1
+    expect(pages.map((p) => p.length)).toEqual([1, 5, 1, 3, 1]);
+    expect(pages.flat().sort()).toEqual(stamps.map((_, i) => `/p/${i}`).sort());
+  });
+});
