@@ -7,10 +7,6 @@ let t: TestApp;
 beforeAll(async () => { t = await buildTestApp({ 'url.telemetry': TEL }); });
 afterAll(async () => { await t?.close(); });
 
-const get = (url: string, auth: string) => {
-  const u = new URL(url, 'http://local');
-  return t.app.inject({ method: 'GET', url: u.pathname + u.search, headers: { authorization: auth } });
-};
 const UNTIL = '2024-07-02T00:00:00.000Z';
 const accel = { maxX: 0.5, maxY: 0.1, maxZ: 9.9, minX: -0.5, minY: -0.1, minZ: 9.7 };
 
@@ -32,7 +28,7 @@ const meta = { pagination: { remaining: 0, limit: 20, until: UNTIL, since: '1970
 describe('GET /api/v1/devices/{deviceId}/locations', () => {
   it('answers a GeoJSON FeatureCollection of the located messages only, with timestamp and id when no fields are asked', async () => {
     const { app, a, c, url } = await fixture();
-    const res = await get(url, app.auth);
+    const res = await t.get(url, app.auth);
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({
       locations: {
@@ -44,12 +40,12 @@ describe('GET /api/v1/devices/{deviceId}/locations', () => {
       },
       meta,
     });
-    expect((await get(`${url}&fields=`, app.auth)).json()).toEqual(res.json());
+    expect((await t.get(`${url}&fields=`, app.auth)).json()).toEqual(res.json());
   });
 
   it('copies the requested parameters present at each location both flat and under properties.data', async () => {
     const { app, a, c, url } = await fixture();
-    const body = (await get(`${url}&fields=vehicleSpeed,rpm`, app.auth)).json();
+    const body = (await t.get(`${url}&fields=vehicleSpeed,rpm`, app.auth)).json();
     expect(body.locations.features).toEqual([
       feature([-90.0815, 29.9511], { timestamp: '2024-07-01T08:00:10.000Z', id: c.id, rpm: 1000, data: { rpm: 1000 } }),
       feature([-90.0811, 29.9508], {
@@ -60,7 +56,7 @@ describe('GET /api/v1/devices/{deviceId}/locations', () => {
 
   it('with fields=all gives every parameter of the message (the location itself is the geometry)', async () => {
     const { app, a, c, url } = await fixture();
-    const body = (await get(`${url}&fields=all`, app.auth)).json();
+    const body = (await t.get(`${url}&fields=all`, app.auth)).json();
     expect(body.locations.features).toEqual([
       feature([-90.0815, 29.9511], {
         timestamp: '2024-07-01T08:00:10.000Z', id: c.id, rpm: 1000, fuelType: 'Gasoline', data: { rpm: 1000, fuelType: 'Gasoline' },
@@ -74,10 +70,10 @@ describe('GET /api/v1/devices/{deviceId}/locations', () => {
 
   it('refuses an unknown parameter key with 400 naming it', async () => {
     const { app, url } = await fixture();
-    const one = await get(`${url}&fields=rpm,bogus`, app.auth);
+    const one = await t.get(`${url}&fields=rpm,bogus`, app.auth);
     expect(one.statusCode).toBe(400);
     expect(one.json()).toEqual({ statusCode: 400, error: 'Bad Request', message: 'fields: unknown parameter "bogus"' });
-    const two = await get(`${url}&fields=speed,RPM`, app.auth);
+    const two = await t.get(`${url}&fields=speed,RPM`, app.auth);
     expect(two.json().message).toBe('fields: unknown parameters "speed", "RPM"');
   });
 
@@ -94,7 +90,7 @@ describe('GET /api/v1/devices/{deviceId}/locations', () => {
     const seen: string[] = [];
     const remaining: number[] = [];
     for (let pages = 0; pages < 10 && url; pages++) {
-      const body = (await get(url, app.auth)).json();
+      const body = (await t.get(url, app.auth)).json();
       seen.push(...body.locations.features.map((f: { properties: { id: string } }) => f.properties.id));
       for (const f of body.locations.features) expect(f.properties.data).toEqual({ rpm: f.properties.rpm });
       remaining.push(body.meta.pagination.remaining);
@@ -108,7 +104,7 @@ describe('GET /api/v1/devices/{deviceId}/locations', () => {
   it('answers 404 for a device of another application', async () => {
     const { url } = await fixture();
     const other = await t.make.application();
-    const res = await get(url, other.auth);
+    const res = await t.get(url, other.auth);
     expect(res.statusCode).toBe(404);
     expect(res.json()).toEqual({ statusCode: 404, error: 'Not Found', message: 'Not found' });
   });

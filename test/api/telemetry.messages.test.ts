@@ -7,10 +7,6 @@ let t: TestApp;
 beforeAll(async () => { t = await buildTestApp({ 'url.telemetry': TEL }); });
 afterAll(async () => { await t?.close(); });
 
-const get = (url: string, auth: string) => {
-  const u = new URL(url, 'http://local');
-  return t.app.inject({ method: 'GET', url: u.pathname + u.search, headers: { authorization: auth } });
-};
 const notFound = { statusCode: 404, error: 'Not Found', message: 'Not found' };
 const selfLink = (id: string, deviceId: string) => `${TEL}/api/v1/messages/${id}?deviceId=${deviceId}`;
 
@@ -28,7 +24,7 @@ describe('GET /api/v1/devices/{deviceId}/messages', () => {
       { deviceId: device.id, ts: '2024-05-01T10:00:05.000Z', data: { accel: { maxX: 1, maxY: 2, maxZ: 3, minX: -1, minY: -2, minZ: -3 } } },
       { deviceId: device.id, ts: '2024-05-01T10:00:10.123Z', data: { oxygenSensorLocations: ['Bank 1 Sensor 1'] } },
     ]);
-    const res = await get(`/api/v1/devices/${device.id}/messages?until=2024-05-02T00:00:00.000Z`, app.auth);
+    const res = await t.get(`/api/v1/devices/${device.id}/messages?until=2024-05-02T00:00:00.000Z`, app.auth);
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({
       messages: [
@@ -54,7 +50,7 @@ describe('GET /api/v1/devices/{deviceId}/messages', () => {
   it('defaults until to the time of the call and answers an empty list for a device without messages', async () => {
     const { app, device } = await setup();
     const before = Date.now();
-    const res = await get(`/api/v1/devices/${device.id}/messages`, app.auth);
+    const res = await t.get(`/api/v1/devices/${device.id}/messages`, app.auth);
     const body = res.json();
     expect(body.messages).toEqual([]);
     expect(Date.parse(body.meta.pagination.until)).toBeGreaterThanOrEqual(before);
@@ -72,7 +68,7 @@ describe('GET /api/v1/devices/{deviceId}/messages', () => {
     const remaining: number[] = [];
     const priors: string[] = [];
     for (let pages = 0; pages < 10; pages++) {
-      const body = (await get(url, app.auth)).json();
+      const body = (await t.get(url, app.auth)).json();
       seen.push(...body.messages.map((m: { id: string }) => m.id));
       remaining.push(body.meta.pagination.remaining);
       if (!body.meta.pagination.links.prior) { expect(body.meta.pagination.links).toEqual({}); break; }
@@ -88,9 +84,9 @@ describe('GET /api/v1/devices/{deviceId}/messages', () => {
 
   it('clamps limit to 100 and refuses a limit that is not a positive integer', async () => {
     const { app, device } = await setup();
-    const ok = await get(`/api/v1/devices/${device.id}/messages?limit=500`, app.auth);
+    const ok = await t.get(`/api/v1/devices/${device.id}/messages?limit=500`, app.auth);
     expect(ok.json().meta.pagination.limit).toBe(100);
-    const bad = await get(`/api/v1/devices/${device.id}/messages?limit=ten`, app.auth);
+    const bad = await t.get(`/api/v1/devices/${device.id}/messages?limit=ten`, app.auth);
     expect(bad.statusCode).toBe(400);
     expect(bad.json()).toEqual({ statusCode: 400, error: 'Bad Request', message: 'limit must be an integer ≥ 1, got "ten"' });
   });
@@ -98,23 +94,23 @@ describe('GET /api/v1/devices/{deviceId}/messages', () => {
   it('answers 404 "Not found" for a device of another application and for an Enterprise device not registered', async () => {
     const { device } = await setup();
     const other = await t.make.application();
-    const res = await get(`/api/v1/devices/${device.id}/messages`, other.auth);
+    const res = await t.get(`/api/v1/devices/${device.id}/messages`, other.auth);
     expect(res.statusCode).toBe(404);
     expect(res.json()).toEqual(notFound);
     const unregistered = await t.make.device(other.principal, { register: false });
-    expect((await get(`/api/v1/devices/${unregistered.id}/messages`, other.auth)).json()).toEqual(notFound);
+    expect((await t.get(`/api/v1/devices/${unregistered.id}/messages`, other.auth)).json()).toEqual(notFound);
   });
 
   it('serves a device authorized for a Consumer application', async () => {
     const { app, device } = await setup('consumer');
     const m = await insertMessage(t.db.knex, { deviceId: device.id, ts: new Date(Date.now() - 1000), data: { rpm: 800 } });
-    const body = (await get(`/api/v1/devices/${device.id}/messages`, app.auth)).json();
+    const body = (await t.get(`/api/v1/devices/${device.id}/messages`, app.auth)).json();
     expect(body.messages.map((x: { id: string }) => x.id)).toEqual([m.id]);
   });
 
   it('refuses a device id that is not a UUID with 400 and a missing credential with 401', async () => {
     const { app } = await setup();
-    const bad = await get('/api/v1/devices/nope/messages', app.auth);
+    const bad = await t.get('/api/v1/devices/nope/messages', app.auth);
     expect(bad.statusCode).toBe(400);
     expect(bad.json().message).toMatch(/deviceId/);
     const anon = await t.app.inject({ method: 'GET', url: `/api/v1/devices/${crypto.randomUUID()}/messages` });
@@ -123,8 +119,8 @@ describe('GET /api/v1/devices/{deviceId}/messages', () => {
 
   it('logs each call as a transaction of the telemetry service', async () => {
     const { app, device } = await setup();
-    await get(`/api/v1/devices/${device.id}/messages?limit=5`, app.auth);
-    const body = (await get('/api/v1/transactions', app.auth)).json();
+    await t.get(`/api/v1/devices/${device.id}/messages?limit=5`, app.auth);
+    const body = (await t.get('/api/v1/transactions', app.auth)).json();
     expect(body.transactions[0]).toMatchObject({
       path: `/api/v1/devices/${device.id}/messages?limit=5`, statusCode: 200, method: 'GET', service: 'drivewire-telemetry-service',
     });
@@ -143,7 +139,7 @@ describe('since and until', () => {
       .map((ts) => ({ deviceId, ts, data: { rpm: 900 } })))).map((m) => m.id);
   });
   const list = async (query: string) => {
-    const res = await get(`/api/v1/devices/${deviceId}/messages?${query}`, app.auth);
+    const res = await t.get(`/api/v1/devices/${deviceId}/messages?${query}`, app.auth);
     expect(res.statusCode).toBe(200);
     return res.json().messages.map((m: { id: string }) => m.id);
   };
@@ -171,7 +167,7 @@ describe('since and until', () => {
   });
 
   it('refuses a since that is not a date with 400 naming the parameter', async () => {
-    const res = await get(`/api/v1/devices/${deviceId}/messages?since=yesterday`, app.auth);
+    const res = await t.get(`/api/v1/devices/${deviceId}/messages?since=yesterday`, app.auth);
     expect(res.statusCode).toBe(400);
     expect(res.json()).toEqual({
       statusCode: 400, error: 'Bad Request',
@@ -190,11 +186,11 @@ describe('one message', () => {
         data: { rpm: 1200, location: { type: 'Point', coordinates: [2.35, 48.85] } }, links: { self: selfLink(m.id, device.id) },
       },
     };
-    const viaLink = await get(selfLink(m.id, device.id), app.auth);
+    const viaLink = await t.get(selfLink(m.id, device.id), app.auth);
     expect(viaLink.statusCode).toBe(200);
     expect(viaLink.json()).toEqual(expected);
-    expect((await get(`/api/v1/messages/${m.id}`, app.auth)).json()).toEqual(expected);
-    expect((await get(`/api/v1/devices/${device.id}/messages/${m.id}`, app.auth)).json()).toEqual(expected);
+    expect((await t.get(`/api/v1/messages/${m.id}`, app.auth)).json()).toEqual(expected);
+    expect((await t.get(`/api/v1/devices/${device.id}/messages/${m.id}`, app.auth)).json()).toEqual(expected);
   });
 
   it('answers 404 for an unknown message, a message of another device, and a message the application may not read', async () => {
@@ -209,7 +205,7 @@ describe('one message', () => {
       [`/api/v1/messages/${m.id}`, stranger.auth],
       [`/api/v1/devices/${device.id}/messages/${m.id}`, stranger.auth],
     ]) {
-      const res = await get(url, auth);
+      const res = await t.get(url, auth);
       expect(res.statusCode, url).toBe(404);
       expect(res.json()).toEqual(notFound);
     }

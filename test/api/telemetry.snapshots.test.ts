@@ -7,10 +7,6 @@ let t: TestApp;
 beforeAll(async () => { t = await buildTestApp({ 'url.telemetry': TEL }); });
 afterAll(async () => { await t?.close(); });
 
-const get = (url: string, auth: string) => {
-  const u = new URL(url, 'http://local');
-  return t.app.inject({ method: 'GET', url: u.pathname + u.search, headers: { authorization: auth } });
-};
 const UNTIL = '2024-07-02T00:00:00.000Z';
 
 async function fixture() {
@@ -29,7 +25,7 @@ const selfLink = (id: string, deviceId: string) => `${TEL}/api/v1/messages/${id}
 describe('GET /api/v1/devices/{deviceId}/snapshots', () => {
   it('returns only messages holding a requested parameter, each with only the requested parameters it holds', async () => {
     const { app, device, a, c, d, url } = await fixture();
-    const res = await get(`${url}&fields=rpm,vehicleSpeed`, app.auth);
+    const res = await t.get(`${url}&fields=rpm,vehicleSpeed`, app.auth);
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({
       snapshots: [
@@ -43,7 +39,7 @@ describe('GET /api/v1/devices/{deviceId}/snapshots', () => {
 
   it('takes location and accel as fields too', async () => {
     const { app, a, d, url } = await fixture();
-    const body = (await get(`${url}&fields=location`, app.auth)).json();
+    const body = (await t.get(`${url}&fields=location`, app.auth)).json();
     expect(body.snapshots.map((s: { id: string; data: unknown }) => [s.id, s.data])).toEqual([
       [d.id, { location: { type: 'Point', coordinates: [1.1, 2.1] } }],
       [a.id, { location: { type: 'Point', coordinates: [1, 2] } }],
@@ -52,17 +48,17 @@ describe('GET /api/v1/devices/{deviceId}/snapshots', () => {
 
   it('applies since and until like every stream', async () => {
     const { app, b, url } = await fixture();
-    const body = (await get(`${url}&fields=coolantTemp&since=2024-07-01T08:00:00.000Z`, app.auth)).json();
+    const body = (await t.get(`${url}&fields=coolantTemp&since=2024-07-01T08:00:00.000Z`, app.auth)).json();
     expect(body.snapshots.map((s: { id: string }) => s.id)).toEqual([b.id]);
     expect(body.meta.pagination.since).toBe('2024-07-01T08:00:00.000Z');
   });
 
   it('requires fields: absent or empty gives 400 naming it', async () => {
     const { app, device } = await fixture();
-    const absent = await get(`/api/v1/devices/${device.id}/snapshots`, app.auth);
+    const absent = await t.get(`/api/v1/devices/${device.id}/snapshots`, app.auth);
     expect(absent.statusCode).toBe(400);
     expect(absent.json().message).toMatch(/fields/);
-    const empty = await get(`/api/v1/devices/${device.id}/snapshots?fields=`, app.auth);
+    const empty = await t.get(`/api/v1/devices/${device.id}/snapshots?fields=`, app.auth);
     expect(empty.statusCode).toBe(400);
     expect(empty.json()).toEqual({
       statusCode: 400, error: 'Bad Request',
@@ -72,7 +68,7 @@ describe('GET /api/v1/devices/{deviceId}/snapshots', () => {
 
   it('refuses an unknown parameter key with 400 naming it', async () => {
     const { app, url } = await fixture();
-    const res = await get(`${url}&fields=rpm,all`, app.auth);
+    const res = await t.get(`${url}&fields=rpm,all`, app.auth);
     expect(res.statusCode).toBe(400);
     expect(res.json().message).toBe('fields: unknown parameter "all"');
   });
@@ -91,7 +87,7 @@ describe('GET /api/v1/devices/{deviceId}/snapshots', () => {
     const seen: string[] = [];
     const remaining: number[] = [];
     for (let pages = 0; pages < 10 && url; pages++) {
-      const body = (await get(url, app.auth)).json();
+      const body = (await t.get(url, app.auth)).json();
       for (const s of body.snapshots) expect(Object.keys(s.data).every((k) => k === 'rpm' || k === 'vehicleSpeed')).toBe(true);
       seen.push(...body.snapshots.map((s: { id: string }) => s.id));
       remaining.push(body.meta.pagination.remaining);
@@ -105,7 +101,7 @@ describe('GET /api/v1/devices/{deviceId}/snapshots', () => {
   it('answers 404 for a device of another application', async () => {
     const { url } = await fixture();
     const other = await t.make.application('consumer');
-    const res = await get(`${url}&fields=rpm`, other.auth);
+    const res = await t.get(`${url}&fields=rpm`, other.auth);
     expect(res.statusCode).toBe(404);
     expect(res.json()).toEqual({ statusCode: 404, error: 'Not Found', message: 'Not found' });
   });

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { loadConfig, type Config } from '../../lib/config.js';
 import { silentLogger } from '../../lib/logger.js';
 import { repositories, type Repositories } from '../../db/index.js';
@@ -13,6 +13,8 @@ export interface TestApp {
   repos: Repositories;
   config: Config;
   make: ReturnType<typeof factories>;
+  /** GET as an application; takes a path or an absolute link (only its path and query are used). */
+  get(url: string, auth: string): Promise<LightMyRequestResponse>;
   close(): Promise<void>;
 }
 
@@ -25,6 +27,10 @@ export async function buildTestApp(overrides: Record<string, unknown> = {}, live
   await app.ready();
   return {
     app, db, repos, config, make: factories(repos),
+    get(url, auth) {
+      const u = new URL(url, 'http://local');
+      return app.inject({ method: 'GET', url: u.pathname + u.search, headers: { authorization: auth } });
+    },
     async close() { await app.close(); await db.close(); },
   };
 }
