@@ -19,6 +19,16 @@ const dbOptions = (cmd: Command) => cmd
   .option('--data-dir <dir>', 'data directory (embedded database, credentials.json)')
   .option('--database-url <url>', 'PostgreSQL + PostGIS URL (default: embedded PGlite in <data-dir>/pgdata)');
 
+/** Human-readable log lines on a terminal (pino-pretty, when installed); JSON lines otherwise. */
+async function prettyStream() {
+  try {
+    const { default: pretty } = await import('pino-pretty');
+    return pretty({ colorize: true, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname,service' });
+  } catch {
+    return undefined;
+  }
+}
+
 export function registerServeCommands(program: Command): void {
   const serve = dbOptions(program.command('serve').description('start the platform: API, MQTT gateway and workers'))
     .option('--http-port <port>', 'HTTP port of the API (default 3000)')
@@ -37,7 +47,7 @@ export function registerServeCommands(program: Command): void {
   for (const k of SERVICE_KINDS) serve.option(`--url-${k} <url>`, `link base of the ${k} service (default: the public URL)`);
   serve.action(async (o) => {
     const config = configFromOptions(o);
-    const log = createLogger(config.logLevel);
+    const log = createLogger(config.logLevel, process.stdout.isTTY ? await prettyStream() : undefined);
     // Imported here, not at the top: every other command starts without loading the whole platform.
     const { startPlatform } = await import('../platform.js');
     const platform = await startPlatform(config, log);
