@@ -16,6 +16,8 @@ export interface BrokerDeps {
   maxPayloadBytes: number;
   /** Frames queued beyond which QoS 0 publishers also wait for their commit (backpressure). */
   highWater: number;
+  /** Aedes' `mq` and `persistence` shared with other gateways (Redis); omitted = Aedes' in-memory defaults. */
+  shared?: { mq: unknown; persistence: unknown };
 }
 
 // CONNACK return codes (MQTT 3.1.1 §3.2.2.3).
@@ -87,6 +89,7 @@ export async function createBroker(d: BrokerDeps): Promise<Aedes> {
   };
 
   const broker = await Aedes.createBroker({
+    ...d.shared,
     authenticate,
     authorizePublish,
     authorizeSubscribe(client, sub, done) {

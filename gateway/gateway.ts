@@ -9,6 +9,7 @@ import { createIngestPipeline, type IngestPipeline } from './ingest.pipeline.js'
 import { INGEST_STAGES } from './ingest.stages.js';
 import { startListeners, type Listeners } from './listeners.js';
 import { createGatewayMetrics } from './metrics.js';
+import { connectRedis } from './redis.js';
 import type { IngestStage } from './ingest.types.js';
 
 export interface GatewayDeps { config: Config; db: Db; repos: Repositories; log: Logger; bus: Bus }
@@ -32,10 +33,14 @@ const HIGH_WATER_BATCHES = 20;
  */
 const PG_LANES = 4;
 
-/** Starts the gateway; a port in use stops start-up with a PortInUseError naming the port and its flag. */
+/**
+ * Starts the gateway; a port in use stops start-up with a PortInUseError naming the port and its flag,
+ * an unreachable --mqtt-redis-url with a RedisUnavailableError naming the URL and the flag.
+ */
 export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
   const { config, db, repos, bus } = deps;
   const log = deps.log.child({ part: 'gateway' });
+  const redis = config.mqttRedisUrl ? await connectRedis(config.mqttRedisUrl, log) : null;
   const stages: IngestStage[] = INGEST_STAGES.map((make) => make({ config, knex: db.knex, repos, log }));
   let broker: Aedes | undefined;
   let pipeline: IngestPipeline | undefined;
@@ -43,23 +48,33 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
     connectedClients: () => broker?.connectedClients ?? 0,
     queueDepth: () => pipeline?.depth() ?? 0,
   });
-  pipeline = createIngestPipeline({
+  const p = pipeline = createIngestPipeline({
     knex: db.knex, repos, stages, batchSize: Math.max(1, config.ingestBatchSize), batchMs: config.ingestBatchMs, metrics, bus, log,
     lanes: db.kind === 'pg' ? PG_LANES : 1,
   });
-  broker = await createBroker({
-    repos, pipeline, metrics, log, maxPayloadBytes: config.maxPayloadBytes,
-    highWater: HIGH_WATER_BATCHES * Math.max(1, config.ingestBatchSize),
-  });
+  // After the broker: commit what is queued, end the stages, close the Redis connections.
+  const closeRest = async () => {
+    await p.close();
+    for (const stage of stages) await stage.close?.();
+    await redis?.close();
+  };
+  try {
+    broker = await createBroker({
+      repos, pipeline: p, metrics, log, maxPayloadBytes: config.maxPayloadBytes,
+      highWater: HIGH_WATER_BATCHES * Math.max(1, config.ingestBatchSize),
+      shared: redis ? { mq: redis.mq, persistence: redis.persistence } : undefined,
+    });
+  } catch (err) {
+    await closeRest();
+    throw err;
+  }
   const b = broker;
-  const p = pipeline;
-  // Stop accepting, disconnect the clients (their sockets hold the servers open), then commit what is queued.
+  // Stop accepting, disconnect the clients (their sockets hold the servers open), then the rest.
   const stop = async (listeners?: Listeners) => {
     const closing = listeners?.close();
     await new Promise<void>((resolve) => b.close(() => resolve()));
     await closing;
-    await p.close();
-    for (const stage of stages) await stage.close?.();
+    await closeRest();
   };
   let listeners: Listeners;
   try {
@@ -71,7 +86,7 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
   log.info({ ports: listeners.ports }, 'MQTT gateway listening');
   return {
     name: 'gateway', ports: listeners.ports, urls: listeners.urls, broker: b, pipeline: p,
-    health: async () => ({ broker: !b.closed && listeners.listening() }),
+    health: async () => ({ broker: !b.closed && listeners.listening(), ...(redis && { redis: redis.up() }) }),
     metrics: () => metrics.registry.metrics(),
     close: () => stop(listeners),
   };

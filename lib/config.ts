@@ -16,6 +16,8 @@ export interface Config {
   mqttTlsPort: number | null;
   mqttTlsCert: string | null;
   mqttTlsKey: string | null;
+  /** Redis through which several gateway processes share one MQTT state; null = in-memory broker. */
+  mqttRedisUrl: string | null;
   dataDir: string;
   databaseUrl: string | null;
   logLevel: string;
@@ -51,6 +53,7 @@ export const CONFIG_FIELDS: Field[] = [
   F('mqttTlsPort', 'MQTT_TLS_PORT', 'port', null),
   F('mqttTlsCert', 'MQTT_TLS_CERT', 'string', null),
   F('mqttTlsKey', 'MQTT_TLS_KEY', 'string', null),
+  F('mqttRedisUrl', 'MQTT_REDIS_URL', 'string', null),
   F('dataDir', 'DATA_DIR', 'string', '.drivewire'),
   F('databaseUrl', 'DATABASE_URL', 'string', null),
   F('logLevel', 'LOG_LEVEL', 'enum', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),

@@ -39,6 +39,7 @@ export function registerServeCommands(program: Command): void {
     .option('--mqtt-tls-port <port>', 'MQTT over TLS port (with --mqtt-tls-cert/--mqtt-tls-key)')
     .option('--mqtt-tls-cert <file>', 'TLS certificate (PEM)')
     .option('--mqtt-tls-key <file>', 'TLS private key (PEM)')
+    .option('--mqtt-redis-url <url>', 'Redis shared by several gateway processes (redis://host:6379/0[?prefix=name]; default: in-memory)')
     .addOption(new Option('--only <part>', 'run one part only').choices(['all', 'api', 'gateway', 'workers']))
     .option('--service-prefix <prefix>', 'transaction service name prefix (default drivewire)')
     .option('--allow-private-webhooks', 'allow webhook URLs on loopback/private addresses')
