@@ -2,6 +2,7 @@
 // sustained frames/s stored and the time from publish to committed row (= PUBACK, sent after commit).
 import os from 'node:os';
 import { quantile, round, runLoad, startBenchPlatform } from './harness.js';
+import { bareAedes, rawCopy } from './baselines.js';
 import type { BenchOptions, BenchScenario } from './scenarios.js';
 
 /** A metric's value from Prometheus text (first sample of that exact name). */
@@ -14,13 +15,16 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
   const bench = await startBenchPlatform({ databaseUrl: o.databaseUrl, batchSize: o.batchSize, batchMs: o.batchMs });
   try {
     const devices = await bench.devices(o.devices);
-    const load = await runLoad({
-      url: bench.mqttUrl, devices, durationMs: o.durationS * 1000, warmupMs: o.warmupS * 1000, window: o.window, rate: o.rate,
-    });
+    const loadOptions = { devices, durationMs: o.durationS * 1000, warmupMs: o.warmupS * 1000, window: o.window, rate: o.rate };
+    const load = await runLoad({ ...loadOptions, url: bench.mqttUrl });
     const { knex } = bench.platform.db;
     const [{ n: stored }] = await knex('messages').whereIn('device_id', devices.map((d) => d.id)).count({ n: '*' });
     const metrics = (await bench.platform.parts.find((p) => p.name === 'gateway')?.metrics?.()) ?? '';
     const batches = sample(metrics, 'drivewire_ingest_batch_size_count');
+    const framesStoredPerSecond = round(load.acked / (load.measuredMs / 1000), 0);
+    // The bare baselines run after the platform's load, on the same machine, with the same options.
+    const bare = o.baselines === false ? null : await bareAedes(loadOptions);
+    const copy = o.baselines === false ? null : await rawCopy(o.databaseUrl, Math.min(Math.max(Number(stored), 5000), 100_000));
     return {
       scenario: 'ingest',
       database: bench.database,
@@ -30,7 +34,7 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
       batchSize: bench.platform.config.ingestBatchSize,
       batchMs: bench.platform.config.ingestBatchMs,
       measuredSeconds: o.durationS,
-      framesStoredPerSecond: round(load.acked / (load.measuredMs / 1000), 0),
+      framesStoredPerSecond,
       publishToCommitMs: { p50: round(quantile(load.latencies, 0.5)), p99: round(quantile(load.latencies, 0.99)), max: round(quantile(load.latencies, 1)) },
       framesAcknowledged: load.ackedTotal,
       framesStored: Number(stored),
@@ -38,6 +42,12 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
       batches,
       meanBatchFrames: round(sample(metrics, 'drivewire_ingest_batch_size_sum') / batches),
       meanCommitMs: round((sample(metrics, 'drivewire_ingest_commit_seconds_sum') / batches) * 1000, 2),
+      baselines: bare && {
+        bareAedes: bare,
+        rawCopy: copy,
+        ratioToBareAedes: round(framesStoredPerSecond / bare.framesPerSecond, 2),
+        ratioToRawCopy: copy ? round(framesStoredPerSecond / copy.rowsPerSecond, 2) : null,
+      },
       // Other work on the machine skews the figures: the 1-minute load average says how much there was.
       machine: { cpus: os.cpus().length, cpu: os.cpus()[0]?.model, node: process.version, loadAverage1m: round(os.loadavg()[0], 2) },
     };

@@ -13,6 +13,8 @@ export interface BenchOptions {
   batchMs?: number;
   /** Rules per device (rules scenario). */
   rules: number;
+  /** Also measure the bare baselines (bare Aedes, raw COPY) in the same run; default true. */
+  baselines?: boolean;
 }
 
 export interface BenchScenario {

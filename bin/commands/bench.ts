@@ -21,6 +21,7 @@ export function registerBenchCommands(program: Command): void {
     .option('--batch-size <n>', 'ingest batch size in frames (default: the configuration\'s)')
     .option('--batch-ms <ms>', 'ingest batch window in ms (default: the configuration\'s)')
     .option('--rules <m>', 'rules per device (rules scenario)', '5')
+    .option('--no-baselines', 'skip the bare baselines (bare Aedes, raw COPY) measured after the scenario')
     .option('--database-url <url>', 'PostgreSQL + PostGIS to use (default: embedded PGlite in a temporary directory)')
     .action(async (name: string | undefined, o) => {
       const chosen = name ? BENCH_SCENARIOS.filter((s) => s.name === name) : BENCH_SCENARIOS;
@@ -31,6 +32,7 @@ export function registerBenchCommands(program: Command): void {
         batchSize: o.batchSize === undefined ? undefined : count('batch-size', o.batchSize, 1),
         batchMs: o.batchMs === undefined ? undefined : count('batch-ms', o.batchMs, 0),
         rules: count('rules', o.rules, 1),
+        baselines: o.baselines !== false,
       };
       for (const entry of chosen) {
         process.stderr.write(`bench ${entry.name}: ${entry.description}\n`);
