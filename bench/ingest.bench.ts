@@ -3,7 +3,7 @@
 import os from 'node:os';
 import { quantile, round, runLoad, startBenchPlatform } from './harness.js';
 import { bareAedes, rawCopy } from './baselines.js';
-import type { BenchOptions, BenchScenario } from './scenarios.js';
+import type { BenchOptions, BenchScenario } from './types.js';
 
 /** A metric's value from Prometheus text (first sample of that exact name). */
 function sample(text: string, name: string): number {

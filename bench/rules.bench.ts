@@ -5,7 +5,7 @@ import http from 'node:http';
 import os from 'node:os';
 import type { AddressInfo } from 'node:net';
 import { quantile, round, runLoad, startBenchPlatform } from './harness.js';
-import type { BenchOptions, BenchScenario } from './scenarios.js';
+import type { BenchOptions, BenchScenario } from './types.js';
 
 /** A receiver on loopback that notes, per webhook, ms from the event's timestamp to its arrival. */
 async function startReceiver() {
