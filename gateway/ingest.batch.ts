@@ -2,8 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DeadLetterRow, MessageRow } from '../db/repositories/ingest.repository.js';
 import type { DecodedFrame } from './frame.decoder.js';
-import type { DeviceBatch, IngestedMessage } from './ingest.types.js';
-import type { IngestJob } from './ingest.pipeline.js';
+import type { DeviceBatch, IngestedMessage, IngestJob } from './ingest.types.js';
 
 /** What a frame carried besides telemetry, kept in messages.extra until the issues that give it meaning. */
 function extraOf(f: DecodedFrame): Record<string, unknown> | null {

@@ -6,24 +6,12 @@ import type { Bus } from '../lib/bus.js';
 import type { Logger } from '../lib/logger.js';
 import type { Repositories } from '../db/index.js';
 import type { EventRecord } from '../db/repositories/events.repository.js';
-import type { DeadLetterRow } from '../db/repositories/ingest.repository.js';
 import type { DecodedFrame } from './frame.decoder.js';
 import type { GatewayMetrics } from './metrics.js';
-import type { IngestStage } from './ingest.types.js';
-import { assemble, deviceBatches, poisonLetters, splitJob } from './ingest.batch.js';
+import type { IngestJob, IngestStage } from './ingest.types.js';
 
-/** What one MQTT payload on a frames topic brings: its good frames and the refusals to keep. */
-export interface IngestJob {
-  deviceId: string;
-  topic: string;
-  /** The payload as received (kept in a dead letter if its frames cannot be stored). */
-  payload: Buffer;
-  frames: DecodedFrame[];
-  /** Position of each good frame in the payload. */
-  frameIndexes: number[];
-  deadLetters: DeadLetterRow[];
-  receivedAt: Date;
-}
+export type { IngestJob };
+import { assemble, deviceBatches, poisonLetters, splitJob } from './ingest.batch.js';
 
 export interface IngestPipeline {
   /** Resolves once the job is committed (stored, or kept as dead letters); rejects when the database is down. */

@@ -5,6 +5,7 @@ import type { Config } from '../lib/config.js';
 import type { Logger } from '../lib/logger.js';
 import type { Repositories } from '../db/index.js';
 import type { NewEvent } from '../db/repositories/events.repository.js';
+import type { DeadLetterRow } from '../db/repositories/ingest.repository.js';
 import type { DecodedFrame, FrameKind } from './frame.decoder.js';
 
 /** A message committed in this batch (never a duplicate), with what its frame carried besides telemetry. */
@@ -66,3 +67,16 @@ export interface StageDeps {
 }
 
 export type StageFactory = (deps: StageDeps) => IngestStage;
+
+/** What one MQTT payload on a frames topic brings: its good frames and the refusals to keep. */
+export interface IngestJob {
+  deviceId: string;
+  topic: string;
+  /** The payload as received (kept in a dead letter if its frames cannot be stored). */
+  payload: Buffer;
+  frames: DecodedFrame[];
+  /** Position of each good frame in the payload. */
+  frameIndexes: number[];
+  deadLetters: DeadLetterRow[];
+  receivedAt: Date;
+}
