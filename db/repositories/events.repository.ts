@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { createNotifications } from './notifications.repository.js';
+import { createNotifications } from './notification-fanout.js';
 
 export interface NewEvent {
   deviceId: string;
