@@ -8,22 +8,13 @@ import { createBus, type Bus } from '../lib/bus.js';
 import { migrateLatest, openDatabase, repositories, type Db, type Repositories } from '../db/index.js';
 import { buildApi } from '../api/app.js';
 import { createMessageFeed } from '../db/message-feed.js';
+import type { Part, PartDeps } from '../db/part.js';
 import { ensureCredentials, type Credentials } from './credentials.js';
 import { startRunScheduler } from '../simulator/scheduler.js';
 import { startNotificationWorker } from '../workers/notifications/index.js';
 import { startGateway } from '../gateway/gateway.js';
 
-export interface PartDeps { config: Config; db: Db; repos: Repositories; log: Logger; bus: Bus }
-
-/** A long-running part of the platform (gateway, workers): started with its deps, stopped with close(). */
-export interface Part {
-  name: string;
-  close(): Promise<void>;
-  health?(): Promise<Record<string, boolean>>;
-  metrics?(): Promise<string>;
-  /** URLs the part can be reached at, printed at start-up. */
-  urls?: Record<string, string>;
-}
+export type { Part, PartDeps };
 
 export interface Platform {
   config: Config;

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
-import type { Part, PartDeps } from '../../bin/platform.js';
+import type { Part, PartDeps } from '../../db/part.js';
 import type { Config } from '../../lib/config.js';
 import type { LinkBuilder } from '../../api/context.js';
 import { deliver } from './deliver.js';
