@@ -39,6 +39,19 @@ export function vehiclesRepository(knex: Knex) {
       return row?.vehicle_id ?? null;
     },
 
+    /** vehicleIdAt for many (device, time) points in one statement, in the order given. */
+    async vehicleIdsAt(points: { deviceId: string; at: Date }[], trx: Knex = knex): Promise<(string | null)[]> {
+      if (!points.length) return [];
+      const { rows } = await trx.raw(`
+        SELECT p.i, (SELECT dv.vehicle_id FROM device_vehicles dv WHERE dv.device_id = p.device_id AND dv.started_at <= p.at
+          ORDER BY dv.started_at DESC, dv.created_at DESC LIMIT 1) AS vehicle_id
+        FROM unnest(?::uuid[], ?::timestamptz[]) WITH ORDINALITY AS p(device_id, at, i)`,
+      [points.map((p) => p.deviceId), points.map((p) => p.at.toISOString())]);
+      const out = new Array<string | null>(points.length).fill(null);
+      for (const r of rows as { i: string | number; vehicle_id: string | null }[]) out[Number(r.i) - 1] = r.vehicle_id;
+      return out;
+    },
+
     /** A vehicle is visible to an application when one of the devices it has been in is. */
     async get(app: Principal, id: string, trx: Knex = knex): Promise<Vehicle | undefined> {
       const row = await trx('vehicles as v').select(COLUMNS).where('v.id', id)

@@ -26,50 +26,70 @@ export interface RuleEvaluationOptions {
 
 interface StoredMessageRef { id: string; ts: Date }
 
-/** The earliest timestamp a recomputation may start from (see RULE_RECOMPUTE_*). */
-async function recomputeBound(trx: Knex, deviceId: string, opts: RuleEvaluationOptions): Promise<Date> {
+/** One device's newly stored messages in a batch. */
+interface DeviceSpan { deviceId: string; earliest: number; newest: number }
+
+/**
+ * Per device, the earliest timestamp a recomputation may start from (see RULE_RECOMPUTE_*): one
+ * statement for every device of the batch that has a late frame.
+ */
+async function recomputeBounds(trx: Knex, deviceIds: string[], opts: RuleEvaluationOptions): Promise<Map<string, number>> {
   const { rows } = await trx.raw(
-    `SELECT (SELECT max(ts) FROM messages WHERE device_id = ?) AS latest,
-      (SELECT ts FROM messages WHERE device_id = ? ORDER BY ts DESC OFFSET ? LIMIT 1) AS nth`,
-    [deviceId, deviceId, (opts.maxMessages ?? RULE_RECOMPUTE_MAX_MESSAGES) - 1]);
-  const latest = new Date(rows[0].latest).getTime() - (opts.maxAgeMs ?? RULE_RECOMPUTE_MAX_AGE_MS);
-  return new Date(Math.max(latest, rows[0].nth ? new Date(rows[0].nth).getTime() : -Infinity));
+    `SELECT d.device_id, (SELECT max(ts) FROM messages WHERE device_id = d.device_id) AS latest,
+      (SELECT ts FROM messages WHERE device_id = d.device_id ORDER BY ts DESC OFFSET ? LIMIT 1) AS nth
+    FROM unnest(?::uuid[]) AS d(device_id)`,
+    [(opts.maxMessages ?? RULE_RECOMPUTE_MAX_MESSAGES) - 1, deviceIds]);
+  const maxAge = opts.maxAgeMs ?? RULE_RECOMPUTE_MAX_AGE_MS;
+  return new Map((rows as Record<string, any>[]).map((r) => [r.device_id as string,
+    Math.max(new Date(r.latest).getTime() - maxAge, r.nth ? new Date(r.nth).getTime() : -Infinity)]));
 }
 
-/** The device's rules, key-share locked so a rule deleted meanwhile waits for this batch to commit. */
-async function deviceRules(trx: Knex, deviceId: string) {
+/** The rules of the batch's devices, key-share locked so a rule deleted meanwhile waits for this batch to commit. */
+async function batchRules(trx: Knex, deviceIds: string[]) {
   const rows = await trx('rules as r').join('rule_states as s', 's.rule_id', 'r.id')
-    .select('r.id', 'r.application_id', 'r.name', 'r.created_at', 's.last_ts').where('r.device_id', deviceId).forKeyShare('r');
+    .select('r.id', 'r.application_id', 'r.name', 'r.created_at', 'r.device_id', 's.last_ts')
+    .whereRaw('r.device_id = ANY(?::uuid[])', [deviceIds]).forKeyShare('r');
   return rows.map((r: Record<string, any>) => ({
-    rule: { id: r.id, applicationId: r.application_id, name: r.name, createdAt: r.created_at, deviceId } as DeviceRule,
-    lastTs: r.last_ts ? new Date(r.last_ts) : null,
+    rule: { id: r.id, applicationId: r.application_id, name: r.name, createdAt: r.created_at, deviceId: r.device_id } as DeviceRule,
+    lastTs: r.last_ts ? new Date(r.last_ts).getTime() : null,
   }));
 }
 
 /**
- * Evaluates the device's rules over newly stored messages, inside the ingest transaction, and
- * returns the rule-enter / rule-leave events to store (the caller stores them with events.insert).
- * A rule whose last evaluated message is older than every new message continues from its state;
- * otherwise (a late frame) it is recomputed from the earliest new message, within the bound above:
- * its state changes and events from there on are replaced by what the ordered data implies.
+ * Evaluates the rules of every device of an ingest batch over its newly stored messages, inside the
+ * ingest transaction, and returns the rule-enter / rule-leave events to store (the caller stores them
+ * with events.insert). Set-based (DESIGN.md): a constant number of statements per batch, however
+ * many devices and rules it holds. A rule whose last evaluated message is older than every new
+ * message of its device continues from its state; otherwise (a late frame) it is recomputed from the
+ * device's earliest new message, within the bound above: its state changes and events from there on
+ * are replaced by what the ordered data implies.
  */
-export async function evaluateRules(trx: Knex, deviceId: string, messages: StoredMessageRef[], opts: RuleEvaluationOptions): Promise<NewEvent[]> {
-  if (!messages.length) return [];
-  const rules = await deviceRules(trx, deviceId);
+export async function evaluateRuleBatch(trx: Knex, batch: { deviceId: string; messages: StoredMessageRef[] }[],
+  opts: RuleEvaluationOptions): Promise<NewEvent[]> {
+  const spans = new Map<string, DeviceSpan>();
+  for (const d of batch) {
+    if (!d.messages.length) continue;
+    const times = d.messages.map((m) => m.ts.getTime());
+    spans.set(d.deviceId, { deviceId: d.deviceId, earliest: Math.min(...times), newest: Math.max(...times) });
+  }
+  if (!spans.size) return [];
+  const rules = await batchRules(trx, [...spans.keys()]);
   if (!rules.length) return [];
-  const times = messages.map((m) => m.ts.getTime());
-  const [earliest, newest] = [Math.min(...times), Math.max(...times)];
-  const isLate = (lastTs: Date | null) => lastTs !== null && earliest <= lastTs.getTime();
-  const bound = rules.some((r) => isLate(r.lastTs)) ? (await recomputeBound(trx, deviceId, opts)).getTime() : earliest;
+  const isLate = (r: (typeof rules)[number]) => r.lastTs !== null && spans.get(r.rule.deviceId)!.earliest <= r.lastTs;
+  const lateDevices = [...new Set(rules.filter(isLate).map((r) => r.rule.deviceId))];
+  const bounds = lateDevices.length ? await recomputeBounds(trx, lateDevices, opts) : new Map<string, number>();
   // A rule only late messages older than the bound reach has nothing to do.
-  const plan = rules
-    .map(({ rule, lastTs }) => ({ ruleId: rule.id, late: isLate(lastTs), from: new Date(isLate(lastTs) ? Math.max(earliest, bound) : earliest) }))
-    .filter((p) => p.from.getTime() <= newest);
+  const plan = rules.map((r) => {
+    const span = spans.get(r.rule.deviceId)!;
+    const late = isLate(r);
+    return { ruleId: r.rule.id, late, newest: span.newest,
+      from: new Date(late ? Math.max(span.earliest, bounds.get(r.rule.deviceId) ?? -Infinity) : span.earliest) };
+  }).filter((p) => p.from.getTime() <= p.newest);
   const recomputed = plan.filter((p) => p.late);
-  const { changes, current } = await runEvaluation(trx, deviceId, plan);
+  const { changes, current } = await runEvaluation(trx, plan);
   await saveStates(trx, recomputed, changes, current);
-  const fresh = await supersede(trx, deviceId, recomputed, changes.filter((r) => r.transition));
-  return ruleEvents(trx, deviceId, rules.map((r) => r.rule), fresh, opts.url);
+  const fresh = await supersede(trx, recomputed, changes.filter((r) => r.transition));
+  return ruleEvents(trx, rules.map((r) => r.rule), fresh, opts.url);
 }
 
 type LinkConfig = Pick<Config, 'serviceUrls' | 'publicUrl' | 'httpPort'>;
@@ -88,28 +108,20 @@ const optionsOf = (ctx: RuleDeriverContext = {}): RuleEvaluationOptions => ({
 /** A batch of one device's newly stored messages (gateway/ingest: ts ascending). */
 export interface RuleBatch { deviceId: string; messages: { id: string; ts: Date }[] }
 
-/** The ingest deriver: `(trx, batch, ctx) => NewEvent[]`, run inside each batch transaction. */
+/** One device's batch through the same set-based evaluation (tests and tools). */
 export function evaluateRulesDeriver(trx: Knex, batch: RuleBatch, ctx?: RuleDeriverContext): Promise<NewEvent[]> {
-  return evaluateRules(trx, batch.deviceId, batch.messages, optionsOf(ctx));
+  return evaluateRuleBatch(trx, [batch], optionsOf(ctx));
 }
 
-/**
- * The same as an ingest stage (gateway/ingest.types.ts IngestStage): devices without rules cost one
- * query for the whole batch.
- */
+/** The ingest stage (gateway/ingest.types.ts IngestStage): one evaluation for all the devices of a batch. */
 export function rulesStage(deps: { config: LinkConfig }) {
   const opts = optionsOf({ config: deps.config });
   return {
     name: 'rules',
-    async apply(ctx: { trx: Knex; devices: { deviceId: string; messages: { id: string; timestamp: Date }[] }[] }): Promise<NewEvent[]> {
-      const ids = ctx.devices.filter((d) => d.messages.length).map((d) => d.deviceId);
-      if (!ids.length) return [];
-      const withRules = new Set((await ctx.trx('rules').distinct('device_id').whereIn('device_id', ids)).map((r: any) => r.device_id));
-      const events: NewEvent[] = [];
-      for (const d of ctx.devices.filter((x) => withRules.has(x.deviceId))) {
-        events.push(...await evaluateRules(ctx.trx, d.deviceId, d.messages.map((m) => ({ id: m.id, ts: m.timestamp })), opts));
-      }
-      return events;
+    apply(ctx: { trx: Knex; devices: { deviceId: string; messages: { id: string; timestamp: Date }[] }[] }): Promise<NewEvent[]> {
+      return evaluateRuleBatch(ctx.trx, ctx.devices.map((d) => ({
+        deviceId: d.deviceId, messages: d.messages.map((m) => ({ id: m.id, ts: m.timestamp })),
+      })), opts);
     },
   };
 }

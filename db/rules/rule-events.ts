@@ -11,8 +11,7 @@ const STORED_RULE_EVENTS = `
   SELECT e.id, e.object_id AS rule_id, e.event_type, e.meta -> 'message' ->> 'id' AS message_id,
     coalesce((e.meta ->> 'firstEval')::boolean, false) AS first_eval
   FROM events e JOIN json_to_recordset(?::json) AS p(rule_id uuid, from_ts timestamptz)
-    ON e.object_type = 'rule' AND e.object_id = p.rule_id AND e.ts >= p.from_ts
-  WHERE e.device_id = ?`;
+    ON e.object_type = 'rule' AND e.object_id = p.rule_id AND e.ts >= p.from_ts`;
 
 const eventType = (covered: boolean) => (covered ? 'rule-enter' : 'rule-leave');
 const key = (ruleId: string, type: string, messageId: string, firstEval: boolean) => `${ruleId}|${type}|${messageId}|${firstEval}`;
@@ -22,10 +21,10 @@ const key = (ruleId: string, type: string, messageId: string, firstEval: boolean
  * events no longer implied are deleted (with their notifications), events still implied are kept
  * as they are (their notifications are not sent twice), and only the new transitions are returned.
  */
-export async function supersede(trx: Knex, deviceId: string, recomputed: PlanEntry[], transitions: ChangeRow[]) {
+export async function supersede(trx: Knex, recomputed: PlanEntry[], transitions: ChangeRow[]) {
   if (!recomputed.length) return transitions;
   const param = JSON.stringify(recomputed.map((p) => ({ rule_id: p.ruleId, from_ts: p.from.toISOString() })));
-  const { rows } = await trx.raw(STORED_RULE_EVENTS, [param, deviceId]);
+  const { rows } = await trx.raw(STORED_RULE_EVENTS, [param]);
   const stored = new Map((rows as Record<string, any>[]).map((r) => [key(r.rule_id, r.event_type, r.message_id, r.first_eval), r.id as string]));
   const implied = new Set(transitions.map((t) => key(t.ruleId, eventType(t.covered), t.messageId, t.firstEval)));
   const stale = [...stored].filter(([k]) => !implied.has(k)).map(([, id]) => id);
@@ -42,17 +41,17 @@ export function snapshotOf(data: Record<string, unknown>): Record<string, unknow
 }
 
 /** rule-enter / rule-leave events (spec 6.1, 6.2) for the transitions, meta assembled from the rule. */
-export async function ruleEvents(trx: Knex, deviceId: string, rules: DeviceRule[], transitions: ChangeRow[], url: UrlFor): Promise<NewEvent[]> {
+export async function ruleEvents(trx: Knex, rules: DeviceRule[], transitions: ChangeRow[], url: UrlFor): Promise<NewEvent[]> {
   if (!transitions.length) return [];
   const byId = new Map(rules.map((r) => [r.id, r]));
   const boundaries = await rulesRepository(trx).boundariesOf([...new Set(transitions.map((t) => t.ruleId))], trx);
-  const vehicles = vehiclesRepository(trx);
+  const vehicleIds = await vehiclesRepository(trx).vehicleIdsAt(transitions.map((t) => ({ deviceId: byId.get(t.ruleId)!.deviceId, at: t.ts })), trx);
   const events: NewEvent[] = [];
-  for (const t of transitions) {
+  for (const [i, t] of transitions.entries()) {
     const rule = byId.get(t.ruleId)!;
     const copy = ruleCopy(url, { ...rule, evaluated: true, covered: t.covered, boundaries: boundaries.get(rule.id) ?? [] });
     events.push({
-      deviceId, vehicleId: await vehicles.vehicleIdAt(deviceId, t.ts, trx), applicationId: rule.applicationId,
+      deviceId: rule.deviceId, vehicleId: vehicleIds[i], applicationId: rule.applicationId,
       timestamp: t.ts, eventType: eventType(t.covered), objectType: 'rule', objectId: rule.id,
       meta: {
         direction: t.covered ? 'enter' : 'leave', firstEval: t.firstEval, rule: copy,

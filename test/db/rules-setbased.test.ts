@@ -1,0 +1,75 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Knex } from 'knex';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { rulesStage } from '../../db/rules/evaluate.js';
+import { at, createRule, metersNorth, storeMessages, type TestMessage } from './rules-fixtures.js';
+
+let t: TestApp;
+beforeAll(async () => { t = await buildTestApp(); });
+afterAll(async () => { await t?.close(); });
+
+const LON = 2.3522;
+const LAT = 48.8566;
+const depot = { name: 'depot', boundaries: [{ type: 'radius' as const, lon: LON, lat: LAT, radius: 50 }] };
+const fast = { name: 'fast', boundaries: [{ type: 'parametric' as const, parameter: 'vehicleSpeed', min: 80, max: null }] };
+const inside = (s: number, speed = 10): TestMessage => ({ ts: at(s), lon: LON, lat: metersNorth(LAT, 5), data: { vehicleSpeed: speed } });
+const outside = (s: number, speed = 90): TestMessage => ({ ts: at(s), lon: LON, lat: metersNorth(LAT, 300), data: { vehicleSpeed: speed } });
+
+/** Runs the rules stage over one batch holding `batch[device]` for each device; returns its events and statement count. */
+async function stage(devices: { id: string }[], batch: (i: number) => TestMessage[]) {
+  let statements = 0;
+  const count = () => { statements++; };
+  const events = await t.db.knex.transaction(async (trx: Knex) => {
+    const input = [];
+    for (const [i, d] of devices.entries()) {
+      const stored = await storeMessages(trx, d.id, batch(i));
+      input.push({ deviceId: d.id, messages: stored.map((m) => ({ id: m.id, timestamp: m.ts })) });
+    }
+    t.db.knex.on('query', count);
+    try {
+      return await rulesStage({ config: t.config }).apply({ trx, devices: input });
+    } finally {
+      t.db.knex.off('query', count);
+    }
+  });
+  return { events, statements };
+}
+
+async function fleet(n: number) {
+  const app = await t.make.application();
+  const devices = [];
+  for (let i = 0; i < n; i++) {
+    const device = await t.make.device(app.principal);
+    await createRule(t, app, device.id, depot);
+    await createRule(t, app, device.id, fast);
+    devices.push(device);
+  }
+  return devices;
+}
+
+describe('rules stage, set-based per batch', () => {
+  it('runs the same number of statements for 1 device as for 12, live and with late frames', async () => {
+    const one = await fleet(1);
+    const twelve = await fleet(12);
+    const live = (s: number) => () => [inside(s), outside(s + 10)];
+    const [a, b] = [await stage(one, live(0)), await stage(twelve, live(0))];
+    expect(a.events).toHaveLength(4); // per device: depot enter (first) then leave; fast leave (first) then enter
+    expect(b.events).toHaveLength(48);
+    expect(b.statements).toBe(a.statements);
+    // A late frame at 5 s (outside) recomputes each device's span: same statements again.
+    const late = () => [outside(5)];
+    const [c, d] = [await stage(one, late), await stage(twelve, late)];
+    expect(c.events.map((e) => e.eventType).sort()).toEqual(['rule-enter', 'rule-leave']);
+    expect(d.events).toHaveLength(24);
+    expect(d.statements).toBe(c.statements);
+  });
+
+  it('gives each device its own transitions in one batch', async () => {
+    const devices = await fleet(3);
+    const { events } = await stage(devices, (i) => (i === 1 ? [outside(0), inside(10)] : [inside(0)]));
+    const trail = (id: string) => events.filter((e) => e.deviceId === id).map((e) => `${e.eventType}@${e.timestamp.getTime() - at(0).getTime()}`).sort();
+    expect(trail(devices[0].id)).toEqual(['rule-enter@0', 'rule-leave@0']);
+    expect(trail(devices[1].id)).toEqual(['rule-enter@0', 'rule-enter@10000', 'rule-leave@0', 'rule-leave@10000']);
+    expect(trail(devices[2].id)).toEqual(['rule-enter@0', 'rule-leave@0']);
+  });
+});
