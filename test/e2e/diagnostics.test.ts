@@ -64,6 +64,11 @@ async function newDevice(name: string) {
 /** The events POSTed to the receiver for a device's subscription, oldest first. */
 const delivered = (name: string, type: string) => receiver.on(`/ok/${name}/${type}`).map((r) => JSON.parse(r.body).notification.event)
   .sort((a: any, b: any) => a.timestamp.localeCompare(b.timestamp));
+/** Waits until exactly `n` events of the type reached the receiver. */
+const waitDelivered = (name: string, type: string, n: number) => waitFor(() => {
+  const list = delivered(name, type);
+  return list.length === n ? list : null;
+}, `${n} ${type} deliveries to ${name}`, 20_000) as Promise<any[]>;
 const numberOf = async (codeId: string) => (await api('GET', `/api/v1/codes/${codeId}`)).body.code.number;
 
 describe('diagnostics and safety, end to end', () => {
@@ -90,9 +95,9 @@ describe('diagnostics and safety, end to end', () => {
     expect(collisions).toHaveLength(1);
     expect(collisions[0].location).toEqual({ latitude: hit.location.lat, longitude: hit.location.lon });
 
-    const on = await waitFor(() => delivered('sim', 'dtc-on').length === 1 && delivered('sim', 'dtc-on'), 'dtc-on delivery', 20_000);
-    const off = await waitFor(() => delivered('sim', 'dtc-off').length === 1 && delivered('sim', 'dtc-off'), 'dtc-off delivery', 20_000);
-    const crash = await waitFor(() => delivered('sim', 'collision').length === 1 && delivered('sim', 'collision'), 'collision delivery', 20_000);
+    const on = await waitDelivered('sim', 'dtc-on', 1);
+    const off = await waitDelivered('sim', 'dtc-off', 1);
+    const crash = await waitDelivered('sim', 'collision', 1);
     expect(on[0]).toMatchObject({ deviceId: device.id, timestamp: codes[0].start, object: { type: 'vehicle', id: vehicleId } });
     expect(off[0]).toMatchObject({ timestamp: codes[0].stop, meta: { code: on[0].meta.code } });
     expect(await numberOf(on[0].meta.code)).toBe('P0300');
@@ -124,11 +129,11 @@ describe('diagnostics and safety, end to end', () => {
     const collisions = (await api('GET', `/api/v1/devices/${device.id}/collisions`)).body.collisions;
     expect(collisions.map((c: any) => [c.timestamp, c.location])).toEqual([[iso(20), { latitude: 32.782, longitude: -96.8 }]]);
 
-    const on = await waitFor(() => delivered('hand', 'dtc-on').length === 2 && delivered('hand', 'dtc-on'), 'dtc-on deliveries', 20_000);
+    const on = await waitDelivered('hand', 'dtc-on', 2);
     expect((await Promise.all(on.map((e: any) => numberOf(e.meta.code)))).sort()).toEqual(['P0301', 'U0100']);
-    const off = await waitFor(() => delivered('hand', 'dtc-off').length === 1 && delivered('hand', 'dtc-off'), 'dtc-off delivery', 20_000);
+    const off = await waitDelivered('hand', 'dtc-off', 1);
     expect([off[0].timestamp, await numberOf(off[0].meta.code)]).toEqual([iso(15), 'P0301']);
-    const crash = await waitFor(() => delivered('hand', 'collision').length === 1 && delivered('hand', 'collision'), 'collision delivery', 20_000);
+    const crash = await waitDelivered('hand', 'collision', 1);
     expect(crash[0]).toMatchObject({ timestamp: iso(20), deviceId: device.id, object: { type: 'vehicle', id: vehicleId } });
     await new Promise((r) => setTimeout(r, 300));
     expect(delivered('hand', 'collision')).toHaveLength(1);
