@@ -14,6 +14,8 @@ import { routesRepository } from './repositories/routes.repository.js';
 import { dummiesRepository } from './repositories/dummies.repository.js';
 import { runsRepository } from './repositories/runs.repository.js';
 import { runLeasesRepository } from './repositories/run-leases.repository.js';
+import { diagnosticsRepository } from './repositories/diagnostics.repository.js';
+import { collisionsRepository } from './repositories/collisions.repository.js';
 
 export * from './connection.js';
 export { migrateLatest } from './migrate.js';
@@ -37,6 +39,8 @@ export function repositories(knex: Knex) {
     dummies: dummiesRepository(knex),
     runs: runsRepository(knex),
     runLeases: runLeasesRepository(knex),
+    diagnostics: diagnosticsRepository(knex),
+    collisions: collisionsRepository(knex),
   };
 }
 export type Repositories = ReturnType<typeof repositories>;

@@ -2,6 +2,8 @@ import type { StageFactory } from './ingest.types.js';
 import { vehiclesStage } from './stages/vehicles.stage.js';
 import { deviceEventsStage } from './stages/device-events.stage.js';
 import { rulesStage } from '../db/rules/evaluate.js';
+import { diagnosticsStage } from './stages/diagnostics.stage.js';
+import { collisionsStage } from './stages/collisions.stage.js';
 
 export type { DeviceBatch, IngestedMessage, IngestStage, StageContext, StageDeps, StageFactory } from './ingest.types.js';
 
@@ -14,4 +16,6 @@ export const INGEST_STAGES: StageFactory[] = [
   vehiclesStage,
   deviceEventsStage,
   rulesStage,
+  diagnosticsStage,
+  collisionsStage,
 ];

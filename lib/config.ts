@@ -32,9 +32,17 @@ export interface Config {
   streamHealthMs: number;
   /** MQTT URL the run scheduler connects dummies to; null = the in-process gateway's (issue 4). */
   simulatorMqttUrl: string | null;
+  /** g: an accelerometer sample at least this strong, while moving, is an impact (issue 12). */
+  collisionImpactG: number;
+  /** km/h: the speed above which an accelerometer impact counts as a collision. */
+  collisionMinSpeedKmh: number;
+  /** ms: impact samples closer than this belong to one collision. */
+  collisionMergeMs: number;
+  /** h: battery readings older than this give batteryStatus null. */
+  batteryRecentHours: number;
 }
 
-type Kind = 'string' | 'int' | 'port' | 'bool' | 'url' | 'enum';
+type Kind = 'string' | 'int' | 'number' | 'port' | 'bool' | 'url' | 'enum';
 interface Field { key: keyof Config | `url.${ServiceKind}`; env: string; kind: Kind; def: unknown; values?: string[] }
 
 const F = (key: Field['key'], env: string, kind: Kind, def: unknown, values?: string[]): Field =>
@@ -67,6 +75,10 @@ export const CONFIG_FIELDS: Field[] = [
   F('webhookBackoffMs', 'WEBHOOK_BACKOFF_MS', 'int', 1000),
   F('streamHealthMs', 'STREAM_HEALTH_MS', 'int', 15_000),
   F('simulatorMqttUrl', 'SIMULATOR_MQTT_URL', 'string', null),
+  F('collisionImpactG', 'COLLISION_IMPACT_G', 'number', 2.5),
+  F('collisionMinSpeedKmh', 'COLLISION_MIN_SPEED_KMH', 'number', 15),
+  F('collisionMergeMs', 'COLLISION_MERGE_MS', 'int', 10_000),
+  F('batteryRecentHours', 'BATTERY_RECENT_HOURS', 'int', 72),
 ];
 
 export class ConfigError extends Error {
@@ -91,6 +103,11 @@ function coerce(field: Field, raw: unknown, problems: string[]): unknown {
       if (!Number.isInteger(n) || n < 0 || n > max) {
         problems.push(`${where}: "${text}" is not ${field.kind === 'port' ? 'a port (0-65535)' : 'a non-negative integer'}`);
       }
+      return n;
+    }
+    case 'number': {
+      const n = Number(text);
+      if (!Number.isFinite(n) || n < 0) problems.push(`${where}: "${text}" is not a non-negative number`);
       return n;
     }
     case 'bool':

@@ -7,6 +7,8 @@ import eventsRoutes from './events/events.routes.js';
 import subscriptionsRoutes from './subscriptions/subscriptions.routes.js';
 import telemetryRoutes from './telemetry/telemetry.routes.js';
 import dummiesRoutes from './dummies/dummies.routes.js';
+import diagnosticRoutes from './diagnostic/diagnostic.routes.js';
+import safetyRoutes from './safety/safety.routes.js';
 
 /** The sub-service modules served under /api/v1, in one explicit list (CONVENTIONS.md). */
 export const API_MODULES: ((app: FastifyInstance) => Promise<void>)[] = [
@@ -18,4 +20,6 @@ export const API_MODULES: ((app: FastifyInstance) => Promise<void>)[] = [
   subscriptionsRoutes,
   telemetryRoutes,
   dummiesRoutes,
+  diagnosticRoutes,
+  safetyRoutes,
 ];

@@ -1,0 +1,64 @@
+import type { FastifyInstance } from 'fastify';
+import { NotFound } from '../../../lib/errors.js';
+import type { Collision } from '../../../db/repositories/collisions.repository.js';
+import type { LinkBuilder } from '../../context.js';
+import { DeviceIdParams, errorResponses, StreamQuery, VehicleIdParams } from '../../schemas/common.js';
+import { parseStreamWindow, streamMeta, type StreamParams } from '../../plugins/pagination.js';
+import { Type } from 'typebox';
+import { CollisionIdParams, CollisionList, CollisionResponse } from './safety.schemas.js';
+
+/** Collision (spec 2.14, reference-notes §4): location as {latitude, longitude}. */
+export function presentCollision(links: LinkBuilder, c: Collision) {
+  const out: Record<string, string> = {
+    self: links.url('safety', `/api/v1/collisions/${c.id}`), device: links.url('platform', `/api/v1/devices/${c.deviceId}`),
+  };
+  if (c.vehicleId) out.vehicle = links.url('platform', `/api/v1/vehicles/${c.vehicleId}`);
+  return {
+    id: c.id, deviceId: c.deviceId, vehicleId: c.vehicleId, timestamp: c.timestamp.toISOString(),
+    location: c.latitude === null || c.longitude === null ? null : { latitude: c.latitude, longitude: c.longitude },
+    links: out,
+  };
+}
+
+const ListQuery = Type.Object(StreamQuery);
+
+/** Collisions (spec 4.11): of a device, of a vehicle, one by id. */
+export default async function safetyRoutes(app: FastifyInstance) {
+  const { repos } = app.deps;
+  const config = { service: 'safety' as const };
+  const list = (path: string, w: StreamParams, page: { remaining: number; collisions: Collision[] }) => ({
+    collisions: page.collisions.map((c) => presentCollision(app.links, c)),
+    meta: streamMeta(app.links, 'safety', path, w, { remaining: page.remaining, lastTimestamp: page.collisions.at(-1)?.timestamp ?? null }),
+  });
+
+  app.get('/api/v1/devices/:deviceId/collisions', {
+    config,
+    schema: { tags: ['safety'], summary: "A device's collisions, newest first", params: DeviceIdParams, querystring: ListQuery,
+      response: { 200: CollisionList, ...errorResponses(404) } },
+  }, async (request) => {
+    const { deviceId } = request.params as { deviceId: string };
+    const w = parseStreamWindow(request.query as Record<string, string | undefined>);
+    await repos.devices.requireReadable(request.principal!, deviceId);
+    return list(`/api/v1/devices/${deviceId}/collisions`, w, await repos.collisions.listForDevice(request.principal!, deviceId, w));
+  });
+
+  app.get('/api/v1/vehicles/:vehicleId/collisions', {
+    config,
+    schema: { tags: ['safety'], summary: "A vehicle's collisions from the devices the application can read, newest first",
+      params: VehicleIdParams, querystring: ListQuery, response: { 200: CollisionList, ...errorResponses(404) } },
+  }, async (request) => {
+    const { vehicleId } = request.params as { vehicleId: string };
+    const w = parseStreamWindow(request.query as Record<string, string | undefined>);
+    await repos.vehicles.requireReadable(request.principal!, vehicleId);
+    return list(`/api/v1/vehicles/${vehicleId}/collisions`, w, await repos.collisions.listForVehicle(request.principal!, vehicleId, w));
+  });
+
+  app.get('/api/v1/collisions/:collisionId', {
+    config,
+    schema: { tags: ['safety'], summary: 'One collision', params: CollisionIdParams, response: { 200: CollisionResponse, ...errorResponses(404) } },
+  }, async (request) => {
+    const collision = await repos.collisions.get(request.principal!, (request.params as { collisionId: string }).collisionId);
+    if (!collision) throw new NotFound();
+    return { collision: presentCollision(app.links, collision) };
+  });
+}

@@ -1,0 +1,110 @@
+// Collisions (spec 2.14, 4.11), set-based per ingest batch: two statements for all the devices of a batch.
+import type { Knex } from 'knex';
+
+export interface CollisionOptions {
+  /** g (9.80665 m/s²): the accelerometer magnitude that is an impact. */
+  impactG: number;
+  /** km/h: an accelerometer impact counts only at or above this speed. */
+  minSpeedKmh: number;
+  /** ms: impact samples closer than this are one collision. */
+  mergeMs: number;
+}
+
+/** A device's oldest message in the batch that carried `accel` or `collision`. */
+export interface CollisionBatch { deviceId: string; minTs: Date }
+
+/**
+ * Impact magnitude of a frame's accelerometer window (m/s², x forward, y left, z up with +1 g at rest):
+ * the norm of the largest excursion on each axis, gravity removed from z, in g.
+ */
+const MAGNITUDE = `sqrt(
+    greatest(abs((a ->> 'maxX')::float8), abs((a ->> 'minX')::float8)) ^ 2
+  + greatest(abs((a ->> 'maxY')::float8), abs((a ->> 'minY')::float8)) ^ 2
+  + greatest(abs((a ->> 'maxZ')::float8 - 9.80665), abs((a ->> 'minZ')::float8 - 9.80665)) ^ 2) / 9.80665`;
+
+/**
+ * Candidate samples: the device reported a collision, or the accelerometer magnitude reached the threshold
+ * while moving (the frame's vehicleSpeed or GPS speed, else the newest speed of the last 30 s). Candidates
+ * less than mergeMs apart are one impact, recorded at its first sample. Recomputation starts at the batch's
+ * oldest such message, or at the first sample of a stored impact that may merge with it; impacts are upserted
+ * by (device, ts) and those in the span no longer implied are deleted. Returns each device's span start.
+ */
+const RECOMPUTE = `
+  WITH batch AS (SELECT * FROM unnest(?::uuid[], ?::timestamptz[]) AS b(device_id, min_ts)),
+  params AS (SELECT ?::float8 AS impact_g, ?::float8 AS min_speed, make_interval(secs => ?::float8 / 1000) AS merge),
+  span AS (
+    SELECT b.device_id, coalesce((SELECT min(c.ts) FROM collisions c, params p WHERE c.device_id = b.device_id
+      AND c.ts <= b.min_ts AND c.last_ts >= b.min_ts - p.merge), b.min_ts) AS from_ts
+    FROM batch b),
+  samples AS (
+    SELECT m.device_id, m.id AS message_id, m.ts, m.location, m.extra -> 'collision' IS NOT NULL AS reported,
+      (m.extra -> 'collision' ->> 'peakG')::float8 AS reported_g,
+      CASE WHEN m.data -> 'accel' IS NOT NULL THEN (SELECT ${MAGNITUDE} FROM (SELECT m.data -> 'accel' AS a) x) END AS g,
+      coalesce((m.data ->> 'vehicleSpeed')::float8, (m.extra -> 'gps' ->> 'speed')::float8) AS speed
+    FROM messages m JOIN span s ON m.device_id = s.device_id AND m.ts >= s.from_ts
+    WHERE m.extra -> 'collision' IS NOT NULL OR m.data -> 'accel' IS NOT NULL),
+  candidates AS (
+    SELECT x.* FROM samples x, params p
+    WHERE x.reported OR (x.g >= p.impact_g AND coalesce(x.speed, (SELECT coalesce((m.data ->> 'vehicleSpeed')::float8,
+      (m.extra -> 'gps' ->> 'speed')::float8) FROM messages m WHERE m.device_id = x.device_id AND m.ts < x.ts
+      AND m.ts >= x.ts - interval '30 seconds' AND (m.data -> 'vehicleSpeed' IS NOT NULL OR m.extra -> 'gps' -> 'speed' IS NOT NULL)
+      ORDER BY m.ts DESC LIMIT 1)) >= p.min_speed)),
+  grouped AS (
+    SELECT y.*, sum(CASE WHEN y.prev_ts IS NULL OR y.ts - y.prev_ts >= p.merge THEN 1 ELSE 0 END)
+      OVER (PARTITION BY y.device_id ORDER BY y.ts, y.message_id) AS k
+    FROM (SELECT c.*, lag(c.ts) OVER (PARTITION BY c.device_id ORDER BY c.ts, c.message_id) AS prev_ts FROM candidates c) y, params p),
+  impacts AS (
+    SELECT device_id, min(ts) AS ts, max(ts) AS last_ts, (array_agg(message_id ORDER BY ts, message_id))[1] AS message_id,
+      (array_agg(location ORDER BY ts, message_id) FILTER (WHERE location IS NOT NULL))[1] AS location,
+      max(greatest(g, reported_g)) AS peak_g, bool_or(reported) AS reported
+    FROM grouped GROUP BY device_id, k),
+  located AS (
+    SELECT i.*, coalesce(i.location, (SELECT m.location FROM messages m WHERE m.device_id = i.device_id AND m.ts <= i.ts
+        AND m.ts >= i.ts - interval '5 minutes' AND m.location IS NOT NULL ORDER BY m.ts DESC LIMIT 1)) AS point,
+      (SELECT dv.vehicle_id FROM device_vehicles dv WHERE dv.device_id = i.device_id AND dv.started_at <= i.ts
+        ORDER BY dv.started_at DESC, dv.created_at DESC LIMIT 1) AS vehicle_id
+    FROM impacts i),
+  upserted AS (
+    INSERT INTO collisions (id, device_id, vehicle_id, ts, last_ts, message_id, latitude, longitude, peak_g, source)
+    SELECT gen_random_uuid(), l.device_id, l.vehicle_id, l.ts, l.last_ts, l.message_id, ST_Y(l.point), ST_X(l.point), l.peak_g,
+      CASE WHEN l.reported THEN 'device' ELSE 'accelerometer' END
+    FROM located l
+    ON CONFLICT (device_id, ts) DO UPDATE SET vehicle_id = EXCLUDED.vehicle_id, last_ts = EXCLUDED.last_ts,
+      message_id = EXCLUDED.message_id, latitude = EXCLUDED.latitude, longitude = EXCLUDED.longitude,
+      peak_g = EXCLUDED.peak_g, source = EXCLUDED.source
+    RETURNING id),
+  removed AS (
+    DELETE FROM collisions c USING span s
+    WHERE c.device_id = s.device_id AND c.ts >= s.from_ts
+      AND NOT EXISTS (SELECT 1 FROM located l WHERE l.device_id = c.device_id AND l.ts = c.ts)
+    RETURNING c.id)
+  SELECT s.device_id, s.from_ts, (SELECT count(*) FROM upserted) AS upserted, (SELECT count(*) FROM removed) AS removed
+  FROM span s`;
+
+/** collision events (spec 6.1, reference-notes §5: object vehicle, no meta) implied from each span start on, against those stored. */
+const EVENT_DIFF = `
+  WITH span AS (SELECT * FROM unnest(?::uuid[], ?::timestamptz[]) AS s(device_id, from_ts)),
+  implied AS (SELECT c.device_id, c.vehicle_id, c.ts FROM collisions c JOIN span s ON c.device_id = s.device_id AND c.ts >= s.from_ts),
+  stored AS (
+    SELECT e.id, e.device_id, e.ts FROM events e JOIN span s ON e.device_id = s.device_id AND e.ts >= s.from_ts
+    WHERE e.event_type = 'collision'),
+  stale AS (
+    DELETE FROM events e USING stored st
+    WHERE e.id = st.id AND NOT EXISTS (SELECT 1 FROM implied i WHERE i.device_id = st.device_id AND i.ts = st.ts)
+    RETURNING e.id)
+  SELECT i.device_id, i.vehicle_id, i.ts FROM implied i
+  WHERE NOT EXISTS (SELECT 1 FROM stored st WHERE st.device_id = i.device_id AND st.ts = i.ts)
+  ORDER BY i.ts`;
+
+export interface CollisionEventRow { deviceId: string; vehicleId: string | null; ts: Date }
+
+export async function recomputeCollisions(trx: Knex, batches: CollisionBatch[], o: CollisionOptions): Promise<CollisionEventRow[]> {
+  if (!batches.length) return [];
+  const { rows: spans } = await trx.raw(RECOMPUTE, [
+    batches.map((b) => b.deviceId), batches.map((b) => b.minTs.toISOString()), o.impactG, o.minSpeedKmh, o.mergeMs,
+  ]);
+  const { rows } = await trx.raw(EVENT_DIFF, [
+    (spans as any[]).map((s) => s.device_id), (spans as any[]).map((s) => new Date(s.from_ts).toISOString()),
+  ]);
+  return (rows as Record<string, any>[]).map((r) => ({ deviceId: r.device_id, vehicleId: r.vehicle_id, ts: new Date(r.ts) }));
+}
