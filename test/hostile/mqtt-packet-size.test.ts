@@ -57,7 +57,7 @@ describe('packet size and CONNECT timeout', () => {
     expect(dev.client.connected).toBe(true);
     const before = await cut('packet_too_large');
     dev.client.on('error', () => undefined); // ECONNRESET when the server cuts it
-    const gone = new Promise((r) => dev.client.once('close', r));
+    const gone = new Promise<void>((r) => dev.client.once('close', () => r()));
     dev.client.publish(`devices/${dev.d.id}/frames`, Buffer.alloc(MiB, 0x20), { qos: 1 });
     await within(gone, 'server cutting the connection');
     expect(await cut('packet_too_large')).toBe(before + 1);
