@@ -39,7 +39,7 @@ export function uplinkJob(deviceId: string, topic: string, payload: Buffer, maxB
     const nul = nulProblem(frame, index);
     if (nul) { refused.set(index, nul); continue; }
     job.frames.push(frame);
-    if (frame.ignoredFields) ignoredFields.push(...frame.ignoredFields);
+    for (const field of frame.ignoredFields ?? []) ignoredFields.push(field); // not push(...): a frame may have 40,000
     job.frameIndexes.push(index);
   }
   const refusals = [...refused.values()].sort((a, b) => a.index - b.index);
