@@ -2,11 +2,13 @@
 // may publish (authorizePublish, which also ingests frames) and subscribe to (authorizeSubscribe).
 import { Aedes, type AuthenticateError, type Client, type PublishPacket } from 'aedes';
 import type { Logger } from '../lib/logger.js';
+import { isUuid } from '../lib/uuid.js';
 import type { Repositories } from '../db/index.js';
 import type { IngestPipeline } from './ingest.pipeline.js';
 import { reasonLabel, type GatewayMetrics } from './metrics.js';
 import { isFramesTopic, mayPublish, maySubscribe } from './topics.js';
 import { uplinkJob } from './uplink.js';
+import { createIgnoredFieldsTracker } from './ignored-fields.js';
 
 export interface BrokerDeps {
   repos: Repositories;
@@ -14,6 +16,8 @@ export interface BrokerDeps {
   metrics: GatewayMetrics;
   log: Logger;
   maxPayloadBytes: number;
+  /** A connection that sends no complete CONNECT within this time is closed (Aedes' connectTimeout). */
+  connectTimeoutMs: number;
   /** Frames queued beyond which QoS 0 publishers also wait for their commit (backpressure). */
   highWater: number;
   /** Aedes' `mq` and `persistence` shared with other gateways (Redis); omitted = Aedes' in-memory defaults. */
@@ -21,24 +25,46 @@ export interface BrokerDeps {
 }
 
 // CONNACK return codes (MQTT 3.1.1 §3.2.2.3).
+const IDENTIFIER_REJECTED = 2;
 const SERVER_UNAVAILABLE = 3;
 const NOT_AUTHORIZED = 5;
+const MESSAGES: Record<number, string> = {
+  [IDENTIFIER_REJECTED]: 'identifier rejected', [SERVER_UNAVAILABLE]: 'server unavailable', [NOT_AUTHORIZED]: 'not authorized',
+};
 
 function authError(returnCode: number): AuthenticateError {
-  return Object.assign(new Error(returnCode === NOT_AUTHORIZED ? 'not authorized' : 'server unavailable'), { returnCode });
+  return Object.assign(new Error(MESSAGES[returnCode]), { returnCode });
 }
+
+/** Aedes' error when no CONNECT arrived within connectTimeout (lib/client.js). */
+const CONNECT_TIMEOUT = 'connect did not arrive in time';
 
 export async function createBroker(d: BrokerDeps): Promise<Aedes> {
   const deviceOf = new WeakMap<Client, string>();
+  const ignoredFields = createIgnoredFieldsTracker(d.metrics, d.log);
+  const refuseConnection = (reason: string, returnCode: number) => {
+    d.metrics.connectionsRefused.inc({ reason });
+    return authError(returnCode);
+  };
 
-  /** username = device id, password = the secret issued at provisioning (stored hashed). */
+  /**
+   * username = device id, password = the secret issued at provisioning (stored hashed). The client id must
+   * be the device id too (issue 10, item 10): Aedes keys sessions by client id, so another id would let a
+   * device take over, or disconnect, another's session and its queued commands. Checked here, before Aedes
+   * registers the client (and so before any takeover).
+   */
   const authenticate = (client: Client, username: string | undefined, password: Buffer | undefined,
     done: (err: AuthenticateError | null, ok: boolean | null) => void) => {
-    if (!username || !password) return done(authError(NOT_AUTHORIZED), null);
+    // Not a UUID: no device can have that id, and the database must not see it (item 6).
+    if (!isUuid(username) || !password) return done(refuseConnection('not_authorized', NOT_AUTHORIZED), null);
     d.repos.devices.authenticate(username, password.toString('utf8')).then((ok) => {
       if (!ok) {
         d.log.warn({ username, clientId: client.id }, 'MQTT connection refused: wrong device id or secret');
-        return done(authError(NOT_AUTHORIZED), null);
+        return done(refuseConnection('not_authorized', NOT_AUTHORIZED), null);
+      }
+      if (client.id.toLowerCase() !== username.toLowerCase()) {
+        d.log.warn({ deviceId: username, clientId: client.id }, 'MQTT connection refused: the client id must be the device id');
+        return done(refuseConnection('client_id', IDENTIFIER_REJECTED), null);
       }
       deviceOf.set(client, username.toLowerCase());
       done(null, true);
@@ -52,11 +78,12 @@ export async function createBroker(d: BrokerDeps): Promise<Aedes> {
   const ingest = (deviceId: string, packet: PublishPacket): Promise<void> => {
     const payload = Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload);
     if (d.log.isLevelEnabled('trace')) d.log.trace({ deviceId, payload: payload.toString('hex') }, 'frames payload');
-    const { job, received, refusals } = uplinkJob(deviceId, packet.topic, payload, d.maxPayloadBytes);
+    const { job, received, refusals, ignoredFields: ignored } = uplinkJob(deviceId, packet.topic, payload, d.maxPayloadBytes);
     d.metrics.payloads.inc();
     d.metrics.received.inc(received);
     for (const reason of refusals) d.metrics.refused.inc({ reason: reasonLabel(reason) });
     if (refusals.length) d.log.info({ deviceId, refusals }, 'frames refused');
+    ignoredFields.note(deviceId, ignored);
     const committed = d.pipeline.submit(job);
     if (packet.qos > 0 || d.pipeline.depth() > d.highWater) return committed;
     committed.catch((err) => d.log.error({ err, deviceId }, 'QoS 0 frames lost: the batch could not be committed'));
@@ -90,6 +117,7 @@ export async function createBroker(d: BrokerDeps): Promise<Aedes> {
 
   const broker = await Aedes.createBroker({
     ...d.shared,
+    connectTimeout: d.connectTimeoutMs,
     authenticate,
     authorizePublish,
     authorizeSubscribe(client, sub, done) {
@@ -100,6 +128,9 @@ export async function createBroker(d: BrokerDeps): Promise<Aedes> {
     },
   });
   broker.on('clientError', (client, err) => d.log.debug({ err, clientId: client.id, deviceId: deviceOf.get(client) }, 'MQTT client error'));
-  broker.on('connectionError', (client, err) => d.log.debug({ err, clientId: client.id }, 'MQTT connection error'));
+  broker.on('connectionError', (client, err) => {
+    if (err.message === CONNECT_TIMEOUT) d.metrics.connectionsRefused.inc({ reason: 'connect_timeout' });
+    d.log.debug({ err, clientId: client.id }, 'MQTT connection error');
+  });
   return broker;
 }

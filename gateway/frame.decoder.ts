@@ -2,6 +2,7 @@
 // frames. Decoding is pure: a bad frame becomes a RefusedFrame with a short human reason, and
 // never affects the other frames of its payload.
 import { validateValue } from '../lib/catalog.js';
+import { MAX_JSON_DEPTH, nestsDeeperThan, preview } from '../lib/json-bounds.js';
 import { decodeDtcs, decodePids, decodeVin } from './obd.decoder.js';
 
 export const FRAME_KINDS = ['telemetry', 'startup', 'shutdown', 'phone-home'] as const;
@@ -20,7 +21,10 @@ export interface DecodedFrame {
   dtcs: string[] | null;
   battery: { voltage: number; crankingVoltage?: number; soc?: number } | null;
   collision: Record<string, number> | null;
+  /** Fields the platform does not know (`speed`, `location.fix`), ignored; present only when there are some. */
+  ignoredFields?: string[];
 }
+/** `raw`: the frame as parsed, for its dead letter; null when the payload's bytes stand for it. */
 export interface RefusedFrame { index: number; frameId: string | null; reason: string; raw: unknown }
 export type PayloadResult = { frames: DecodedFrame[]; refused: RefusedFrame[]; payloadError: string | null };
 
@@ -39,17 +43,15 @@ const refuse = (reason: string): never => { throw new Refusal(reason); };
 const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 const typeName = (v: unknown) =>
   v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'object' ? 'an object' : `a ${typeof v}`;
-function show(v: unknown): string {
-  if (typeof v === 'number' || v === undefined) return String(v);
-  const json = JSON.stringify(v);
-  return json.length > 40 ? `${json.slice(0, 37)}...` : json;
-}
+const show = (v: unknown) => preview(v, 40);
 
-/** An object at `path` whose keys are all in `allowed`. */
-function object(v: unknown, path: string, allowed?: readonly string[]): Obj {
+/**
+ * An object at `path`; keys not in `allowed` are noted in `ignored` (firmware adds fields before the
+ * platform knows them: they are dropped, not a reason to refuse the frame).
+ */
+function object(v: unknown, path: string, allowed?: readonly string[], ignored?: string[]): Obj {
   if (!isObject(v)) return refuse(`${path} must be an object, got ${typeName(v)}`);
-  const unknown = allowed && Object.keys(v).find((k) => !allowed.includes(k));
-  if (unknown !== undefined) refuse(`unknown field "${path}.${unknown}"`);
+  if (allowed && ignored) for (const k of Object.keys(v)) if (!allowed.includes(k)) ignored.push(`${path}.${k}`);
   return v;
 }
 
@@ -109,8 +111,8 @@ function parseKind(v: unknown): FrameKind {
   return refuse(`kind ${show(v)} is not one of ${FRAME_KINDS.join(', ')}`);
 }
 
-function parseLocation(v: unknown) {
-  const o = object(v, 'location', ['lat', 'lon', ...GPS_FIELDS]);
+function parseLocation(v: unknown, ignored: string[]) {
+  const o = object(v, 'location', ['lat', 'lon', ...GPS_FIELDS], ignored);
   const lat = num(o, 'lat', 'location.lat', { required: true, min: -90, max: 90 });
   const lon = num(o, 'lon', 'location.lon', { required: true, min: -180, max: 180 });
   const rules: Record<(typeof GPS_FIELDS)[number], NumRule> = {
@@ -124,8 +126,8 @@ function parseLocation(v: unknown) {
   return { lat, lon, gps: Object.keys(gps).length ? gps : null };
 }
 
-function parseAccel(v: unknown): Record<string, number> {
-  const o = object(v, 'accel', ACCEL_FIELDS);
+function parseAccel(v: unknown, ignored: string[]): Record<string, number> {
+  const o = object(v, 'accel', ACCEL_FIELDS, ignored);
   return Object.fromEntries(ACCEL_FIELDS.map((f) => [f, num(o, f, `accel.${f}`, { required: true })]));
 }
 
@@ -156,8 +158,8 @@ function parseDtcs(v: unknown): string[] {
   return errors.length ? refuse(errors.join('; ')) : codes;
 }
 
-function parseBattery(v: unknown): NonNullable<DecodedFrame['battery']> {
-  const o = object(v, 'battery', ['voltage', 'crankingVoltage', 'soc']);
+function parseBattery(v: unknown, ignored: string[]): NonNullable<DecodedFrame['battery']> {
+  const o = object(v, 'battery', ['voltage', 'crankingVoltage', 'soc'], ignored);
   const battery: NonNullable<DecodedFrame['battery']> = {
     voltage: num(o, 'voltage', 'battery.voltage', { required: true, min: 0, max: 30 }),
   };
@@ -180,15 +182,14 @@ function parseCollision(v: unknown): Record<string, number> {
 const present = (v: unknown) => v !== undefined && v !== null;
 
 function decodeFields(raw: Obj, now: Date): DecodedFrame {
-  const unknown = Object.keys(raw).find((k) => !FIELDS.includes(k));
-  if (unknown !== undefined) refuse(`unknown field "${unknown}"`);
+  const ignored = Object.keys(raw).filter((k) => !FIELDS.includes(k));
   if (present(raw.id) && frameIdOf(raw.id) === null) {
     refuse(`id must be a string of 1 to ${MAX_ID_LENGTH} characters or a non-negative integer`);
   }
   const ts = parseTs(raw.ts, now);
   const kind = parseKind(raw.kind);
-  const loc = present(raw.location) ? parseLocation(raw.location) : null;
-  const accel = present(raw.accel) ? parseAccel(raw.accel) : null;
+  const loc = present(raw.location) ? parseLocation(raw.location, ignored) : null;
+  const accel = present(raw.accel) ? parseAccel(raw.accel, ignored) : null;
   // data after pids, so a key given by both takes the value from data
   const data: Obj = {
     ...(present(raw.pids) ? parsePids(raw.pids) : {}),
@@ -196,22 +197,31 @@ function decodeFields(raw: Obj, now: Date): DecodedFrame {
   };
   if (loc) data.location = { type: 'Point', coordinates: [loc.lon, loc.lat] };
   if (accel) data.accel = accel;
-  return {
+  const frame: DecodedFrame = {
     frameId: frameIdOf(raw.id), ts, kind, data,
     lat: loc?.lat ?? null, lon: loc?.lon ?? null, gps: loc?.gps ?? null,
     vin: present(raw.vin) ? parseVin(raw.vin) : null,
     dtcs: present(raw.dtcs) ? parseDtcs(raw.dtcs) : null,
-    battery: present(raw.battery) ? parseBattery(raw.battery) : null,
+    battery: present(raw.battery) ? parseBattery(raw.battery, ignored) : null,
     collision: present(raw.collision) ? parseCollision(raw.collision) : null,
   };
+  if (ignored.length) frame.ignoredFields = ignored;
+  return frame;
 }
 
 export function isRefused(r: DecodedFrame | RefusedFrame): r is RefusedFrame {
   return 'reason' in r;
 }
 
-/** Decodes one frame; `index` is its position in the payload, used in the refusal reason. */
+/**
+ * Decodes one frame; `index` is its position in the payload, used in the refusal reason. A frame nested
+ * deeper than MAX_JSON_DEPTH is refused before anything walks it; its `raw` is then null (the payload's
+ * bytes are kept instead: re-serialising it could overflow the stack).
+ */
 export function decodeFrame(raw: unknown, index: number, now: Date): DecodedFrame | RefusedFrame {
+  if (nestsDeeperThan(raw, MAX_JSON_DEPTH)) {
+    return { index, frameId: null, reason: `frame ${index}: nests arrays or objects more than ${MAX_JSON_DEPTH} levels deep`, raw: null };
+  }
   const frameId = isObject(raw) ? frameIdOf(raw.id) : null;
   try {
     if (!isObject(raw)) refuse(`must be an object, got ${typeName(raw)}`);

@@ -60,7 +60,7 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
   };
   try {
     broker = await createBroker({
-      repos, pipeline: p, metrics, log, maxPayloadBytes: config.maxPayloadBytes,
+      repos, pipeline: p, metrics, log, maxPayloadBytes: config.maxPayloadBytes, connectTimeoutMs: config.mqttConnectTimeoutMs,
       highWater: HIGH_WATER_BATCHES * Math.max(1, config.ingestBatchSize),
       shared: redis ? { mq: redis.mq, persistence: redis.persistence } : undefined,
     });
@@ -78,7 +78,10 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
   };
   let listeners: Listeners;
   try {
-    listeners = await startListeners(b, config);
+    listeners = await startListeners(b, config, (declared, remote) => {
+      metrics.connectionsRefused.inc({ reason: 'packet_too_large' });
+      log.warn({ declared, limit: config.mqttMaxPacketBytes, remote }, 'MQTT connection cut: packet over --mqtt-max-packet-bytes');
+    });
   } catch (err) {
     await stop();
     throw err;

@@ -4,13 +4,20 @@ import http from 'node:http';
 import net from 'node:net';
 import tls from 'node:tls';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { Aedes } from 'aedes';
 import { WebSocketServer, createWebSocketStream } from 'ws';
 import { ConfigError, type Config } from '../lib/config.js';
 import { rethrowPortInUse } from '../lib/errors.js';
+import { guardPacketSize } from './packet-guard.js';
 
 /** IANA port of MQTT over TLS, used when a certificate is given without --mqtt-tls-port. */
 const MQTTS_PORT = 8883;
+/** Longest MQTT fixed header (§2.2): a WebSocket message holds one packet, header included. */
+const MAX_FIXED_HEADER = 5;
+
+/** Called when a connection is cut for declaring a packet over --mqtt-max-packet-bytes. */
+export type OnPacketTooLarge = (declared: number, remote: string | undefined) => void;
 
 export interface Listeners {
   ports: { mqtt: number; ws: number | null; tls: number | null };
@@ -54,28 +61,35 @@ const closeServer = (server: net.Server) => new Promise<void>((resolve) => {
 });
 
 /** Starts every configured transport; if one cannot start, the others are closed again. */
-export async function startListeners(broker: Aedes, config: Config): Promise<Listeners> {
+export async function startListeners(broker: Aedes, config: Config, onTooLarge: OnPacketTooLarge = () => {}): Promise<Listeners> {
   const tlsOpts = tlsOptions(config);
+  const max = config.mqttMaxPacketBytes;
+  const handle = (conn: Duplex, req?: http.IncomingMessage) => {
+    broker.handle(conn, req);
+    const remote = (conn as net.Socket).remoteAddress ?? req?.socket.remoteAddress;
+    guardPacketSize(conn, max, (declared) => onTooLarge(declared, remote));
+  };
   const host = config.mqttHost === '0.0.0.0' || config.mqttHost === '::' ? 'localhost' : config.mqttHost;
   const servers: net.Server[] = [];
   const ports: Listeners['ports'] = { mqtt: 0, ws: null, tls: null };
   const urls: Record<string, string> = {};
   let wss: WebSocketServer | null = null;
   try {
-    const tcp = net.createServer(broker.handle);
+    const tcp = net.createServer((socket) => handle(socket));
     servers.push(tcp);
     ports.mqtt = await listen(tcp, config.mqttPort, config.mqttHost, 'MQTT', '--mqtt-port');
     urls.mqtt = `mqtt://${host}:${ports.mqtt}`;
     if (config.mqttWsPort !== null) {
       const web = http.createServer((_req, res) => { res.writeHead(426, { 'content-type': 'text/plain' }).end('MQTT over WebSocket only\n'); });
       servers.push(web);
-      wss = new WebSocketServer({ server: web });
-      wss.on('connection', (socket, req) => broker.handle(createWebSocketStream(socket), req));
+      // ws buffers a whole message before the stream sees it (default up to 100 MiB): bound it too.
+      wss = new WebSocketServer({ server: web, maxPayload: max + MAX_FIXED_HEADER });
+      wss.on('connection', (socket, req) => handle(createWebSocketStream(socket), req));
       ports.ws = await listen(web, config.mqttWsPort, config.mqttHost, 'MQTT over WebSocket', '--mqtt-ws-port');
       urls['mqtt-ws'] = `ws://${host}:${ports.ws}`;
     }
     if (tlsOpts) {
-      const secure = tls.createServer(tlsOpts, broker.handle);
+      const secure = tls.createServer(tlsOpts, (socket) => handle(socket));
       servers.push(secure);
       ports.tls = await listen(secure, config.mqttTlsPort ?? MQTTS_PORT, config.mqttHost, 'MQTT over TLS', '--mqtt-tls-port');
       urls.mqtts = `mqtts://${host}:${ports.tls}`;

@@ -25,6 +25,16 @@ export function createGatewayMetrics(source: { connectedClients(): number; queue
     refused: new Counter({
       name: 'drivewire_gateway_frames_refused_total', help: 'Frames or payloads refused, by reason', labelNames: ['reason'], registers,
     }),
+    ignoredFields: new Counter({
+      name: 'drivewire_gateway_frame_fields_ignored_total',
+      help: 'Unknown fields in accepted frames, ignored, by field name (distinct names capped; the rest count as "other")',
+      labelNames: ['field'], registers,
+    }),
+    connectionsRefused: new Counter({
+      name: 'drivewire_gateway_connections_refused_total',
+      help: 'MQTT connections refused or cut: packet_too_large, connect_timeout, client_id, not_authorized',
+      labelNames: ['reason'], registers,
+    }),
     batchSize: new Histogram({
       name: 'drivewire_ingest_batch_size', help: 'Frames and dead letters per committed batch', registers,
       buckets: [1, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000],
@@ -58,6 +68,7 @@ export function reasonLabel(reason: string): string {
   const labels: Record<string, string> = {
     ts: 'ts', location: 'location', pids: 'pid', data: 'value', value: 'value', accel: 'accel', vin: 'vin', dtcs: 'dtcs',
     battery: 'battery', collision: 'collision', kind: 'kind', id: 'id', must: 'not_a_frame', storage: 'storage',
+    nests: 'too_deep',
   };
   return labels[field[1]] ?? 'other';
 }

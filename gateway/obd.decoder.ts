@@ -1,5 +1,6 @@
 // SAE J1979 decoding: service 01 PIDs (table in obd.pids.ts), service 09 PID 02 (VIN) and
 // service 03 (stored DTCs). Pure functions; every failure is a reason string, never a throw.
+import { preview } from '../lib/json-bounds.js';
 import { MODE01_PIDS } from './obd.pids.js';
 
 export { MODE01_PIDS, type PidEntry } from './obd.pids.js';
@@ -154,7 +155,7 @@ export function decodeDtcs(raw: string | readonly unknown[]): { codes: string[];
     raw.forEach((item, i) => {
       const code = typeof item === 'string' ? item.trim().toUpperCase() : '';
       if (DTC_RE.test(code)) add(code);
-      else errors.push(`dtcs[${i}] ${JSON.stringify(item)} is not a DTC like P0100`);
+      else errors.push(`dtcs[${i}] ${preview(item, 40)} is not a DTC like P0100`);
     });
   } else if (typeof raw === 'string') {
     const bytes = parseHexBytes(raw);

@@ -9,6 +9,8 @@ export interface Uplink {
   received: number;
   /** Reasons of the refused frames or payload, in order. */
   refusals: string[];
+  /** Unknown fields the accepted frames carried (ignored), one entry per frame that had each. */
+  ignoredFields: string[];
 }
 
 /** PostgreSQL text and jsonb cannot hold U+0000; refusing such a frame here keeps it from failing a whole batch. */
@@ -25,22 +27,24 @@ export function uplinkJob(deviceId: string, topic: string, payload: Buffer, maxB
   const decoded = decodePayload(payload, { now, maxBytes });
   if (decoded.payloadError) {
     job.deadLetters.push(letter(null, decoded.payloadError, payload));
-    return { job, received: 1, refusals: [decoded.payloadError] };
+    return { job, received: 1, refusals: [decoded.payloadError], ignoredFields: [] };
   }
   const refused = new Map(decoded.refused.map((r) => [r.index, r]));
   const total = decoded.frames.length + decoded.refused.length;
   let next = 0;
+  const ignoredFields: string[] = [];
   for (let index = 0; index < total; index++) {
     if (refused.has(index)) continue;
     const frame = decoded.frames[next++];
     const nul = nulProblem(frame, index);
     if (nul) { refused.set(index, nul); continue; }
     job.frames.push(frame);
+    for (const field of frame.ignoredFields ?? []) ignoredFields.push(field); // not push(...): a frame may have 40,000
     job.frameIndexes.push(index);
   }
   const refusals = [...refused.values()].sort((a, b) => a.index - b.index);
   for (const r of refusals) {
     job.deadLetters.push(letter(r.index, r.reason, r.raw === null ? payload : Buffer.from(JSON.stringify(r.raw) ?? 'null')));
   }
-  return { job, received: total, refusals: refusals.map((r) => r.reason) };
+  return { job, received: total, refusals: refusals.map((r) => r.reason), ignoredFields };
 }

@@ -3,6 +3,8 @@
 // encoding, widened to a round bound where the formula's maximum has more than 6 decimals so that
 // a decoded value rounded to 6 decimals still fits.
 
+import { preview } from './json-bounds.js';
+
 export type DataType = 'decimal' | 'string';
 /** How a message value is checked: a number in [min, max], a string, an array of strings, or
  *  (parameters the source gives no dataType) any string or number. */
@@ -190,12 +192,8 @@ export function isDecimalParameter(key: string): boolean {
   return PARAMETERS.get(key)?.dataType === 'decimal';
 }
 
-function show(value: unknown): string {
-  if (value === undefined) return 'undefined';
-  if (typeof value === 'number') return String(value); // keeps NaN/Infinity readable
-  const json = JSON.stringify(value);
-  return json.length > 60 ? `${json.slice(0, 57)}...` : json;
-}
+/** Values come from outside (device frames, rule bodies): printed without recursing into deep nesting. */
+const show = (value: unknown) => preview(value, 60);
 
 const isShortString = (v: unknown): v is string =>
   typeof v === 'string' && v.length <= MAX_STRING_LENGTH;

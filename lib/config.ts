@@ -40,7 +40,21 @@ export interface Config {
   collisionMergeMs: number;
   /** h: battery readings older than this give batteryStatus null. */
   batteryRecentHours: number;
+  /**
+   * Largest MQTT packet (declared remaining length, bytes) a connection may send, authenticated or not;
+   * a larger one cuts the connection before it is read. Default: maxPayloadBytes + MQTT_PACKET_HEADROOM.
+   */
+  mqttMaxPacketBytes: number;
+  /** A connection that sends no CONNECT within this time (ms) is closed. */
+  mqttConnectTimeoutMs: number;
 }
+
+/**
+ * Room above DRIVEWIRE_MAX_PAYLOAD_BYTES in the default packet limit: any topic (at most 65,535 bytes) fits
+ * around a payload of the maximum size, and a payload somewhat over it is still read, refused as a dead
+ * letter and acknowledged (so the device does not resend it forever) rather than cutting the connection.
+ */
+export const MQTT_PACKET_HEADROOM = 64 * 1024;
 
 type Kind = 'string' | 'int' | 'number' | 'port' | 'bool' | 'url' | 'enum';
 interface Field { key: keyof Config | `url.${ServiceKind}`; env: string; kind: Kind; def: unknown; values?: string[] }
@@ -79,6 +93,8 @@ export const CONFIG_FIELDS: Field[] = [
   F('collisionMinSpeedKmh', 'COLLISION_MIN_SPEED_KMH', 'number', 15),
   F('collisionMergeMs', 'COLLISION_MERGE_MS', 'int', 10_000),
   F('batteryRecentHours', 'BATTERY_RECENT_HOURS', 'int', 72),
+  F('mqttMaxPacketBytes', 'MQTT_MAX_PACKET_BYTES', 'int', null),
+  F('mqttConnectTimeoutMs', 'MQTT_CONNECT_TIMEOUT_MS', 'int', 10_000),
 ];
 
 export class ConfigError extends Error {
@@ -148,7 +164,9 @@ export function loadConfig(flags: Record<string, unknown> = {}, env: NodeJS.Proc
   if ((config.mqttTlsCert === null) !== (config.mqttTlsKey === null)) {
     problems.push('--mqtt-tls-cert and --mqtt-tls-key must be given together');
   }
+  if (config.mqttConnectTimeoutMs === 0) problems.push('--mqtt-connect-timeout-ms / DRIVEWIRE_MQTT_CONNECT_TIMEOUT_MS: must be at least 1');
   if (problems.length) throw new ConfigError(problems);
+  config.mqttMaxPacketBytes ??= config.maxPayloadBytes + MQTT_PACKET_HEADROOM;
   config.dataDir = path.resolve(config.dataDir);
   return config;
 }

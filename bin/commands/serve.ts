@@ -40,6 +40,8 @@ export function registerServeCommands(program: Command): void {
     .option('--mqtt-tls-cert <file>', 'TLS certificate (PEM)')
     .option('--mqtt-tls-key <file>', 'TLS private key (PEM)')
     .option('--mqtt-redis-url <url>', 'Redis shared by several gateway processes (redis://host:6379/0[?prefix=name]; default: in-memory)')
+    .option('--mqtt-max-packet-bytes <bytes>', 'largest MQTT packet a connection may send; larger cuts it (default: max payload + 65536)')
+    .option('--mqtt-connect-timeout-ms <ms>', 'close connections that send no CONNECT within this time (default 10000)')
     .addOption(new Option('--only <part>', 'run one part only').choices(['all', 'api', 'gateway', 'workers']))
     .option('--service-prefix <prefix>', 'transaction service name prefix (default drivewire)')
     .option('--allow-private-webhooks', 'allow webhook URLs on loopback/private addresses')

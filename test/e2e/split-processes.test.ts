@@ -53,7 +53,7 @@ describe('gateway and API in separate parts', () => {
     });
     await until(() => frames.some((f) => f.type === 'sub' && f.payload?.ack === true));
 
-    const client = await connectAsync(gateway.parts[0].urls!.mqtt.replace('localhost', '127.0.0.1'), { username: device.id, password: secret, reconnectPeriod: 0 });
+    const client = await connectAsync(gateway.parts[0].urls!.mqtt.replace('localhost', '127.0.0.1'), { username: device.id, clientId: device.id, password: secret, reconnectPeriod: 0 });
     await client.publishAsync(`devices/${device.id}/frames`, JSON.stringify({ id: 'split-1', ts: Date.now(), pids: { '0D': '3C' } }), { qos: 1 });
     await client.endAsync();
 

@@ -39,6 +39,7 @@ describe('refusal labels', () => {
     ['frame 1: pids: PID 0C: expected 2 data bytes, got 1', 'pid'],
     ['frame 1: data.rpm must be a number between 0 and 16383.75, got "fast"', 'value'],
     ['frame 1: unknown field "speed"', 'unknown_field'],
+    ['frame 1: nests arrays or objects more than 32 levels deep', 'too_deep'],
     ['frame 1: must be an object, got a number', 'not_a_frame'],
     ['frame 4: storage failed: boom', 'storage'],
     ['something else', 'other'],

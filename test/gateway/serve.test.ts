@@ -37,7 +37,7 @@ describe('drivewire serve --only gateway', () => {
     expect(creds.mqttUrl).toMatch(/^mqtt:\/\/127\.0\.0\.1:\d+$/);
     const owner = await platform.repos.devices.createOwner({ name: 'o' });
     const { device, secret } = await platform.repos.devices.provision({ name: 'd', ownerId: owner.id });
-    const client = await connectAsync(creds.mqttUrl, { username: device.id, password: secret, reconnectPeriod: 0 });
+    const client = await connectAsync(creds.mqttUrl, { username: device.id, clientId: device.id, password: secret, reconnectPeriod: 0 });
     await client.publishAsync(`devices/${device.id}/frames`, JSON.stringify({ ts: Date.now() - 1000, pids: { '0D': '50' } }), { qos: 1 });
     await client.endAsync();
     const [row] = await platform.db.knex('messages').where('device_id', device.id);

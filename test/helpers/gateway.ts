@@ -9,7 +9,7 @@ export interface TestGateway {
   gw: Gateway;
   bus: Bus;
   url: string;
-  /** A connected MQTT.js client for the device (no reconnects, so a refused connection fails at once). */
+  /** A connected MQTT.js client for the device, client id = device id (no reconnects, so a refused connection fails at once). */
   connect(device: { id: string; secret: string }, opts?: IClientOptions & { url?: string }): Promise<MqttClient>;
   close(): Promise<void>;
 }
@@ -35,7 +35,8 @@ export async function startTestGateway(overrides: Record<string, unknown> = {}):
     async connect(device, opts = {}) {
       const { url: at, ...rest } = opts;
       const client = await connectAsync(at ?? url, {
-        username: device.id, password: device.secret, clientId: `${device.id.slice(0, 8)}-${clients.length}`,
+        // The gateway accepts only the device's own id as client id (issue 10).
+        username: device.id, password: device.secret, clientId: device.id,
         reconnectPeriod: 0, connectTimeout: 5000, ...rest,
       });
       clients.push(client);

@@ -40,3 +40,13 @@ describe('time parameters', () => {
     expect(() => parseTimeParam('until', '2016-13-45')).toThrow('until must be');
   });
 });
+
+describe('MQTT connection limits', () => {
+  it('defaults the packet limit to the payload limit plus 64 KiB, and takes a flag or the environment', () => {
+    expect(loadConfig({}, {})).toMatchObject({ mqttMaxPacketBytes: 262144 + 65536, mqttConnectTimeoutMs: 10_000 });
+    expect(loadConfig({}, { DRIVEWIRE_MAX_PAYLOAD_BYTES: '1000' }).mqttMaxPacketBytes).toBe(1000 + 65536);
+    expect(loadConfig({ mqttMaxPacketBytes: '4096' }, { DRIVEWIRE_MQTT_CONNECT_TIMEOUT_MS: '500' }))
+      .toMatchObject({ mqttMaxPacketBytes: 4096, mqttConnectTimeoutMs: 500 });
+    expect(() => loadConfig({ mqttConnectTimeoutMs: '0' }, {})).toThrow('must be at least 1');
+  });
+});
