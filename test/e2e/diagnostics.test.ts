@@ -106,7 +106,7 @@ describe('diagnostics and safety, end to end', () => {
 
   it('follows hand-written frames: P0301 on then off while U0100 stays on, 11.6 V rest / 9.1 V crank, one 4 g impact at 50 km/h', async () => {
     const { device, secret } = await newDevice('hand');
-    const client = await connectAsync(mqttUrl, { username: device.id, password: secret, clientId: 'diag-hand', reconnectPeriod: 0 });
+    const client = await connectAsync(mqttUrl, { username: device.id, password: secret, clientId: device.id, reconnectPeriod: 0 });
     const t0 = Date.now() - 120_000;
     const G = 9.80665;
     const frame = (s: number, extra: Record<string, unknown> = {}, accelX = 0.3) => ({
