@@ -62,6 +62,39 @@ export function staleReason(h: LockHolder | null): string | null {
 }
 
 /**
+ * Creates the lock file complete or not at all: written aside, then hard-linked into place (link
+ * fails if the name exists), so another process never reads a half-written lock and takes it for
+ * stale. False when the lock exists.
+ */
+function create(file: string, me: LockHolder): boolean {
+  const tmp = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(tmp, JSON.stringify(me) + '\n', { mode: 0o644 });
+  try {
+    fs.linkSync(tmp, file);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw err;
+  } finally {
+    fs.rmSync(tmp, { force: true });
+  }
+}
+
+/**
+ * Moves the stale lock aside (rename is atomic). If what was moved is not the lock judged stale,
+ * another process took over in between and holds a fresh lock: it is put back.
+ */
+function removeStale(file: string, stale: LockHolder | null): void {
+  const aside = `${file}.stale-${process.pid}`;
+  try { fs.renameSync(file, aside); } catch { return; /* already moved by another process */ }
+  const moved = readHolder(aside);
+  if (moved && (moved.pid !== stale?.pid || moved.startedAt !== stale?.startedAt)) {
+    try { fs.linkSync(aside, file); } catch { /* a third process holds it now */ }
+  }
+  fs.rmSync(aside, { force: true });
+}
+
+/**
  * Takes the lock or throws DataDirLockedError. `warn` hears about a stale lock taken over.
  * The lock is released by release(), and on process exit if release() was never called.
  */
@@ -73,19 +106,12 @@ export function acquireDataDirLock(dir: string, warn: (msg: string) => void = ()
     command: ['drivewire', ...process.argv.slice(2)].join(' ').slice(0, 200),
   };
   for (let attempt = 0; ; attempt++) {
-    try {
-      fs.writeFileSync(file, JSON.stringify(me) + '\n', { flag: 'wx', mode: 0o644 });
-      break;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    }
+    if (create(file, me)) break;
     const holder = readHolder(file);
     const stale = staleReason(holder);
     if (!stale || attempt >= 3) throw new DataDirLockedError(dir, holder ?? { ...me, pid: -1, command: 'unknown' });
     warn(`taking over the stale lock ${file} (${stale}; it was held by pid ${holder?.pid ?? '?'} since ${holder?.startedAt ?? '?'})`);
-    // Rename first so that of two processes taking over at once only one removes the stale file.
-    const aside = `${file}.stale-${process.pid}`;
-    try { fs.renameSync(file, aside); fs.rmSync(aside, { force: true }); } catch { /* another process took it: retry */ }
+    removeStale(file, holder);
   }
   const onExit = () => release();
   process.once('exit', onExit);

@@ -52,6 +52,13 @@ describe('embedded data directory lock', () => {
     first.kill('SIGTERM');
     expect(await exited(first)).toBe(0);
     expect(fs.existsSync(lockFile)).toBe(false);
+
+    // A lock held from another host (a shared volume) cannot be checked there: it is respected.
+    fs.writeFileSync(lockFile, JSON.stringify({ pid: 4242, host: 'other-host', startedAt: '2026-01-01T00:00:00.000Z', procStart: null, command: 'drivewire serve' }));
+    const remote = await runCli(['migrate', '--data-dir', dataDir]);
+    expect(remote.code).toBe(1);
+    expect(remote.stderr).toContain('is in use by process 4242 on other-host');
+    fs.rmSync(lockFile);
   }, 120_000);
 
   it('takes over a stale lock left by a process that no longer runs, and says so', async () => {
@@ -65,6 +72,15 @@ describe('embedded data directory lock', () => {
     expect(res.code).toBe(0);
     expect(res.stdout).toMatch(/Applied: |Already up to date/);
     expect(res.stderr).toContain(`taking over the stale lock ${lockFile} (process ${gone.pid} is no longer running`);
+    expect(fs.existsSync(lockFile)).toBe(false);
+
+    // A live pid that is not the process which wrote the lock (pid reused after a reboot) is stale too.
+    fs.writeFileSync(lockFile, JSON.stringify({
+      pid: process.pid, host: os.hostname(), startedAt: '2026-01-01T00:00:00.000Z', procStart: '1', command: 'drivewire serve',
+    }));
+    const reused = await runCli(['migrate', '--data-dir', dataDir]);
+    expect(reused.code).toBe(0);
+    expect(reused.stderr).toContain(`(pid ${process.pid} now belongs to another process;`);
     expect(fs.existsSync(lockFile)).toBe(false);
   }, 120_000);
 });
