@@ -3,6 +3,7 @@ import { ConfigError } from '../lib/config.js';
 import { CliError } from './client.js';
 import { PortInUseError } from '../lib/errors.js';
 import { RedisUnavailableError } from '../gateway/redis.js';
+import { DataDirLockedError } from '../db/data-dir-lock.js';
 import { registerServeCommands } from './commands/serve.js';
 import { registerAdminCommands } from './commands/admin.js';
 import { registerBenchCommands } from './commands/bench.js';
@@ -20,7 +21,8 @@ try {
   await program.parseAsync(process.argv);
 } catch (err) {
   if (err instanceof CommanderError) process.exit(err.exitCode);
-  if (err instanceof CliError || err instanceof ConfigError || err instanceof PortInUseError || err instanceof RedisUnavailableError) {
+  if (err instanceof CliError || err instanceof ConfigError || err instanceof PortInUseError || err instanceof RedisUnavailableError
+    || err instanceof DataDirLockedError) {
     process.stderr.write(`drivewire: ${err.message}\n`);
   } else {
     process.stderr.write(`drivewire: unexpected error: ${(err as Error).message}\n`);

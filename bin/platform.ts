@@ -37,7 +37,7 @@ const runs = (config: Config, part: Config['only']) => config.only === 'all' || 
  * `all`/`api`, only /health and /metrics for the gateway or workers alone.
  */
 export async function startPlatform(config: Config, log: Logger, opts: { db?: Db } = {}): Promise<Platform> {
-  const db = opts.db ?? await openDatabase({ databaseUrl: config.databaseUrl, pgliteDir: path.join(config.dataDir, 'pgdata') });
+  const db = opts.db ?? await openDatabase({ databaseUrl: config.databaseUrl, pgliteDir: path.join(config.dataDir, 'pgdata'), warn: (m) => log.warn(m) });
   const parts: Part[] = [];
   let api: FastifyInstance | undefined;
   try {

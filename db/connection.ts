@@ -5,6 +5,7 @@ import pg from 'pg';
 import { PGlite } from '@electric-sql/pglite';
 import { postgis } from '@electric-sql/pglite-postgis';
 import knexPglite from 'knex-pglite';
+import { acquireDataDirLock } from './data-dir-lock.js';
 
 export type { Knex };
 
@@ -41,6 +42,8 @@ export interface OpenOptions {
   /** A PGlite data-dir dump to start from (tests clone one migrated template). */
   loadDataDir?: Blob | File;
   poolMax?: number;
+  /** Hears about a stale data-dir lock taken over (db/data-dir-lock.ts). */
+  warn?: (msg: string) => void;
 }
 
 export async function openDatabase(opts: OpenOptions): Promise<Db> {
@@ -54,6 +57,7 @@ export async function openDatabase(opts: OpenOptions): Promise<Db> {
     return { knex, kind: 'pg', close: () => knex.destroy() };
   }
   if (opts.pgliteDir) fs.mkdirSync(path.dirname(opts.pgliteDir), { recursive: true });
+  const lock = opts.pgliteDir ? acquireDataDirLock(opts.pgliteDir, opts.warn) : null;
   // The data dir goes in the options: `new PGlite(undefined, opts)` drops the extensions (pglite 0.5.8).
   const pglite = new PGlite({
     ...(opts.pgliteDir ? { dataDir: opts.pgliteDir } : {}),
@@ -61,7 +65,7 @@ export async function openDatabase(opts: OpenOptions): Promise<Db> {
     extensions: { postgis },
     parsers: { [INT8]: (v: string) => Number(v), [NUMERIC]: (v: string) => Number(v) },
   });
-  await pglite.waitReady;
+  await pglite.waitReady.catch((err) => { lock?.release(); throw err; });
   const knex = knexFactory({ client: ClientPGlite as unknown as Knex.Config['client'], connection: { pglite } as never, useNullAsDefault: true });
   return {
     knex,
@@ -69,6 +73,7 @@ export async function openDatabase(opts: OpenOptions): Promise<Db> {
     close: async () => {
       await knex.destroy();
       if (!pglite.closed) await pglite.close();
+      lock?.release();
     },
   };
 }

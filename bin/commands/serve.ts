@@ -78,7 +78,10 @@ export function registerServeCommands(program: Command): void {
   dbOptions(program.command('migrate').description('apply database migrations')).action(async (o) => {
     const config = configFromOptions(o);
     const { migrateLatest, openDatabase } = await import('../../db/index.js');
-    const db = await openDatabase({ databaseUrl: config.databaseUrl, pgliteDir: path.join(config.dataDir, 'pgdata') });
+    const db = await openDatabase({
+      databaseUrl: config.databaseUrl, pgliteDir: path.join(config.dataDir, 'pgdata'),
+      warn: (m) => process.stderr.write(`drivewire: ${m}\n`),
+    });
     try {
       const applied = await migrateLatest(db.knex);
       process.stdout.write(applied.length ? `Applied: ${applied.join(', ')}\n` : 'Already up to date\n');

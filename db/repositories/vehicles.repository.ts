@@ -11,6 +11,23 @@ export interface Vehicle {
 export interface VehicleDetails { year?: string | null; make?: string | null; model?: string | null; trim?: string | null; data?: Record<string, unknown> | null }
 
 const COLUMNS = ['v.id', 'v.vin', 'v.year', 'v.make', 'v.model', 'v.trim', 'v.data', 'v.created_at', 'v.last_startup'];
+
+/**
+ * A vehicle as one application sees it (issue 10 item 12): several applications' devices may share a
+ * vehicle (same VIN), so the fields that come from devices are computed from the devices the caller
+ * can read only. `createdAt` is when the first of them was associated with the vehicle, `lastStartup`
+ * their latest startup event; VIN-decoded details are the VIN's, the same for everyone.
+ */
+function columnsFor(trx: Knex, app: Principal) {
+  const readable = () => readableDeviceIds(trx, app);
+  return [
+    'v.id', 'v.vin', 'v.year', 'v.make', 'v.model', 'v.trim', 'v.data',
+    trx('device_vehicles as cdv').min('cdv.created_at').where('cdv.vehicle_id', trx.ref('v.id'))
+      .whereIn('cdv.device_id', readable()).as('created_at'),
+    trx('events as se').max('se.ts').where('se.vehicle_id', trx.ref('v.id')).where('se.event_type', 'startup')
+      .whereIn('se.device_id', readable()).as('last_startup'),
+  ];
+}
 const toVehicle = (r: Record<string, any>): Vehicle => ({
   id: r.id, vin: r.vin, year: r.year, make: r.make, model: r.model, trim: r.trim, data: r.data,
   createdAt: r.created_at, lastStartup: r.last_startup,
@@ -19,15 +36,15 @@ const toVehicle = (r: Record<string, any>): Vehicle => ({
 export function vehiclesRepository(knex: Knex) {
   return {
     /** Vehicles the device was in, chronologically; a vehicle repeats when the device moved back (reference-notes §1.1). */
-    async listForDevice(deviceId: string, w: OffsetWindow, trx: Knex = knex) {
+    async listForDevice(app: Principal, deviceId: string, w: OffsetWindow, trx: Knex = knex) {
       const base = () => trx('device_vehicles as dv').join('vehicles as v', 'v.id', 'dv.vehicle_id')
-        .select([...COLUMNS, 'dv.started_at', 'dv.id as association_id']).where('dv.device_id', deviceId);
+        .select([...columnsFor(trx, app), 'dv.started_at', 'dv.id as association_id']).where('dv.device_id', deviceId);
       const page = await offsetPage<Record<string, any>>(base, [{ column: 'dv.started_at', order: 'asc' }, { column: 'dv.id', order: 'asc' }], w);
       return { total: page.total, vehicles: page.rows.map(toVehicle) };
     },
 
-    async latestForDevice(deviceId: string, trx: Knex = knex): Promise<Vehicle | null> {
-      const row = await trx('device_vehicles as dv').join('vehicles as v', 'v.id', 'dv.vehicle_id').select(COLUMNS)
+    async latestForDevice(app: Principal, deviceId: string, trx: Knex = knex): Promise<Vehicle | null> {
+      const row = await trx('device_vehicles as dv').join('vehicles as v', 'v.id', 'dv.vehicle_id').select(columnsFor(trx, app))
         .where('dv.device_id', deviceId).orderBy([{ column: 'dv.started_at', order: 'desc' }, { column: 'dv.created_at', order: 'desc' }]).first();
       return row ? toVehicle(row) : null;
     },
@@ -52,9 +69,9 @@ export function vehiclesRepository(knex: Knex) {
       return out;
     },
 
-    /** A vehicle is visible to an application when one of the devices it has been in is. */
+    /** A vehicle is visible to an application when one of the devices it has been in is; seen through those devices. */
     async get(app: Principal, id: string, trx: Knex = knex): Promise<Vehicle | undefined> {
-      const row = await trx('vehicles as v').select(COLUMNS).where('v.id', id)
+      const row = await trx('vehicles as v').select(columnsFor(trx, app)).where('v.id', id)
         .whereExists(trx('device_vehicles as dv').where('dv.vehicle_id', trx.ref('v.id'))
           .whereIn('dv.device_id', readableDeviceIds(trx, app)))
         .first();

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createHmac } from 'node:crypto';
+import { verifyWebhook } from '../../lib/webhook-signature.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../lib/config.js';
 import { silentLogger } from '../../lib/logger.js';
@@ -97,7 +97,7 @@ describe('rules → events → webhooks, driven by the simulator', () => {
       for (const n of notes) {
         const got = bodies.find((b) => b.body === n.payload);
         expect(got, `payload of ${n.id}`).toBeDefined();
-        expect(got!.headers['x-drivewire-signature']).toBe(`sha256=${createHmac('sha256', webhookSecret).update(got!.body).digest('hex')}`);
+        expect(verifyWebhook(got!.body, got!.headers['x-drivewire-signature'] as string, webhookSecret)).toMatchObject({ ok: true });
         expect(n).toMatchObject({ responseCode: 201, response: '{"status":"success"}', url: `${receiver.base}/ok/${rule.name}` });
         const payload = JSON.parse(n.payload);
         expect(payload.notification.subscription).toMatchObject({ id: sub.id, appData: `{"rule":"${rule.name}"}` });

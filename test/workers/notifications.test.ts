@@ -1,4 +1,5 @@
-import { createHmac, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
+import { verifyWebhook } from '../../lib/webhook-signature.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { startReceiver, waitFor, type Receiver } from './receiver.js';
@@ -12,7 +13,6 @@ afterEach(async () => { await kit.closeWorkers(); });
 afterAll(async () => { await rx?.close(); await t?.close(); });
 
 const B = 'http://localhost:3999/api/v1';
-const hmac = (body: string, secret: string) => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 const attemptsOf = (id: string) => t.repos.notifications.attempts(id);
 
 describe('notification delivery', () => {
@@ -30,9 +30,10 @@ describe('notification delivery', () => {
     expect(req.headers['content-type']).toBe('application/json');
     expect(req.headers['user-agent']).toBe('drivewire-webhooks/1');
     expect(req.headers['x-drivewire-notification-id']).toBe(id);
-    expect(req.headers['x-drivewire-signature']).toBe(hmac(req.body, app.webhookSecret));
+    expect(verifyWebhook(req.body, req.headers['x-drivewire-signature'] as string, app.webhookSecret)).toMatchObject({ ok: true });
     expect(JSON.parse(req.body)).toEqual({
       notification: {
+        id,
         event: {
           id: event.id, timestamp: '2026-03-01T10:00:00.000Z', deviceId: device.id, vehicleId: vehicle,
           stored: event.stored.toISOString(), storageLatency: event.stored.getTime() - Date.parse('2026-03-01T10:00:00.000Z'),

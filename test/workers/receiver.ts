@@ -1,5 +1,6 @@
 import http, { type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { NOTIFICATION_ID_HEADER, SIGNATURE_HEADER, verifyWebhook } from '../../lib/webhook-signature.js';
 
 export interface Received { path: string; headers: IncomingHttpHeaders; body: string }
 
@@ -7,9 +8,21 @@ export interface Received { path: string; headers: IncomingHttpHeaders; body: st
  * A real webhook receiver on 127.0.0.1 (port 0). Paths decide the answer:
  * `/ok/…` 201 with a JSON body, `/fail/…` 500, `/flaky/…` 500 on the first call then 200,
  * `/hang/…` never answers, `/hold/…` answers 200 once `release(path)` is called.
+ * `/signed/…` is what a careful integrator runs (README, "Verifying webhooks"): 401 unless the
+ * signature verifies against `opts.secret` within the tolerance, 200 `duplicate` for a notification
+ * id already accepted (kept in `accepted` once), else 200 `accepted`.
  */
-export async function startReceiver() {
+export async function startReceiver(opts: { secret?: string; toleranceS?: number } = {}) {
   const received: Received[] = [];
+  const accepted = new Map<string, Received>();
+  const signed = (r: Received, res: ServerResponse) => {
+    const check = verifyWebhook(r.body, r.headers[SIGNATURE_HEADER] as string, opts.secret ?? '', { toleranceS: opts.toleranceS });
+    if (!check.ok) return res.writeHead(401).end(check.reason);
+    const id = r.headers[NOTIFICATION_ID_HEADER] as string;
+    if (accepted.has(id)) return res.writeHead(200).end('duplicate');
+    accepted.set(id, r);
+    res.writeHead(200).end('accepted');
+  };
   const held = new Map<string, ServerResponse[]>();
   const seen = new Map<string, number>();
   const server = http.createServer((req, res) => {
@@ -17,12 +30,14 @@ export async function startReceiver() {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const path = req.url ?? '/';
-      received.push({ path, headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+      const r = { path, headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
+      received.push(r);
       const calls = (seen.get(path) ?? 0) + 1;
       seen.set(path, calls);
       if (path.startsWith('/ok/')) res.writeHead(201, { 'content-type': 'application/json' }).end('{"status":"success"}');
       else if (path.startsWith('/fail/')) res.writeHead(500).end('receiver failed');
       else if (path.startsWith('/flaky/')) res.writeHead(calls === 1 ? 500 : 200).end(calls === 1 ? 'not yet' : 'ok now');
+      else if (path.startsWith('/signed/')) signed(r, res);
       else if (path.startsWith('/hold/')) held.set(path, [...(held.get(path) ?? []), res]);
       else if (!path.startsWith('/hang/')) res.writeHead(404).end();
     });
@@ -32,6 +47,8 @@ export async function startReceiver() {
   return {
     base,
     received,
+    /** `/signed/…` deliveries that verified, by notification id (duplicates dropped). */
+    accepted,
     /** Requests received on a path. */
     on: (path: string) => received.filter((r) => r.path === path),
     release(path: string) {

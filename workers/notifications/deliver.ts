@@ -1,8 +1,8 @@
-import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
-import { bareHost, guardedLookup, isPublicAddress, PrivateAddressError } from '../../lib/net-guard.js';
+import { NOTIFICATION_ID_HEADER, SIGNATURE_HEADER, signWebhook } from '../../lib/webhook-signature.js';
+import { bareHost, guardedLookup, isPublicAddress, PrivateAddressError, UNRESOLVED } from '../../lib/net-guard.js';
 
 /** Bytes of a receiver's answer kept in `response`. */
 export const RESPONSE_LIMIT = 64 * 1024;
@@ -27,11 +27,6 @@ export interface DeliveryOptions {
   signal: AbortSignal;
 }
 
-/** `sha256=<hex HMAC-SHA256 of the exact body>` keyed with the application's webhook secret. */
-export function signature(body: string, secret: string): string {
-  return `sha256=${createHmac('sha256', secret).update(body, 'utf8').digest('hex')}`;
-}
-
 /**
  * One POST of a notification (spec 6.3): the stored payload, byte for byte, with a signature.
  * Redirects are not followed (they would skip the address check); never throws.
@@ -54,7 +49,8 @@ function describe(err: unknown, timeout: AbortSignal, opts: DeliveryOptions): st
   if (timeout.aborted) return `no answer within ${opts.timeoutMs} ms`;
   if (opts.signal.aborted) return 'delivery interrupted: the worker stopped';
   if (err instanceof PrivateAddressError) return `refused: ${err.message}`;
-  const e = err as NodeJS.ErrnoException;
+  const e = err as NodeJS.ErrnoException & { hostname?: string };
+  if (UNRESOLVED.has(e.code ?? '')) return `host ${e.hostname ?? '?'} could not be resolved (${e.code}); it is resolved and checked again at the next attempt`;
   return e.code && !e.message.includes(e.code) ? `${e.code}: ${e.message}` : String(e.message ?? err);
 }
 
@@ -67,7 +63,8 @@ function post(url: URL, d: Delivery, signal: AbortSignal, opts: DeliveryOptions)
       lookup: opts.allowPrivate ? undefined : guardedLookup,
       headers: {
         'content-type': 'application/json', 'content-length': body.length, 'user-agent': USER_AGENT,
-        'x-drivewire-signature': signature(d.payload, d.webhookSecret), 'x-drivewire-notification-id': d.id,
+        // `t=…,v1=…` (lib/webhook-signature.ts), signed per attempt: t is when this call was made.
+        [SIGNATURE_HEADER]: signWebhook(d.payload, d.webhookSecret), [NOTIFICATION_ID_HEADER]: d.id,
       },
     }, (res) => {
       const chunks: Buffer[] = [];

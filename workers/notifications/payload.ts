@@ -23,7 +23,7 @@ export async function ensurePayloads(repos: Repositories, links: LinkBuilder, cl
     const built = missing.flatMap((n) => {
       const event = events.get(n.eventId);
       const subscription = subscriptions.get(n.subscriptionId);
-      return event && subscription ? [{ id: n.id, payload: notificationPayload(links, event, subscription) }] : [];
+      return event && subscription ? [{ id: n.id, payload: notificationPayload(links, event, subscription, n.id) }] : [];
     });
     stored = await repos.notifications.storePayloads(built);
   }

@@ -17,8 +17,8 @@ const VehicleBasicFields = {
   make: Nullable(Type.String({ description: 'Make' })),
   model: Nullable(Type.String({ description: 'Model' })),
   trim: Nullable(Type.String({ description: 'Trim' })),
-  createdAt: Timestamp('When the vehicle was first seen'),
-  lastStartup: Nullable(Timestamp('Last startup event of the vehicle')),
+  createdAt: Timestamp("When the vehicle was first seen by one of the caller's devices"),
+  lastStartup: Nullable(Timestamp("Last startup event of the vehicle from the caller's devices (another application's devices in the same vehicle are not counted)")),
 };
 
 export const VehicleBasic = Type.Object({ ...VehicleBasicFields, links: Links('self, trips, collisions, reportCards') },

@@ -25,7 +25,7 @@ export default async function vehiclesRoutes(app: FastifyInstance) {
   }, async (request) => {
     const deviceId = await readableDevice(request);
     const w = parseOffsetWindow(request.query as Record<string, string>);
-    const { total, vehicles } = await repos.vehicles.listForDevice(deviceId, w);
+    const { total, vehicles } = await repos.vehicles.listForDevice(request.principal!, deviceId, w);
     return {
       vehicles: vehicles.map((v) => presentVehicleBasic(app.links, v)),
       meta: offsetMeta(app.links, 'platform', `/api/v1/devices/${deviceId}/vehicles`, { total, ...w }),
@@ -40,7 +40,7 @@ export default async function vehiclesRoutes(app: FastifyInstance) {
     },
   }, async (request) => {
     const deviceId = await readableDevice(request);
-    const vehicle = await repos.vehicles.latestForDevice(deviceId);
+    const vehicle = await repos.vehicles.latestForDevice(request.principal!, deviceId);
     return { vehicle: vehicle ? presentVehicleBasic(app.links, vehicle) : null };
   });
 

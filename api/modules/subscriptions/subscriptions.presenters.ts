@@ -24,13 +24,14 @@ export function presentSubscription(links: LinkBuilder, s: Subscription) {
 }
 
 /**
- * The exact text POSTed for a notification (spec 6.3.2): `{"notification":{"event":…,"subscription":…}}`,
+ * The exact text POSTed for a notification (spec 6.3.2): `{"notification":{"id":…,"event":…,"subscription":…}}`,
  * the event as GET /events/{id} shows it (with stored and storageLatency) and the subscription as
- * GET /subscriptions/{id} shows it (with appData).
+ * GET /subscriptions/{id} shows it (with appData). `id` (added to the spec's shape) is the
+ * notification's, the same on every attempt: receivers drop duplicate deliveries by it.
  */
-export function notificationPayload(links: LinkBuilder, event: EventRecord, subscription: Subscription): string {
+export function notificationPayload(links: LinkBuilder, event: EventRecord, subscription: Subscription, notificationId: string): string {
   return JSON.stringify({
-    notification: { event: presentEvent(links, event), subscription: presentSubscription(links, subscription) },
+    notification: { id: notificationId, event: presentEvent(links, event), subscription: presentSubscription(links, subscription) },
   });
 }
 

@@ -21,7 +21,7 @@ export default async function subscriptionsRoutes(app: FastifyInstance) {
     config,
     schema: {
       tags, summary: 'Subscribe to events of a device', params: DeviceIdParams, body: CreateBody,
-      response: { 201: SubscriptionResponse, ...errorResponses(404, 415) },
+      response: { 201: SubscriptionResponse, ...errorResponses(404, 413, 415) },
     },
   }, async (request, reply) => {
     const { deviceId } = request.params as { deviceId: string };
@@ -67,7 +67,7 @@ export default async function subscriptionsRoutes(app: FastifyInstance) {
     config,
     schema: {
       tags, summary: 'Change the url and/or appData of a subscription', params: SubscriptionIdParams, body: UpdateBody,
-      response: { 200: SubscriptionResponse, ...errorResponses(404, 415) },
+      response: { 200: SubscriptionResponse, ...errorResponses(404, 413, 415) },
     },
   }, async (request) => {
     const { subscriptionId } = request.params as { subscriptionId: string };

@@ -42,7 +42,7 @@ const NewSubscriptionFields = Type.Object({
   eventType: Type.String({ description: `Required. One of ${EVENT_TYPES.join(', ')}` }),
   url: Type.String({ description: 'Required. http or https URL on a public address' }),
   object: Type.Optional(EventObject),
-  appData: Type.Optional(Nullable(Type.String({ description: 'Optional application data, echoed in notifications' }))),
+  appData: Type.Optional(Nullable(Type.String({ description: 'Optional application data, echoed in notifications; at most 16 KB (UTF-8), else 413' }))),
 });
 
 export const CreateBody = Type.Object({ subscription: NewSubscriptionFields });
@@ -50,7 +50,7 @@ export const CreateBody = Type.Object({ subscription: NewSubscriptionFields });
 export const UpdateBody = Type.Object({
   subscription: Type.Object({
     url: Type.Optional(Type.String({ description: 'New callback URL' })),
-    appData: Type.Optional(Nullable(Type.String({ description: 'New application data (null clears it)' }))),
+    appData: Type.Optional(Nullable(Type.String({ description: 'New application data (null clears it); at most 16 KB (UTF-8), else 413' }))),
     eventType: Type.Optional(Type.String({ description: 'Immutable: accepted only when unchanged' })),
     object: Type.Optional(Nullable(EventObject)),
   }, { description: 'Only url and appData can change; other fields of a fetched subscription are ignored' }),

@@ -1,4 +1,4 @@
-import { NotFound, ValidationError } from '../../../lib/errors.js';
+import { AppError, NotFound, ValidationError } from '../../../lib/errors.js';
 import { assertPublicHost, PrivateAddressError } from '../../../lib/net-guard.js';
 import type { Principal, Repositories } from '../../../db/index.js';
 import type { EventObject, Subscription } from '../../../db/repositories/subscriptions.repository.js';
@@ -14,6 +14,15 @@ const OBJECT_TYPE_OF: Record<string, string> = {
 export const EVENT_TYPES = Object.keys(OBJECT_TYPE_OF);
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const MAX_URL = 2048;
+/** appData is echoed in every notification body: bounded so one subscription cannot bloat every delivery. */
+export const MAX_APP_DATA_BYTES = 16 * 1024;
+
+function checkAppData(appData: string | null | undefined): void {
+  const bytes = typeof appData === 'string' ? Buffer.byteLength(appData, 'utf8') : 0;
+  if (bytes > MAX_APP_DATA_BYTES) {
+    throw new AppError(413, `appData is too large: ${bytes} bytes; at most ${MAX_APP_DATA_BYTES} bytes (16 KB) are accepted`);
+  }
+}
 
 interface Deps { repos: Repositories; allowPrivateWebhooks: boolean }
 
@@ -29,14 +38,14 @@ export async function checkCallbackUrl(url: string, allowPrivate: boolean): Prom
     throw new ValidationError(`url must use http or https, got "${parsed.protocol.slice(0, -1)}"`);
   }
   if (url.length > MAX_URL) throw new ValidationError(`url must be at most ${MAX_URL} characters`);
+  // A literal or a name resolving today to a non-public address is refused; a name that does not
+  // resolve yet is accepted (its DNS may come later) and checked at every delivery.
   if (!allowPrivate) {
     try {
       await assertPublicHost(parsed.hostname);
     } catch (err) {
-      if (err instanceof PrivateAddressError) {
-        throw new ValidationError(`url is refused: ${err.message}; webhooks must reach public addresses`);
-      }
-      throw new ValidationError(`url is refused: its host ${parsed.hostname} could not be resolved`);
+      if (!(err instanceof PrivateAddressError)) throw err;
+      throw new ValidationError(`url is refused: ${err.message}; webhooks must reach public addresses`);
     }
   }
   return url;
@@ -61,6 +70,7 @@ export interface CreateInput { eventType: string; url: string; object?: EventObj
 
 export async function createSubscription(deps: Deps, app: Principal, deviceId: string, input: CreateInput) {
   await deps.repos.devices.requireReadable(app, deviceId);
+  checkAppData(input.appData);
   if (!Object.hasOwn(OBJECT_TYPE_OF, input.eventType)) {
     throw new ValidationError(`eventType must be one of ${EVENT_TYPES.join(', ')}; got "${input.eventType}"`);
   }
@@ -89,6 +99,7 @@ export async function updateSubscription(deps: Deps, app: Principal, id: string,
   if (input.url === undefined && input.appData === undefined) {
     throw new ValidationError('give url and/or appData to change');
   }
+  checkAppData(input.appData);
   const url = input.url === undefined ? undefined : await checkCallbackUrl(input.url, deps.allowPrivateWebhooks);
   const updated = await deps.repos.subscriptions.update(app, id, { url, appData: input.appData });
   if (!updated) throw new NotFound();

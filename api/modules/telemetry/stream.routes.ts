@@ -7,6 +7,7 @@ import type { StoredMessage } from '../../../lib/bus.js';
 import { ErrorBody, errorResponses } from '../../schemas/common.js';
 import { presentMessage } from './telemetry.presenters.js';
 import { startStreamSession } from './stream.session.js';
+import { createAccessWatcher } from '../../../db/access-watch.js';
 
 const PROTOCOL = [
   'WebSocket live stream of new telemetry messages (reference-notes §6.5); authenticate the upgrade request with',
@@ -16,12 +17,18 @@ const PROTOCOL = [
   'application may not read (400 for a malformed subject); `{"type":"pub","subject":{…},"payload":<message>}`',
   'for each new message of a subscribed device; `{"type":"health","payload":{"timestamp","subscriptions"}}`',
   'periodically; `{"type":"error","payload":{statusCode,error,message}}` for a frame that is not JSON or of an',
-  'unknown type (the connection stays open). A plain HTTP GET answers 426.',
+  'unknown type (the connection stays open). When the application loses the device (authorization revoked,',
+  'device deregistered or deleted) its subscription ends within a second with an unasked',
+  '`{"type":"unsub","subject":{…},"payload":{"ack":true,"reason":"…"}}` and no message of it follows.',
+  'A plain HTTP GET answers 426.',
 ].join(' ');
 
 /** The live message stream: `GET /api/v1/messages` upgraded to a WebSocket. */
 export default async function streamRoutes(app: FastifyInstance) {
-  const { repos, config, live } = app.deps;
+  const { repos, config, live, db } = app.deps;
+  // One watcher per API: every stream's subscriptions are re-checked in one statement per tick.
+  const access = createAccessWatcher(db.knex, undefined, (err) => app.log.error({ err }, 'stream access check failed'));
+  app.addHook('onClose', async () => access.close());
   // @fastify/websocket is registered in api/app.ts: the auth hook of the /api/v1 scope runs on the
   // upgrade request, so a bad credential is answered 401 before any upgrade.
 
@@ -48,6 +55,7 @@ export default async function streamRoutes(app: FastifyInstance) {
       void recordConnection(request);
       startStreamSession(socket, {
         canRead: (deviceId) => repos.devices.canRead(principal, deviceId),
+        watchAccess: (deviceId, lost) => access.watch(principal, deviceId, lost),
         onMessage: live?.onMessage,
         present: (m) => presentMessage(app.links, m as StoredMessage),
         healthMs: config.streamHealthMs,

@@ -6,12 +6,15 @@ import type { LiveHooks } from '../../context.js';
 /**
  * One live-stream connection (reference-notes §6.5). Client frames: `sub` / `unsub` with
  * `subject: {type:'device', id}`. Server frames: the `sub`/`unsub` answer with `payload.ack`
- * (`ack:false` carries `error: {statusCode, error, message}`), `pub` with a message as the REST API
+ * (`ack:false` carries `error: {statusCode, error, message}`), an unasked `unsub` with
+ * `payload: {ack: true, reason}` when access to the device ends, `pub` with a message as the REST API
  * shows it, `health` every `healthMs`, and `error` for a frame that is not JSON or of an unknown type.
  * A bad frame never closes the connection.
  */
 export interface StreamSessionDeps {
   canRead(deviceId: string): Promise<boolean>;
+  /** Calls `lost` once the application can no longer read the device (revoked, deregistered, deleted). */
+  watchAccess?(deviceId: string, lost: () => void): () => void;
   onMessage: LiveHooks['onMessage'];
   present(message: unknown): unknown;
   healthMs: number;
@@ -66,7 +69,17 @@ export function startStreamSession(socket: WebSocket, deps: StreamSessionDeps): 
     if (!(await deps.canRead(subject.id))) return refuse('sub', subject, 404, 'Not found');
     if (closed || subs.has(subject.id)) return;
     send({ type: 'sub', subject, payload: { ack: true } });
-    subs.set(subject.id, deps.onMessage(subject.id, (m) => send({ type: 'pub', subject, payload: deps.present(m) })));
+    const offMessages = deps.onMessage(subject.id, (m) => { if (subs.has(subject.id)) send({ type: 'pub', subject, payload: deps.present(m) }); });
+    const offAccess = deps.watchAccess?.(subject.id, () => revoked(subject));
+    subs.set(subject.id, () => { offMessages(); offAccess?.(); });
+  }
+
+  /** Access ended (issue 10 item 11): the subscription ends at once and says why; the connection stays open. */
+  function revoked(subject: Subject): void {
+    if (!subs.has(subject.id)) return;
+    subs.get(subject.id)!();
+    subs.delete(subject.id);
+    send({ type: 'unsub', subject, payload: { ack: true, reason: `Access to device ${subject.id} has ended (authorization revoked, device deregistered or deleted): no further messages are sent` } });
   }
 
   function unsubscribe(subject: Subject): void {
