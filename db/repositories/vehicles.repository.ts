@@ -120,11 +120,6 @@ export function vehiclesRepository(knex: Knex) {
       await trx('device_vehicles').insert({ id: randomUUID(), device_id: deviceId, vehicle_id: vehicleId, started_at: at, created_at: new Date() });
       return true;
     },
-
-    async touchStartup(vehicleId: string, at: Date, trx: Knex = knex): Promise<void> {
-      await trx('vehicles').where('id', vehicleId)
-        .where((q) => q.whereNull('last_startup').orWhere('last_startup', '<', at)).update({ last_startup: at });
-    },
   };
 }
 export type VehiclesRepository = ReturnType<typeof vehiclesRepository>;

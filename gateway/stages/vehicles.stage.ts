@@ -39,12 +39,8 @@ export const vehiclesStage: StageFactory = ({ repos, log }) => {
         }
       }
       const spans = devices.map((d) => ({ deviceId: d.deviceId, min: d.messages[0].timestamp, max: d.messages.at(-1)!.timestamp }));
+      // lastStartup is read from the startup events of the caller's devices (issue 10 item 12): nothing to keep here.
       assignVehicles(devices, await repos.ingest.associationsDuring(spans, trx));
-      for (const device of devices) {
-        for (const m of device.messages) {
-          if (m.kind === 'startup' && m.vehicleId) await repos.vehicles.touchStartup(m.vehicleId, m.timestamp, trx);
-        }
-      }
       return [];
     },
     close: () => decoder.close(),
