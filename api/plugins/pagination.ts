@@ -9,15 +9,17 @@ export const MAX_LIMIT = 100;
 type Query = Record<string, string | undefined>;
 type Extra = Record<string, string | number | undefined | null>;
 
-function intParam(name: string, raw: string | undefined, def: number, min: number): number {
+function intParam(name: string, raw: string | undefined, def: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
   if (raw === undefined || raw === '') return def;
+  // Above 2^53 the number is no longer exact, and PostgreSQL's bigint OFFSET overflows (a 500 before issue 10).
   if (!/^\d+$/.test(raw.trim()) || Number(raw) < min) throw new ValidationError(`${name} must be an integer ≥ ${min}, got "${raw}"`);
+  if (Number(raw) > max) throw new ValidationError(`${name} must be at most ${max}, got "${raw}"`);
   return Number(raw);
 }
 
 /** `limit` default 20, maximum 100 — larger values are clamped, not refused (reference-notes §3.4). */
 export function parseLimit(raw: string | undefined): number {
-  return Math.min(intParam('limit', raw, DEFAULT_LIMIT, 1), MAX_LIMIT);
+  return Math.min(intParam('limit', raw, DEFAULT_LIMIT, 1, Infinity), MAX_LIMIT);
 }
 
 export function parseOffsetWindow(q: Query) {
@@ -39,6 +41,11 @@ export interface StreamParams { since?: Date; until: Date; limit: number }
 export function parseStreamWindow(q: Query, now = new Date()): StreamParams {
   const since = parseTimeParam('since', q.since);
   const until = parseTimeParam('until', q.until) ?? now;
+  // an inverted window is a client mistake, refused naming both bounds; since = until is a valid empty window
+  // (since is exclusive, until inclusive), which a poller asking "anything since my last look?" produces
+  if (since && since.getTime() > until.getTime()) {
+    throw new ValidationError(`since (${since.toISOString()}) must not be after until (${until.toISOString()})`);
+  }
   return { since, until, limit: parseLimit(q.limit) };
 }
 

@@ -53,7 +53,7 @@ export default async function dummiesRoutes(app: FastifyInstance) {
     },
   }, async (request, reply) => {
     await deleteDummy(app.deps, request.principal!, dummyId(request.params));
-    reply.code(204).send();
+    return reply.code(204).send();
   });
 
   await app.register(routesRoutes);

@@ -3,6 +3,8 @@ import type { Principal, Repositories } from '../../../db/index.js';
 import type { RouteRecord } from '../../../db/repositories/routes.repository.js';
 import { Conflict, ValidationError } from '../../../lib/errors.js';
 import { parseRouteFile, routeFromCoordinates } from '../../../simulator/route-import.js';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../../../lib/json-bounds.js';
+import { refuseNul } from '../../plugins/input-guard.js';
 
 /** A drive longer than this is refused (a run plans every frame of it up front). */
 export const MAX_ROUTE_DURATION_MS = 24 * 3600_000;
@@ -29,7 +31,15 @@ function sourceText(input: ImportRouteInput): { text: string; fileName: string }
   if (kind === 'polyline' && ['{', '[', '<'].includes(first)) {
     throw new ValidationError(`${fileName}: route.polyline is not an encoded polyline (it starts with "${first}")`);
   }
+  if (kind === 'file' && (first === '{' || first === '[') && tooDeep(text)) {
+    // The body's depth bound (api/plugins/input-guard.ts) holds for JSON carried as text too (issue 10, item 7).
+    throw new ValidationError(`${fileName}: the GeoJSON nests arrays/objects more than ${MAX_JSON_DEPTH} levels deep`);
+  }
   return { text, fileName };
+}
+
+function tooDeep(text: string): boolean {
+  try { return nestsDeeperThan(JSON.parse(text)); } catch { return false; } // malformed JSON: the parser says where
 }
 
 /**
@@ -40,6 +50,8 @@ function sourceText(input: ImportRouteInput): { text: string; fileName: string }
 export async function importRoute(repos: Repositories, app: Principal, input: ImportRouteInput): Promise<RouteRecord> {
   const { text, fileName } = sourceText(input);
   const parsed = parseRouteFile(text, fileName);
+  // The file's own name and description are stored too: the body's NUL check (input-guard) saw only escapes.
+  refuseNul({ name: parsed.name, description: parsed.description }, `${fileName}: the file's `);
   const stem = input.fileName ? path.basename(input.fileName).replace(/\.[^.]+$/, '').trim() : '';
   const name = input.name?.trim() || parsed.name || stem;
   if (!name) throw new ValidationError('route.name is required: the file carries no name');

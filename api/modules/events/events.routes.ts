@@ -6,14 +6,14 @@ import { DeviceIdParams, errorResponses, VehicleIdParams } from '../../schemas/c
 import { parseStreamWindow, streamMeta, type StreamParams } from '../../plugins/pagination.js';
 import { presentEvent } from './events.presenters.js';
 import { EventIdParams, EventList, EventListQuery, EventResponse } from './events.schemas.js';
+import { isUuid } from '../../../lib/uuid.js';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Filters of the event lists; empty values count as absent (the SDK sends `since=`, reference-notes §3.1). */
 function parseFilters(q: Record<string, string | undefined>): EventFilters {
   const pick = (v: string | undefined) => (v === undefined || v.trim() === '' ? undefined : v.trim());
   const f = { type: pick(q.type), objectId: pick(q.objectId), objectType: pick(q.objectType) };
-  if (f.objectId && !UUID.test(f.objectId)) throw new ValidationError(`objectId must be a UUID, got "${f.objectId}"`);
+  if (f.objectId && !isUuid(f.objectId)) throw new ValidationError(`objectId must be a UUID, got "${f.objectId}"`);
   return f;
 }
 

@@ -73,6 +73,6 @@ export default async function devicesRoutes(app: FastifyInstance) {
     if (principal.kind !== 'enterprise') throw new Forbidden('Only Enterprise applications can deregister devices');
     const removed = await db.knex.transaction((trx) => deregisterDevice(trx, principal.id, deviceId));
     if (!removed) throw new NotFound();
-    reply.code(204).send();
+    return reply.code(204).send();
   });
 }

@@ -70,6 +70,6 @@ export default async function rulesRoutes(app: FastifyInstance) {
   }, async (request, reply) => {
     const deleted = await db.knex.transaction((trx) => repos.rules.delete(request.principal!, (request.params as { ruleId: string }).ruleId, trx));
     if (!deleted) throw new NotFound();
-    reply.code(204).send();
+    return reply.code(204).send();
   });
 }

@@ -84,7 +84,7 @@ export default async function subscriptionsRoutes(app: FastifyInstance) {
   }, async (request, reply) => {
     const { subscriptionId } = request.params as { subscriptionId: string };
     if (!(await repos.subscriptions.delete(request.principal!, subscriptionId))) throw new NotFound();
-    reply.code(204).send();
+    return reply.code(204).send();
   });
 
   await app.register(notificationsRoutes);

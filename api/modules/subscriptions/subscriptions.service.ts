@@ -2,6 +2,7 @@ import { AppError, NotFound, ValidationError } from '../../../lib/errors.js';
 import { assertPublicHost, PrivateAddressError } from '../../../lib/net-guard.js';
 import type { Principal, Repositories } from '../../../db/index.js';
 import type { EventObject, Subscription } from '../../../db/repositories/subscriptions.repository.js';
+import { isUuid } from '../../../lib/uuid.js';
 
 /** The object type each event type carries (spec 6.1, reference-notes §5); `rule-*` is subscription-only. */
 const OBJECT_TYPE_OF: Record<string, string> = {
@@ -12,7 +13,6 @@ const OBJECT_TYPE_OF: Record<string, string> = {
   'distance-trigger': 'odometer-trigger',
 };
 export const EVENT_TYPES = Object.keys(OBJECT_TYPE_OF);
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const MAX_URL = 2048;
 /** appData is echoed in every notification body: bounded so one subscription cannot bloat every delivery. */
 export const MAX_APP_DATA_BYTES = 16 * 1024;
@@ -110,6 +110,6 @@ export async function updateSubscription(deps: Deps, app: Principal, id: string,
 export function parseFilter(q: { objectType?: string; objectId?: string }) {
   const objectType = q.objectType || undefined;
   const objectId = q.objectId || undefined;
-  if (objectId !== undefined && !UUID.test(objectId)) throw new ValidationError(`objectId must be a UUID, got "${objectId}"`);
+  if (objectId !== undefined && !isUuid(objectId)) throw new ValidationError(`objectId must be a UUID, got "${objectId}"`);
   return { objectType, objectId: objectId?.toLowerCase() };
 }

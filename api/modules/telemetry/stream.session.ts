@@ -1,7 +1,9 @@
 import type { WebSocket, RawData } from 'ws';
 import type { FastifyBaseLogger } from 'fastify';
 import { errorBody } from '../../plugins/errors.js';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../../../lib/json-bounds.js';
 import type { LiveHooks } from '../../context.js';
+import { isUuid } from '../../../lib/uuid.js';
 
 /**
  * One live-stream connection (reference-notes §6.5). Client frames: `sub` / `unsub` with
@@ -24,7 +26,6 @@ export interface StreamSessionDeps {
 interface Subject { type: 'device'; id: string }
 type Frame = Record<string, unknown>;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Subscriptions one connection may hold: bounds the listeners a single client can create. */
 export const MAX_SUBSCRIPTIONS = 100;
 /** A client this far behind (unsent bytes) is disconnected rather than buffered without end. */
@@ -33,6 +34,8 @@ const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
 function parseFrame(raw: RawData): Frame | string {
   let frame: unknown;
   try { frame = JSON.parse(raw.toString()); } catch (err) { return `Malformed JSON frame: ${(err as Error).message}`; }
+  // Before anything prints or walks it (issue 10, item 7): a deep value overflows JSON.stringify's stack.
+  if (nestsDeeperThan(frame)) return `A frame must not nest arrays/objects more than ${MAX_JSON_DEPTH} levels deep`;
   if (!frame || typeof frame !== 'object' || Array.isArray(frame) || typeof (frame as Frame).type !== 'string') {
     return 'A frame must be a JSON object with a "type" (sub or unsub)';
   }
@@ -43,7 +46,7 @@ function parseSubject(value: unknown): Subject | string {
   const s = value as Record<string, unknown> | null;
   if (!s || typeof s !== 'object') return 'subject is required: {"type":"device","id":"<deviceId>"}';
   if (s.type !== 'device') return `subject.type must be "device", got ${JSON.stringify(s.type ?? null)}`;
-  if (typeof s.id !== 'string' || !UUID.test(s.id)) return 'subject.id must be a device id (UUID)';
+  if (typeof s.id !== 'string' || !isUuid(s.id)) return 'subject.id must be a device id (UUID)';
   return { type: 'device', id: s.id.toLowerCase() };
 }
 

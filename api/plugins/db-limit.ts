@@ -1,0 +1,24 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { withAcquireLimit, type AcquireLimit } from '../../db/acquire-limit.js';
+
+/**
+ * Every request waits at most `dbAcquireTimeoutMs` for a database connection (issue 10, item 4): when
+ * the pool stays saturated it is answered 503 with Retry-After (api/plugins/errors.ts) instead of
+ * hanging for knex's 60 s and failing with a 500. The bound is entered at onRequest (authentication
+ * reads the database) and again at preValidation, because body parsing continues from the socket's
+ * events, outside the request's async context. It ends with the answer: work a request started (a run,
+ * a live stream's timers) then waits for connections like the gateway and the workers do.
+ */
+export function registerDbAcquireLimit(app: FastifyInstance): void {
+  const ms = app.deps.config.dbAcquireTimeoutMs;
+  const limits = new WeakMap<FastifyRequest, AcquireLimit>();
+  app.addHook('onRequest', (request, _reply, done) => {
+    const limit = { ms, what: `${request.method} request` };
+    limits.set(request, limit);
+    withAcquireLimit(limit, done);
+  });
+  app.addHook('preValidation', (request, _reply, done) => withAcquireLimit(limits.get(request) ?? { ms, what: 'request' }, done));
+  const end = async (request: FastifyRequest) => { const limit = limits.get(request); if (limit) limit.ms = 0; };
+  app.addHook('onResponse', end);
+  app.addHook('onRequestAbort', end);
+}

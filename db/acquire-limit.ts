@@ -1,0 +1,59 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Knex } from 'knex';
+
+/**
+ * A bound on how long work may wait for a pooled connection, set per caller (issue 10, item 4): an API
+ * request gives up after a few seconds and is answered 503, /health after under a second, while the
+ * gateway and the workers, which run outside any bound, keep knex's own wait (60 s) so a busy pool
+ * delays ingest rather than failing good frames. The pool is shared, so the bound is carried by
+ * AsyncLocalStorage rather than by a second pool (PGlite has a single connection).
+ */
+const bound = new AsyncLocalStorage<AcquireLimit>();
+
+/** `ms` 0 = no bound: set when the bounded work is over, so timers and tasks it started wait like any other caller. */
+export interface AcquireLimit { ms: number; what: string }
+
+/** No connection came free within the caller's bound; `what` names the waiting work. */
+export class PoolBusyError extends Error {
+  constructor(readonly waitedMs: number, readonly what: string) {
+    super(`${what}: no database connection came free within ${waitedMs} ms (the database is busy)`);
+    this.name = 'PoolBusyError';
+  }
+}
+
+/** Runs `fn` with every connection acquisition inside it (and in what it starts) bounded by `limit.ms`. */
+export function withAcquireLimit<T>(limit: AcquireLimit, fn: () => T): T {
+  return bound.run(limit, fn);
+}
+
+interface PendingAcquire { promise: Promise<unknown>; abort(): void }
+interface Pool { acquire(): PendingAcquire; release(resource: unknown): boolean }
+type Client = { pool?: Pool; acquireConnection(): Promise<unknown> };
+
+/** Makes `knex` honour withAcquireLimit; calls outside any limit acquire as before. */
+export function installAcquireLimit(knex: Knex): void {
+  const client = knex.client as unknown as Client;
+  const original = client.acquireConnection.bind(client);
+  client.acquireConnection = function acquireConnection() {
+    const limit = bound.getStore();
+    if (!limit?.ms || !client.pool) return original();
+    return acquireWithin(client.pool, limit.ms, limit.what);
+  };
+}
+
+async function acquireWithin(pool: Pool, ms: number, what: string): Promise<unknown> {
+  const pending = pool.acquire();
+  let timedOut = false;
+  // abort() takes the request out of the pool's queue, so waiters that gave up do not pile up.
+  const timer = setTimeout(() => { timedOut = true; pending.abort(); }, ms);
+  try {
+    const connection = await pending.promise;
+    if (timedOut) { pool.release(connection); throw new PoolBusyError(ms, what); }
+    return connection;
+  } catch (err) {
+    if (timedOut) throw new PoolBusyError(ms, what);
+    throw err;
+  } finally {
+    clearTimeout(timer);
+  }
+}
