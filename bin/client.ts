@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { readCredentials, type Credentials } from './credentials.js';
 
@@ -24,8 +25,8 @@ export function createClient(opts: ClientOptions): Client {
   const dataDir = path.resolve(opts.dataDir ?? defaultDataDir());
   const credentials = readCredentials(dataDir);
   const apiUrl = (opts.apiUrl ?? process.env.DRIVEWIRE_API_URL ?? credentials?.apiUrl)?.replace(/\/+$/, '');
-  const appId = opts.appId ?? process.env.DRIVEWIRE_APP_ID ?? credentials?.application.id;
-  const appSecret = opts.appSecret ?? process.env.DRIVEWIRE_APP_SECRET ?? credentials?.application.secret;
+  const appId = opts.appId ?? process.env.DRIVEWIRE_APP_ID ?? credentials?.application?.id;
+  const appSecret = opts.appSecret ?? process.env.DRIVEWIRE_APP_SECRET ?? credentials?.application?.secret;
   const need = (what: string) => new CliError(
     `No ${what}: start the platform with 'drivewire serve --data-dir ${opts.dataDir ?? defaultDataDir()}' or pass --api-url (and credentials)`);
 
@@ -60,11 +61,28 @@ export function createClient(opts: ClientOptions): Client {
       return call(method, urlPath, `Basic ${Buffer.from(`${appId}:${appSecret}`).toString('base64')}`, body);
     },
     admin(method, urlPath, body) {
-      const token = process.env.DRIVEWIRE_ADMIN_TOKEN ?? credentials?.adminToken;
+      const token = adminToken(credentials);
       if (!token) throw need('admin token');
       return call(method, urlPath, `Bearer ${token}`, body);
     },
   };
+}
+
+/**
+ * The admin token: DRIVEWIRE_ADMIN_TOKEN, else the file named by DRIVEWIRE_ADMIN_TOKEN_FILE (e.g. a mounted
+ * secret on a host other than the first one), else credentials.json (issue 14).
+ */
+function adminToken(credentials: Credentials | null): string | null {
+  if (process.env.DRIVEWIRE_ADMIN_TOKEN) return process.env.DRIVEWIRE_ADMIN_TOKEN;
+  const file = process.env.DRIVEWIRE_ADMIN_TOKEN_FILE;
+  if (file) {
+    try {
+      return fs.readFileSync(file, 'utf8').trim();
+    } catch (err) {
+      throw new CliError(`Cannot read DRIVEWIRE_ADMIN_TOKEN_FILE ${file}: ${(err as Error).message}`);
+    }
+  }
+  return credentials?.adminToken ?? null;
 }
 
 /** Prints JSON for scripts (--json) or a human rendering. */

@@ -1,19 +1,47 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import type { Knex } from 'knex';
 import type { Repositories } from '../db/index.js';
 
 export interface Credentials {
-  apiUrl: string;
+  /** Written only by a part that serves the API. */
+  apiUrl: string | null;
+  /** Written only by a part that runs the gateway. */
   mqttUrl: string | null;
-  adminToken: string;
-  application: { id: string; name: string; kind: 'enterprise' | 'consumer'; secret: string; webhookSecret?: string };
+  /** Known only where it was issued (the first start, or `drivewire credentials rotate`). */
+  adminToken: string | null;
+  application: { id: string; name: string; kind: 'enterprise' | 'consumer'; secret: string; webhookSecret?: string } | null;
+}
+
+export type DefaultApplication = NonNullable<Credentials['application']>;
+
+/**
+ * The credentials as a started platform offers them to code and tests that need the default application:
+ * reading `application` or `adminToken` where this part does not hold them (it did not create them and
+ * its credentials.json lacks them) throws, saying where they are.
+ */
+export interface HeldCredentials extends Omit<Credentials, 'application' | 'adminToken'> {
+  readonly application: DefaultApplication;
+  readonly adminToken: string;
+}
+
+export function held(creds: Credentials, dataDir: string): HeldCredentials {
+  const missing = (what: string) => new Error(`${what} of the default application is not in ${credentialsPath(dataDir)}: it is in the credentials.json `
+    + 'of the part that started first on this database (give the CLI elsewhere DRIVEWIRE_ADMIN_TOKEN or DRIVEWIRE_ADMIN_TOKEN_FILE), or issue new ones with drivewire credentials rotate');
+  return {
+    apiUrl: creds.apiUrl,
+    mqttUrl: creds.mqttUrl,
+    get application() { if (!creds.application) throw missing('the secret'); return creds.application; },
+    get adminToken() { if (!creds.adminToken) throw missing('the admin token'); return creds.adminToken; },
+  };
 }
 
 export const credentialsPath = (dataDir: string) => path.join(dataDir, 'credentials.json');
 
 export function readCredentials(dataDir: string): Credentials | null {
   try {
-    return JSON.parse(fs.readFileSync(credentialsPath(dataDir), 'utf8')) as Credentials;
+    const c = JSON.parse(fs.readFileSync(credentialsPath(dataDir), 'utf8'));
+    return { apiUrl: c.apiUrl ?? null, mqttUrl: c.mqttUrl ?? null, adminToken: c.adminToken ?? null, application: c.application ?? null };
   } catch {
     return null;
   }
@@ -26,29 +54,67 @@ function writeCredentials(dataDir: string, creds: Credentials): void {
   fs.chmodSync(file, 0o600);
 }
 
+/** Serializes the first start of several parts on one empty database (any constant works; this one spells "dwcr"). */
+const CREDENTIALS_LOCK = 0x64776372;
+
+export interface EnsuredCredentials { credentials: Credentials; created: boolean }
+
 /**
- * First start creates a default Enterprise application and an admin token and writes them to
- * `<data-dir>/credentials.json` (mode 0600); later starts reuse them. If the file was lost, the
- * default application gets a new secret and a new admin token is issued, since only hashes are kept.
+ * The first start on an empty database creates the default Enterprise application and an admin token and
+ * writes them to `<data-dir>/credentials.json` (mode 0600). Every later start, of any part and on any
+ * data dir, only reuses them: a part started on an empty data dir against a shared database never
+ * creates or rotates anything (issue 14); `drivewire credentials rotate` is the one way to issue new ones.
+ * URLs merge: only the parts given (`apiUrl` by an API part, `mqttUrl` by a gateway) replace the file's.
  */
-export async function ensureCredentials(repos: Repositories, dataDir: string, urls: { apiUrl: string; mqttUrl: string | null }): Promise<Credentials> {
+export async function ensureCredentials(knex: Knex, repos: Repositories, dataDir: string,
+  urls: { apiUrl?: string; mqttUrl?: string }): Promise<EnsuredCredentials> {
   const existing = readCredentials(dataDir);
+  const first = await knex.transaction(async (trx) => {
+    await trx.raw('SELECT pg_advisory_xact_lock(?)', [CREDENTIALS_LOCK]);
+    if (await repos.applications.findDefault(trx)) return null;
+    const created = await repos.applications.create({ name: 'Default application', kind: 'enterprise', isDefault: true }, trx);
+    const application = { id: created.id, name: created.name, kind: created.kind, secret: created.secret, webhookSecret: created.webhookSecret };
+    return { application, adminToken: await repos.applications.createAdminToken(trx) };
+  });
+  const held = first ?? await stillValid(repos, existing);
+  const creds: Credentials = {
+    apiUrl: urls.apiUrl ?? existing?.apiUrl ?? null,
+    mqttUrl: urls.mqttUrl ?? existing?.mqttUrl ?? null,
+    adminToken: held.adminToken,
+    application: held.application,
+  };
+  if (JSON.stringify(creds) !== JSON.stringify(existing) && (existing || creds.apiUrl || creds.mqttUrl || creds.application)) {
+    writeCredentials(dataDir, creds);
+  }
+  return { credentials: creds, created: first !== null };
+}
+
+/** The file's application secret and admin token, each kept only if this database still accepts it. */
+async function stillValid(repos: Repositories, existing: Credentials | null): Promise<Pick<Credentials, 'application' | 'adminToken'>> {
   const def = await repos.applications.findDefault();
-  if (existing && def && existing.application.id === def.id
-    && (await repos.applications.authenticate(def.id, existing.application.secret))
-    && (await repos.applications.isAdminToken(existing.adminToken))) {
-    const creds = { ...existing, ...urls };
-    if (existing.apiUrl !== urls.apiUrl || existing.mqttUrl !== urls.mqttUrl) writeCredentials(dataDir, creds);
-    return creds;
-  }
-  let application: Credentials['application'];
-  if (def) {
-    application = { id: def.id, name: def.name, kind: def.kind, secret: await repos.applications.rotateSecret(def.id) };
-  } else {
-    const created = await repos.applications.create({ name: 'Default application', kind: 'enterprise', isDefault: true });
-    application = { id: created.id, name: created.name, kind: created.kind, secret: created.secret, webhookSecret: created.webhookSecret };
-  }
-  const creds: Credentials = { ...urls, adminToken: await repos.applications.createAdminToken(), application };
+  const app = existing?.application;
+  const appOk = Boolean(app && def && app.id === def.id && (await repos.applications.authenticate(app.id, app.secret)));
+  const tokenOk = Boolean(existing?.adminToken && (await repos.applications.isAdminToken(existing.adminToken)));
+  return { application: appOk ? app! : null, adminToken: tokenOk ? existing!.adminToken : null };
+}
+
+/**
+ * `drivewire credentials rotate`: a new secret for the default application and a new admin token (the
+ * previous admin tokens stop working), written to `<data-dir>/credentials.json`. The one way to replace
+ * lost credentials; every API client of the default application must then use the new secret.
+ */
+export async function rotateCredentials(knex: Knex, repos: Repositories, dataDir: string): Promise<Credentials> {
+  const existing = readCredentials(dataDir);
+  const fresh = await knex.transaction(async (trx) => {
+    await trx.raw('SELECT pg_advisory_xact_lock(?)', [CREDENTIALS_LOCK]);
+    const def = await repos.applications.findDefault(trx);
+    if (!def) return null;
+    await repos.applications.revokeAdminTokens(trx);
+    const application = { id: def.id, name: def.name, kind: def.kind, secret: await repos.applications.rotateSecret(def.id, trx) };
+    return { application, adminToken: await repos.applications.createAdminToken(trx) };
+  });
+  if (!fresh) throw new Error('no default application yet: start the platform once (drivewire serve) to create it');
+  const creds: Credentials = { apiUrl: existing?.apiUrl ?? null, mqttUrl: existing?.mqttUrl ?? null, ...fresh };
   writeCredentials(dataDir, creds);
   return creds;
 }

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import { publicUrl as publicUrlOf, type Config } from '../lib/config.js';
+import { publicUrl as publicUrlOf, type Config, type PartName } from '../lib/config.js';
 import { rethrowPortInUse } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
 import { createBus, type Bus } from '../lib/bus.js';
@@ -9,9 +9,11 @@ import { migrateLatest, openDatabase, repositories, type Db, type Repositories }
 import { buildApi } from '../api/app.js';
 import { createMessageFeed } from '../db/message-feed.js';
 import type { Part, PartDeps } from '../db/part.js';
-import { ensureCredentials, type Credentials } from './credentials.js';
+import { ensureCredentials, held, type Credentials, type HeldCredentials } from './credentials.js';
+import { announce, followApiUrl, gatewayPublicMqttUrl, runs } from './roles.js';
 import { startRunScheduler } from '../simulator/scheduler.js';
 import { startNotificationWorker } from '../workers/notifications/index.js';
+import { startTripSweep } from '../workers/trips/sweep.js';
 import { startGateway } from '../gateway/gateway.js';
 
 export type { Part, PartDeps };
@@ -24,12 +26,16 @@ export interface Platform {
   api: FastifyInstance;
   apiUrl: string;
   parts: Part[];
-  credentials: Credentials;
+  /** The default application and admin token; reading them throws where this part does not hold them. */
+  credentials: HeldCredentials;
+  /** What this part's credentials.json holds (null where it does not know them). */
+  credentialsFile: Credentials;
+  /** True when this start created the default application and admin token (the first start on the database). */
+  credentialsCreated: boolean;
   close(): Promise<void>;
 }
 
 
-const runs = (config: Config, part: Config['only']) => config.only === 'all' || config.only === part;
 
 /**
  * Starts the platform: database (PostgreSQL with DATABASE_URL, else PGlite in <data-dir>/pgdata),
@@ -40,17 +46,24 @@ export async function startPlatform(config: Config, log: Logger, opts: { db?: Db
   const db = opts.db ?? await openDatabase({ databaseUrl: config.databaseUrl, pgliteDir: path.join(config.dataDir, 'pgdata'), warn: (m) => log.warn(m) });
   const parts: Part[] = [];
   let api: FastifyInstance | undefined;
+  let feed: ReturnType<typeof createMessageFeed> | null = null;
+  let unfollow = () => {};
   try {
     await migrateLatest(db.knex);
+    unfollow = await followApiUrl(db.knex, config, log);
     const repos = repositories(db.knex);
     const bus = createBus();
     const deps: PartDeps = { config, db, repos, log, bus };
     for (const [name, start] of PART_STARTERS) {
       if (runs(config, name)) parts.push(await start(deps, parts));
     }
-    const publicUrl = () => publicUrlOf(config);
-    // The live stream follows the in-process gateway's bus, or the database when the gateway runs elsewhere.
-    const feed = runs(config, 'gateway') ? null : createMessageFeed(db.knex);
+    // This process's own base (the API, or /health and /metrics); links follow config.publicUrl (roles.ts).
+    const ownUrl = config.publicUrl && runs(config, 'api') ? config.publicUrl : null;
+    const publicUrl = () => ownUrl ?? (runs(config, 'api') ? publicUrlOf(config) : `http://localhost:${config.httpPort}`);
+    // The live stream follows the database's commit-ordered feed on PostgreSQL, where other processes may run
+    // gateways too (issue 14); on PGlite (one process) the in-process gateway's bus, unless no gateway runs here.
+    feed = runs(config, 'api') && (db.kind === 'pg' || !runs(config, 'gateway')) ? createMessageFeed(db) : null;
+    await feed?.ready;
     api = await buildApi({
       config, db, repos, log,
       live: {
@@ -67,20 +80,26 @@ export async function startPlatform(config: Config, log: Logger, opts: { db?: Db
     // Port 0 asks for any free port: from here on the config says which one, so every part's
     // links (API, rule events, webhook payloads) name the port actually bound.
     config.httpPort = (api.server.address() as AddressInfo).port;
-    const mqtt = parts.find((p) => p.urls?.mqtt)?.urls?.mqtt ?? null;
-    const credentials = await ensureCredentials(repos, config.dataDir, { apiUrl: publicUrl(), mqttUrl: mqtt });
+    const mqtt = runs(config, 'gateway') ? gatewayPublicMqttUrl(config, parts.find((p) => p.urls?.mqtt)?.urls?.mqtt ?? null) : null;
+    const api_ = runs(config, 'api') ? publicUrl() : undefined;
+    await announce(db.knex, { api: api_, mqtt });
+    const { credentials, created } = await ensureCredentials(db.knex, repos, config.dataDir, { apiUrl: api_, mqttUrl: mqtt ?? undefined });
     const server = api;
     return {
-      config, db, repos, bus, api: server, apiUrl: publicUrl(), parts, credentials,
+      config, db, repos, bus, api: server, apiUrl: publicUrl(), parts,
+      credentials: held(credentials, config.dataDir), credentialsFile: credentials, credentialsCreated: created,
       async close() {
-        feed?.close();
+        unfollow();
+        await feed?.close();
         await server.close();
         for (const part of [...parts].reverse()) await part.close();
         if (!opts.db) await db.close();
       },
     };
   } catch (err) {
+    unfollow();
     await api?.close().catch(() => {});
+    await feed?.close();
     for (const part of parts.reverse()) await part.close().catch(() => {});
     if (!opts.db) await db.close().catch(() => {});
     throw err;
@@ -92,8 +111,9 @@ export async function startPlatform(config: Config, log: Logger, opts: { db?: Db
  * The parts, in start order (explicit list; each issue adds its own). A starter sees the parts
  * started before it (e.g. the run scheduler finds the in-process gateway's MQTT URL).
  */
-const PART_STARTERS: [Config['only'], (deps: PartDeps, started: Part[]) => Promise<Part>][] = [
+const PART_STARTERS: [PartName, (deps: PartDeps, started: Part[]) => Promise<Part>][] = [
   ['gateway', startGateway],
   ['workers', (deps) => startNotificationWorker(deps)],
   ['workers', startRunScheduler],
+  ['workers', startTripSweep],
 ];

@@ -23,6 +23,8 @@ export interface DriverDeps {
   workerId: string;
   leaseMs: number;
   connectTimeoutMs: number;
+  /** Frames of a pass the platform stored (stored-frames.ts); without it a pass is not checked. */
+  storedFrames?: (deviceId: string, runId: string) => Promise<number>;
 }
 
 export interface RunDriver {
@@ -32,7 +34,12 @@ export interface RunDriver {
   heartbeat(): Promise<boolean>;
 }
 
-export const NO_GATEWAY = 'no MQTT gateway to connect to: run the gateway in this process or set --simulator-mqtt-url / DRIVEWIRE_SIMULATOR_MQTT_URL';
+export const NO_GATEWAY = 'no MQTT gateway to connect to: no gateway has announced its MQTT URL in the database; start one (drivewire serve --only gateway) or set --simulator-mqtt-url / DRIVEWIRE_SIMULATOR_MQTT_URL';
+
+/** Why a pass acknowledged by the broker does not count: the frames are not in the platform's database. */
+export const notStored = (url: string, sent: number, stored: number) =>
+  `the broker at ${url} acknowledged ${sent} frames but the platform stored ${stored}: it is not this platform's gateway `
+  + '(set --simulator-mqtt-url, or --mqtt-public-url on the gateways)';
 
 export function driveRun(run: ClaimedRun, deps: DriverDeps): RunDriver {
   const { repos, log, workerId } = deps;
@@ -85,9 +92,10 @@ export function driveRun(run: ClaimedRun, deps: DriverDeps): RunDriver {
 
   /** One pass over the route; resolves with the summary once every frame is acknowledged. */
   const playPass = async (dummy: DummyDevice, route: StoredRoute, scenarios: Scenario[]) => {
+    const passId = randomUUID();
     device = startDevice({
       mqttUrl: deps.mqttUrl!, deviceId: dummy.deviceId, secret: dummy.secret, route, vin: run.vin, speed: run.speed,
-      scenarios, intervalMs: run.intervalMs, runId: randomUUID(), connectTimeoutMs: deps.connectTimeoutMs, logger: log,
+      scenarios, intervalMs: run.intervalMs, runId: passId, connectTimeoutMs: deps.connectTimeoutMs, logger: log,
     });
     device.done.catch(() => undefined); // a refused connection is thrown by the await below, not left unhandled meanwhile
     await repos.runLeases.markRunning(run.id, workerId);
@@ -100,6 +108,10 @@ export function driveRun(run: ClaimedRun, deps: DriverDeps): RunDriver {
       framesSent: totals.framesSent + summary.framesSent, distance: totals.distance + summary.distance, driveMs: totals.driveMs + summary.duration,
     });
     await repos.dummies.recordLastFrame(run.dummyId, summary.endedAt);
+    if (deps.storedFrames && summary.framesSent > 0 && !reason) {
+      const stored = await deps.storedFrames(dummy.deviceId, passId);
+      if (stored < summary.framesSent) throw new Error(notStored(deps.mqttUrl!, summary.framesSent, stored));
+    }
     return { endedAt: summary.endedAt.getTime(), left: last.framesTotal - last.framesSent };
   };
 

@@ -13,11 +13,19 @@ import { ConfigError } from '../lib/config.js';
 import type { Logger } from '../lib/logger.js';
 import { driveRun, type RunDriver } from './run-driver.js';
 import { seedStoredRoutes } from './routes-seed.js';
+import { storedPassFrames } from './stored-frames.js';
+import { announcedUrl } from '../db/deployment-urls.js';
+import type { Knex } from 'knex';
 
 export interface RunSchedulerOptions {
   repos: Repositories;
   log: Logger;
+  /** The MQTT URL dummies connect to; null: ask resolveMqttUrl at each run. */
   mqttUrl: string | null;
+  /** The gateways' announced MQTT URL (issue 14), asked when mqttUrl is null; none: the run fails saying so. */
+  resolveMqttUrl?: () => Promise<string | null>;
+  /** Frames of a pass the platform stored; a pass the broker acknowledged but the platform did not store fails the run. */
+  storedFrames?: (deviceId: string, runId: string) => Promise<number>;
   workerId?: string;
   /** ms between checks for new runs and stop requests. */ pollMs?: number;
   /** ms a lease lasts without renewal; a dead worker's runs are taken over after it. */ leaseMs?: number;
@@ -69,7 +77,10 @@ export function createRunScheduler(opts: RunSchedulerOptions): RunScheduler {
       return;
     }
     log.info({ runId: run.id, dummyId: run.dummyId, takeover: run.previousState !== 'starting' }, 'driving run');
-    const driver = driveRun(run, { repos, log, mqttUrl: o.mqttUrl, workerId, leaseMs: o.leaseMs, connectTimeoutMs: o.connectTimeoutMs });
+    const mqttUrl = o.mqttUrl ?? (await o.resolveMqttUrl?.()) ?? null;
+    const driver = driveRun(run, {
+      repos, log, mqttUrl, workerId, leaseMs: o.leaseMs, connectTimeoutMs: o.connectTimeoutMs, storedFrames: o.storedFrames,
+    });
     drivers.set(run.id, driver);
     void driver.done.finally(() => drivers.delete(run.id));
   };
@@ -107,7 +118,10 @@ export function createRunScheduler(opts: RunSchedulerOptions): RunScheduler {
   };
 }
 
-/** The MQTT URL dummies connect to: the setting, else the in-process gateway's, else the local default port. */
+/**
+ * The MQTT URL dummies connect to: the setting, else the in-process gateway's; else null, and each run asks
+ * for the URL the gateways announced in the database. Never a default port, which may be another broker's.
+ */
 export function simulatorMqttUrl(config: Config, started: { urls?: Record<string, string> }[]): string | null {
   if (config.simulatorMqttUrl) {
     if (!/^(mqtts?|wss?):\/\/[^/]+/.test(config.simulatorMqttUrl)) {
@@ -118,19 +132,23 @@ export function simulatorMqttUrl(config: Config, started: { urls?: Record<string
   const gateway = started.find((p) => p.urls?.mqtt)?.urls?.mqtt;
   // A gateway listening on every interface (its URL says localhost) is reached over IPv4 loopback.
   if (gateway && ['0.0.0.0', '::'].includes(config.mqttHost)) return gateway.replace(/:\/\/[^/:]+:(\d+)/, '://127.0.0.1:$1');
-  if (gateway) return gateway;
-  return config.mqttPort ? `mqtt://127.0.0.1:${config.mqttPort}` : null;
+  return gateway ?? null;
 }
 
 /** PART_STARTERS entry (bin/platform.ts): seeds the stored routes and starts the scheduler. */
 export async function startRunScheduler(
-  deps: { config: Config; repos: Repositories; log: Logger },
+  deps: { config: Config; repos: Repositories; log: Logger; db: { knex: Knex } },
   started: { urls?: Record<string, string> }[],
 ) {
   const mqttUrl = simulatorMqttUrl(deps.config, started);
+  const { knex } = deps.db;
   await seedStoredRoutes(deps.repos.routes);
-  const scheduler = createRunScheduler({ repos: deps.repos, log: deps.log.child({ part: 'run-scheduler' }), mqttUrl });
-  deps.log.info({ mqttUrl, workerId: scheduler.workerId }, 'run scheduler started');
+  const scheduler = createRunScheduler({
+    repos: deps.repos, log: deps.log.child({ part: 'run-scheduler' }), mqttUrl,
+    resolveMqttUrl: () => announcedUrl(knex, 'mqtt'),
+    storedFrames: (deviceId, runId) => storedPassFrames(knex, deviceId, runId),
+  });
+  deps.log.info({ mqttUrl: mqttUrl ?? 'announced by the gateways', workerId: scheduler.workerId }, 'run scheduler started');
   return {
     name: 'run-scheduler',
     close: () => scheduler.close(),

@@ -19,7 +19,7 @@ export function registerAdminCommands(program: Command): void {
     output(o.json, applications, () => table(applications, ['id', 'name', 'kind', 'createdAt']));
   });
   withClientOptions(apps.command('token').description('issue a Bearer token for an application'))
-    .argument('<app>', 'application id')
+    .argument('<app>', 'application id ("default" = the default application)')
     .option('--ttl <seconds>', 'lifetime in seconds')
     .action(async (appId, o) => {
       const body = { token: o.ttl ? { ttlSeconds: Number(o.ttl) } : {} };
@@ -57,7 +57,7 @@ export function registerAdminCommands(program: Command): void {
 }
 
 async function authorize(client: ReturnType<typeof createClient>, deviceId: string, app: string, register: boolean) {
-  const applicationId = app === 'default' ? client.credentials?.application.id : app;
+  const applicationId = app === 'default' ? client.credentials?.application?.id : app;
   if (!applicationId) throw new CliError('No default application in credentials.json; pass --app <id>');
   await client.admin('POST', `/admin/v1/devices/${deviceId}/authorizations`, { authorization: { applicationId } });
   const { applications } = await client.admin('GET', '/admin/v1/applications');

@@ -1,9 +1,11 @@
 import path from 'node:path';
-import { Option, type Command } from 'commander';
+import type { Command } from 'commander';
 import { loadConfig } from '../../lib/config.js';
 import { createLogger } from '../../lib/logger.js';
 import { SERVICE_KINDS } from '../../lib/services.js';
-import { credentialsPath } from '../credentials.js';
+import { credentialsPath, rotateCredentials } from '../credentials.js';
+import type { Platform } from '../platform.js';
+import { runs } from '../roles.js';
 
 /** commander's camelCase options → config keys (`urlTelemetry` → `url.telemetry`). */
 export function configFromOptions(o: Record<string, unknown>) {
@@ -29,11 +31,39 @@ async function prettyStream() {
   }
 }
 
+/** What this process serves, by part (issue 14): the API banner and "Try: curl" only where the API runs. */
+export function banner(platform: Platform): string[] {
+  const { config, apiUrl, credentialsFile: c } = platform;
+  const lines = ['', `drivewire is running: ${config.only.join(', ')}`, ''];
+  if (runs(config, 'api')) lines.push(`  API        ${apiUrl}/api/v1   (docs: ${apiUrl}/docs)`, `  console    ${apiUrl}/console/`);
+  else lines.push(`  health     ${apiUrl}/health   (metrics: ${apiUrl}/metrics)`);
+  lines.push(...platform.parts.flatMap((p) => Object.entries(p.urls ?? {}).map(([k, v]) => `  ${k.padEnd(10)} ${v}`)));
+  if (runs(config, 'gateway') && c.mqttUrl) lines.push(`  announced  ${c.mqttUrl}   (for workers' simulator runs; other hosts: --mqtt-public-url)`);
+  if (runs(config, 'workers')) lines.push('  workers    webhook notifications, simulator runs');
+  lines.push(`  database   ${config.databaseUrl ? config.databaseUrl.replace(/\/\/[^@]*@/, '//***@') : `embedded (PGlite) in ${path.join(config.dataDir, 'pgdata')}`}`, '');
+  if (!runs(config, 'api')) {
+    // The first part on an empty database created them: say where, without printing the secret here.
+    if (platform.credentialsCreated) lines.push(`  Created the default application and admin token: ${credentialsPath(config.dataDir)}`, '');
+    return lines;
+  }
+  const app = c.application;
+  if (app) {
+    lines.push(`  Application (${app.kind}) "${app.name}"`, `    id      ${app.id}`, `    secret  ${app.secret}`,
+      `  Credentials: ${credentialsPath(config.dataDir)}`,
+      `  Console: ${apiUrl}/console/  (sign in with the id and secret above)`, '',
+      `  Try: curl -u ${app.id}:${app.secret} ${apiUrl}/api/v1/devices`, '');
+  } else {
+    lines.push('  The default application and the admin token were issued by the first part started on this database',
+      '  (its credentials.json); nothing was rotated. New ones: drivewire credentials rotate', '');
+  }
+  return lines;
+}
+
 export function registerServeCommands(program: Command): void {
   const serve = dbOptions(program.command('serve').description('start the platform: API, MQTT gateway and workers'))
     .option('--http-port <port>', 'HTTP port of the API (default 3000)')
     .option('--host <host>', 'interface to listen on (default 0.0.0.0)')
-    .option('--public-url <url>', 'public base URL used in links (default http://localhost:<port>)')
+    .option('--public-url <url>', 'public base URL of the API used in links (default: an API part\'s http://localhost:<port>; other parts use the URL the API announced)')
     .option('--mqtt-port <port>', 'MQTT TCP port (default 1883)')
     .option('--mqtt-ws-port <port>', 'MQTT over WebSocket port (off unless given)')
     .option('--mqtt-tls-port <port>', 'MQTT over TLS port (with --mqtt-tls-cert/--mqtt-tls-key)')
@@ -42,10 +72,15 @@ export function registerServeCommands(program: Command): void {
     .option('--mqtt-redis-url <url>', 'Redis shared by several gateway processes (redis://host:6379/0[?prefix=name]; default: in-memory)')
     .option('--mqtt-max-packet-bytes <bytes>', 'largest MQTT packet a connection may send; larger cuts it (default: max payload + 65536)')
     .option('--mqtt-connect-timeout-ms <ms>', 'close connections that send no CONNECT within this time (default 10000)')
-    .addOption(new Option('--only <part>', 'run one part only').choices(['all', 'api', 'gateway', 'workers']))
+    .option('--db-acquire-timeout-ms <ms>', 'an API request that gets no database connection within this time is answered 503 (default 5000)')
+    .option('--http-body-limit-bytes <bytes>', 'largest HTTP request body; a larger one is answered 413 (default 1048576)')
+    .option('--only <parts>', 'run only these parts: all, or a comma-separated list of api, gateway, workers (e.g. api,workers)')
     .option('--service-prefix <prefix>', 'transaction service name prefix (default drivewire)')
     .option('--allow-private-webhooks', 'allow webhook URLs on loopback/private addresses')
-    .option('--simulator-mqtt-url <url>', 'MQTT URL the run scheduler connects dummies to (default: this gateway)')
+    .option('--simulator-mqtt-url <url>', 'MQTT URL the run scheduler connects dummies to (default: this gateway, else the one the gateways announced)')
+    .option('--mqtt-public-url <url>', 'MQTT URL this gateway announces to the other parts (default: its own listener)')
+    .option('--tile-url <template>', 'map tiles of the web console, {z}/{x}/{y} template (default OpenStreetMap)')
+    .option('--tile-attribution <html>', 'attribution shown under the console map tiles')
     .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent');
   for (const k of SERVICE_KINDS) serve.option(`--url-${k} <url>`, `link base of the ${k} service (default: the public URL)`);
   serve.action(async (o) => {
@@ -54,17 +89,7 @@ export function registerServeCommands(program: Command): void {
     // Imported here, not at the top: every other command starts without loading the whole platform.
     const { startPlatform } = await import('../platform.js');
     const platform = await startPlatform(config, log);
-    const c = platform.credentials;
-    const lines = [
-      '', 'drivewire is running', '',
-      `  API        ${platform.apiUrl}/api/v1   (docs: ${platform.apiUrl}/docs)`,
-      ...platform.parts.flatMap((p) => Object.entries(p.urls ?? {}).map(([k, v]) => `  ${k.padEnd(10)} ${v}`)),
-      `  database   ${config.databaseUrl ? config.databaseUrl.replace(/\/\/[^@]*@/, '//***@') : `embedded (PGlite) in ${path.join(config.dataDir, 'pgdata')}`}`,
-      '', `  Application (${c.application.kind}) "${c.application.name}"`,
-      `    id      ${c.application.id}`, `    secret  ${c.application.secret}`,
-      `  Credentials: ${credentialsPath(config.dataDir)}`, '',
-      `  Try: curl -u ${c.application.id}:${c.application.secret} ${platform.apiUrl}/api/v1/devices`, '',
-    ];
+    const lines = banner(platform);
     process.stdout.write(lines.join('\n') + '\n');
     const stop = async () => {
       process.stdout.write('Stopping...\n');
@@ -74,6 +99,21 @@ export function registerServeCommands(program: Command): void {
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });
+
+  const credentials = program.command('credentials').description('the default application and the admin token');
+  dbOptions(credentials.command('rotate').description('issue a new default-application secret and admin token (the old ones stop working)'))
+    .action(async (o) => {
+      const config = configFromOptions(o);
+      const { migrateLatest, openDatabase, repositories } = await import('../../db/index.js');
+      const db = await openDatabase({ databaseUrl: config.databaseUrl, pgliteDir: path.join(config.dataDir, 'pgdata') });
+      try {
+        await migrateLatest(db.knex);
+        const c = await rotateCredentials(db.knex, repositories(db.knex), config.dataDir);
+        process.stdout.write(`Rotated. Application ${c.application!.id}\n  secret       ${c.application!.secret}\n  admin token  ${c.adminToken}\n  written to   ${credentialsPath(config.dataDir)}\n`);
+      } finally {
+        await db.close();
+      }
+    });
 
   dbOptions(program.command('migrate').description('apply database migrations')).action(async (o) => {
     const config = configFromOptions(o);

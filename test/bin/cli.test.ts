@@ -42,7 +42,7 @@ describe('drivewire CLI (the real binary)', () => {
 
     const list = await runCli(['devices', 'list', '--data-dir', dataDir]);
     expect(list.stdout).toContain('Van 1');
-  });
+  }, 90_000); // a dozen real CLI processes, each starting Node and tsx
 
   it('prints one line and exits non-zero when the server is unreachable or the input is bad', async () => {
     const down = await runCli(['apps', 'list', '--api-url', 'http://127.0.0.1:1', '--data-dir', dataDir]);

@@ -8,7 +8,8 @@ import { createRunScheduler, type RunSchedulerOptions } from '../../simulator/sc
 import { seedStoredRoutes } from '../../simulator/routes-seed.js';
 import { estimateRun } from '../../simulator/runs.js';
 import { loadStoredRoutes } from '../../simulator/route.js';
-import { NO_GATEWAY } from '../../simulator/run-driver.js';
+import { NO_GATEWAY, notStored } from '../../simulator/run-driver.js';
+import { storedPassFrames } from '../../simulator/stored-frames.js';
 import { createTestDb } from '../helpers/db.js';
 import { factories } from '../helpers/factories.js';
 import { startTestBroker, type TestBroker } from './scheduler-broker.js';
@@ -236,6 +237,24 @@ describe('run scheduler', () => {
       expect(deleted.frames().at(-1)!.kind).toBe('shutdown');
     } finally {
       await t.close();
+    }
+  });
+
+  it('fails a run played to a broker that acknowledges frames the platform never stores; asks for the announced URL', async () => {
+    // The test broker acknowledges every frame and stores none: like another broker on the default port (issue 14).
+    const { run } = await dummyWithRun({ routeId: BACK_HOME.id, speed: 60 });
+    const asked: number[] = [];
+    const s = scheduler({
+      mqttUrl: null, resolveMqttUrl: async () => { asked.push(1); return broker.url; },
+      storedFrames: (deviceId, runId) => storedPassFrames(db.knex, deviceId, runId),
+    });
+    try {
+      const done = await finished(run);
+      expect(done.outcome).toBe('failed');
+      expect(done.error).toBe(notStored(broker.url, done.framesSent, 0));
+      expect(asked.length).toBeGreaterThan(0);
+    } finally {
+      await s.close();
     }
   });
 });

@@ -10,6 +10,11 @@ import {
 } from './admin.schemas.js';
 
 const AppParams = Type.Object({ applicationId: Uuid('Application id') });
+/** `default` names the default application created on first start (`drivewire apps token default`). */
+const TokenParams = Type.Object({
+  applicationId: Type.Union([Uuid('Application id'), Type.Literal('default', { description: 'The default application' })],
+    { description: 'Application id, or `default` for the default application' }),
+});
 const DeviceParams = Type.Object({ deviceId: Uuid('Device id') });
 const AuthParams = Type.Object({ deviceId: Uuid('Device id'), applicationId: Uuid('Application id') });
 const tags = ['admin'];
@@ -52,13 +57,14 @@ export default async function adminRoutes(app: FastifyInstance) {
   }, async () => ({ applications: (await repos.applications.list()).map((a) => presentApp(a)) }));
 
   app.post('/admin/v1/applications/:applicationId/tokens', {
-    schema: { tags, summary: 'Issue a Bearer token for an application', params: AppParams, body: CreateTokenBody,
+    schema: { tags, summary: 'Issue a Bearer token for an application', params: TokenParams, body: CreateTokenBody,
       response: { 201: Type.Object({ token: Token }), ...errorResponses(404, 415) } },
   }, async (request, reply) => {
     const { applicationId } = request.params as { applicationId: string };
-    await mustApp(applicationId);
+    const application = applicationId === 'default' ? await repos.applications.findDefault() : await mustApp(applicationId);
+    if (!application) throw new NotFound('No default application: it is created when the platform first starts');
     const ttl = (request.body as any)?.token?.ttlSeconds ?? null;
-    const token = await repos.applications.createToken(applicationId, ttl);
+    const token = await repos.applications.createToken(application.id, ttl);
     reply.code(201);
     return { token: { accessToken: token.accessToken, expiresAt: iso(token.expiresAt) } };
   });
@@ -122,7 +128,7 @@ export default async function adminRoutes(app: FastifyInstance) {
       return repos.devices.revoke(deviceId, applicationId, trx);
     });
     if (!removed) throw new NotFound('No such authorization');
-    reply.code(204).send();
+    return reply.code(204).send();
   });
 
   app.post('/admin/v1/devices/:deviceId/registrations', {

@@ -16,8 +16,14 @@ export const CreateApplicationBody = Type.Object({
   application: Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }), kind: AppKind }),
 });
 
+/** 100 years, in seconds. */
+const TOKEN_TTL_MAX_S = 100 * 365 * 86_400;
+
 export const CreateTokenBody = Type.Object({
-  token: Type.Optional(Type.Object({ ttlSeconds: Type.Optional(Type.Integer({ minimum: 60, description: 'Lifetime; none = no expiry' })) })),
+  // The maximum keeps the expiry a valid date (1e308 s answered 500: an Invalid Date reached the database).
+  token: Type.Optional(Type.Object({ ttlSeconds: Type.Optional(Type.Integer({
+    minimum: 60, maximum: TOKEN_TTL_MAX_S, description: 'Lifetime in seconds, at most 100 years; none = no expiry',
+  })) })),
 });
 export const Token = Type.Object({ accessToken: Type.String(), expiresAt: Nullable(Timestamp('Expiry')) });
 
