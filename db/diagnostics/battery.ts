@@ -1,6 +1,7 @@
 // Battery health (spec 2.13 batteryStatus, 4.10): readings taken from frames at ingest, a status computed
 // from the newest readings when asked. Thresholds: README "Diagnostics and safety".
 import type { Knex } from 'knex';
+import { prepared } from '../prepared.js';
 
 export type BatteryKind = 'rest' | 'crank' | 'charging';
 export type BatteryColor = 'green' | 'yellow' | 'red';
@@ -87,6 +88,6 @@ const UPSERT_READINGS = `
 export async function storeReadings(trx: Knex, rows: ReadingRow[]): Promise<void> {
   if (!rows.length) return;
   const col = <K extends keyof ReadingRow>(k: K) => rows.map((r) => r[k]);
-  await trx.raw(UPSERT_READINGS, [col('vehicleId'), col('deviceId'), col('kind'), col('volts'),
+  await prepared(trx, UPSERT_READINGS, [col('vehicleId'), col('deviceId'), col('kind'), col('volts'),
     rows.map((r) => r.ts.toISOString()), col('messageId')]);
 }

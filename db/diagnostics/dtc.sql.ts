@@ -1,6 +1,7 @@
 // Trouble-code occurrences, set-based per ingest batch (spec 2.13, 3.2): three statements for all the
 // devices of a batch, whatever their number. See occurrences() for the model.
 import type { Knex } from 'knex';
+import { prepared } from '../prepared.js';
 import type { DtcInfo } from './dtc-info.js';
 
 /** Where a device's recomputation starts: its oldest message in the batch that carried `dtcs`. */
@@ -34,7 +35,8 @@ const RECOMPUTE = `
   reports AS (
     SELECT m.device_id, m.id AS message_id, m.ts, m.extra -> 'dtcs' AS codes,
       row_number() OVER (PARTITION BY m.device_id ORDER BY m.ts, m.received_at, m.id) AS i
-    FROM messages m JOIN span s ON m.device_id = s.device_id AND m.ts >= s.from_ts
+    -- per device through messages_device_ts (OFFSET 0: never a hash over a sequential scan of every message)
+    FROM span s CROSS JOIN LATERAL (SELECT * FROM messages mm WHERE mm.device_id = s.device_id AND mm.ts >= s.from_ts OFFSET 0) m
     WHERE jsonb_typeof(m.extra -> 'dtcs') = 'array'),
   hits AS (
     SELECT r.device_id, c.number, r.i FROM reports r CROSS JOIN LATERAL jsonb_array_elements_text(r.codes) AS c(number)
@@ -102,14 +104,14 @@ const spanParams = (spans: DtcSpan[]) => [spans.map((s) => s.deviceId), spans.ma
 export async function upsertCodes(trx: Knex, infos: DtcInfo[]): Promise<void> {
   if (!infos.length) return;
   const col = (k: keyof DtcInfo) => infos.map((i) => i[k]);
-  await trx.raw(UPSERT_CODES, [col('number'), col('make'), col('system'), col('subsystem'), col('description')]);
+  await prepared(trx, UPSERT_CODES, [col('number'), col('make'), col('system'), col('subsystem'), col('description')]);
 }
 
 /** Re-derives the occurrences of every span, then returns the events to add: two statements. */
 export async function recomputeOccurrences(trx: Knex, spans: DtcSpan[]): Promise<DtcEventRow[]> {
   if (!spans.length) return [];
-  await trx.raw(RECOMPUTE, spanParams(spans));
-  const { rows } = await trx.raw(EVENT_DIFF, spanParams(spans));
+  await prepared(trx, RECOMPUTE, spanParams(spans));
+  const { rows } = await prepared(trx, EVENT_DIFF, spanParams(spans));
   return (rows as Record<string, any>[]).map((r) => ({
     deviceId: r.device_id, vehicleId: r.vehicle_id, eventType: r.event_type, ts: new Date(r.ts), codeId: r.code_id,
   }));

@@ -1,5 +1,6 @@
 // Collisions (spec 2.14, 4.11), set-based per ingest batch: two statements for all the devices of a batch.
 import type { Knex } from 'knex';
+import { prepared } from '../prepared.js';
 
 export interface CollisionOptions {
   /** g (9.80665 m/s²): the accelerometer magnitude that is an impact. */
@@ -22,6 +23,15 @@ const MAGNITUDE = `sqrt(
   + greatest(abs((a ->> 'maxY')::float8), abs((a ->> 'minY')::float8)) ^ 2
   + greatest(abs((a ->> 'maxZ')::float8 - 9.80665), abs((a ->> 'minZ')::float8 - 9.80665)) ^ 2) / 9.80665`;
 
+/** MAGNITUDE in JavaScript, for the stage's pre-filter: the same norm of a frame's accelerometer window, in g. */
+export function impactMagnitudeG(a: Record<string, number>): number {
+  const G = 9.80665;
+  const x = Math.max(Math.abs(a.maxX), Math.abs(a.minX));
+  const y = Math.max(Math.abs(a.maxY), Math.abs(a.minY));
+  const z = Math.max(Math.abs(a.maxZ - G), Math.abs(a.minZ - G));
+  return Math.sqrt(x * x + y * y + z * z) / G;
+}
+
 /**
  * Candidate samples: the device reported a collision, or the accelerometer magnitude reached the threshold
  * while moving (the frame's vehicleSpeed or GPS speed, else the newest speed of the last 30 s). Candidates
@@ -41,7 +51,8 @@ const RECOMPUTE = `
       (m.extra -> 'collision' ->> 'peakG')::float8 AS reported_g,
       CASE WHEN m.data -> 'accel' IS NOT NULL THEN (SELECT ${MAGNITUDE} FROM (SELECT m.data -> 'accel' AS a) x) END AS g,
       coalesce((m.data ->> 'vehicleSpeed')::float8, (m.extra -> 'gps' ->> 'speed')::float8) AS speed
-    FROM messages m JOIN span s ON m.device_id = s.device_id AND m.ts >= s.from_ts
+    -- per device through messages_device_ts (OFFSET 0: never a hash over a sequential scan of every message)
+    FROM span s CROSS JOIN LATERAL (SELECT * FROM messages mm WHERE mm.device_id = s.device_id AND mm.ts >= s.from_ts OFFSET 0) m
     WHERE m.extra -> 'collision' IS NOT NULL OR m.data -> 'accel' IS NOT NULL),
   candidates AS (
     SELECT x.* FROM samples x, params p
@@ -100,10 +111,10 @@ export interface CollisionEventRow { deviceId: string; vehicleId: string | null;
 
 export async function recomputeCollisions(trx: Knex, batches: CollisionBatch[], o: CollisionOptions): Promise<CollisionEventRow[]> {
   if (!batches.length) return [];
-  const { rows: spans } = await trx.raw(RECOMPUTE, [
+  const { rows: spans } = await prepared(trx, RECOMPUTE, [
     batches.map((b) => b.deviceId), batches.map((b) => b.minTs.toISOString()), o.impactG, o.minSpeedKmh, o.mergeMs,
   ]);
-  const { rows } = await trx.raw(EVENT_DIFF, [
+  const { rows } = await prepared(trx, EVENT_DIFF, [
     (spans as any[]).map((s) => s.device_id), (spans as any[]).map((s) => new Date(s.from_ts).toISOString()),
   ]);
   return (rows as Record<string, any>[]).map((r) => ({ deviceId: r.device_id, vehicleId: r.vehicle_id, ts: new Date(r.ts) }));

@@ -1,59 +1,32 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { connectAsync } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../lib/config.js';
-import { silentLogger } from '../../lib/logger.js';
-import { startPlatform, type Platform } from '../../bin/platform.js';
+import type { Platform } from '../../bin/platform.js';
 import { loadStoredRoutes } from '../../simulator/route.js';
 import { startDevice } from '../../simulator/device.js';
 import { buildRunFrames } from '../../simulator/frames.js';
-import { createTestDb } from '../helpers/db.js';
-import { startReceiver, waitFor, type Receiver } from '../workers/receiver.js';
+import { startE2ePlatform, type E2ePlatform } from '../helpers/e2e.js';
+import { waitFor, type Receiver } from '../workers/receiver.js';
 
 /**
  * Issue 12 end to end: the simulator's dtc, weak-battery and collision scenarios and hand-written frames go
  * over MQTT into the real gateway; occurrences, battery status and collisions are read back through the API,
  * and the dtc-on, dtc-off and collision events reach a real HTTP receiver through subscriptions.
  */
-let db: Awaited<ReturnType<typeof createTestDb>>;
+let e: E2ePlatform;
 let p: Platform;
 let receiver: Receiver;
-let dataDir: string;
-let auth: string;
 let mqttUrl: string;
-
-const api = async (method: string, url: string, body?: unknown) => {
-  const res = await fetch(url.startsWith('http') ? url : `${p.apiUrl}${url}`, {
-    method, headers: { authorization: auth, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined,
-  });
-  return { status: res.status, body: res.status === 204 ? null : await res.json() };
-};
+const api = (method: string, url: string, body?: unknown) => e.api(method, url, body);
 
 beforeAll(async () => {
-  db = await createTestDb();
-  receiver = await startReceiver();
-  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dw-e2e-diag-'));
-  p = await startPlatform(loadConfig({
-    httpPort: 0, mqttPort: 0, host: '127.0.0.1', mqttHost: '127.0.0.1', dataDir, logLevel: 'silent',
-    allowPrivateWebhooks: true, webhookTimeoutMs: 1500, webhookBackoffMs: 50,
-  }, {}), silentLogger, { db });
-  const app = p.credentials.application;
-  auth = `Basic ${Buffer.from(`${app.id}:${app.secret}`).toString('base64')}`;
-  mqttUrl = p.parts.find((x) => x.urls?.mqtt)!.urls!.mqtt;
+  e = await startE2ePlatform({ receiver: true });
+  ({ p, mqttUrl } = e);
+  receiver = e.receiver!;
 });
-afterAll(async () => {
-  await p?.close(); await receiver?.close(); await db?.close();
-  fs.rmSync(dataDir, { recursive: true, force: true });
-});
+afterAll(async () => { await e?.close(); });
 
 async function newDevice(name: string) {
-  const app = p.credentials.application;
-  const owner = await p.repos.devices.createOwner({ name });
-  const { device, secret } = await p.repos.devices.provision({ name, ownerId: owner.id });
-  await p.repos.devices.authorize(device.id, app.id);
-  await p.repos.devices.register(app.id, device.id);
+  const { device, secret } = await e.newDevice(name);
   for (const type of ['dtc-on', 'dtc-off', 'collision']) {
     const res = await api('POST', `/api/v1/devices/${device.id}/subscriptions`, { subscription: { eventType: type, url: `${receiver.base}/ok/${name}/${type}` } });
     expect(res.status).toBe(201);
