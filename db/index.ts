@@ -16,6 +16,8 @@ import { runsRepository } from './repositories/runs.repository.js';
 import { runLeasesRepository } from './repositories/run-leases.repository.js';
 import { diagnosticsRepository } from './repositories/diagnostics.repository.js';
 import { collisionsRepository } from './repositories/collisions.repository.js';
+import { tripsRepository } from './trips/trips.repository.js';
+import { odometersRepository } from './distance/odometers.repository.js';
 
 export * from './connection.js';
 export { migrateLatest } from './migrate.js';
@@ -41,6 +43,8 @@ export function repositories(knex: Knex) {
     runLeases: runLeasesRepository(knex),
     diagnostics: diagnosticsRepository(knex),
     collisions: collisionsRepository(knex),
+    trips: tripsRepository(knex),
+    odometers: odometersRepository(knex),
   };
 }
 export type Repositories = ReturnType<typeof repositories>;

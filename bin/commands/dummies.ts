@@ -6,6 +6,7 @@ import { listAll, pick, registerRouteCommands, resolveRoute, type RouteView } fr
 import { registerDriveCommand } from './drive.js';
 import { registerSimulateCommand } from './simulate.js';
 import { createProgressView } from './run-progress.js';
+import { gradeOf, tripLine, tripOfRun } from './trips.js';
 
 interface DummyView { id: string; name: string; deviceId: string; caseId: string; createdAt: string }
 interface RunView {
@@ -86,8 +87,13 @@ async function startRun(o: Record<string, any>): Promise<void> {
   const done = await waitForRun(client, dummy, run, route);
   const result = summary(done);
   if (done.status.outcome === 'failed') throw new CliError(`The run failed: ${done.status.error}`);
-  output(o.json, result, () => `Run ${done.status.outcome}: ${result.framesSent} frames sent, ${result.distance.toFixed(1)} m, `
-    + `${(result.duration / 1000).toFixed(1)} s of driving${result.wallClockMs === null ? '' : ` in ${(result.wallClockMs / 1000).toFixed(1)} s`}`);
+  // The run's trip (issue 11): distance, duration, grade.
+  const trip = await tripOfRun(client, dummy.deviceId, done.status.startedAt ?? new Date().toISOString(), done.status.duration);
+  const card = trip ? await gradeOf(client, trip.id) : null;
+  const tripResult = trip && { id: trip.id, status: trip.status, distance: trip.stats.distance, duration: trip.stats.duration, grade: card?.grade ?? null };
+  output(o.json, { ...result, trip: tripResult }, () => `Run ${done.status.outcome}: ${result.framesSent} frames sent, ${result.distance.toFixed(1)} m, `
+    + `${(result.duration / 1000).toFixed(1)} s of driving${result.wallClockMs === null ? '' : ` in ${(result.wallClockMs / 1000).toFixed(1)} s`}`
+    + `\n${trip ? tripLine(trip, card) : 'No trip recorded for this run.'}`);
 }
 
 /** `drivewire dummies ...` and `drivewire runs ...` (reference-notes §6.4), through the REST API. */

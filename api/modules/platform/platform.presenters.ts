@@ -25,10 +25,11 @@ export function presentDevice(links: LinkBuilder, d: Device) {
   };
 }
 
-/** The registration answer carries self, vehicles and latestVehicle links (spec 2.2). */
+/** The registration answer carries self, groups, vehicles and latestVehicle links (spec 2.2, reference-notes §1.1). */
 export function presentRegisteredDevice(links: LinkBuilder, d: Device) {
   const { self, vehicles, latestVehicle } = deviceLinks(links, d.id);
-  return { ...presentDevice(links, d), links: { self, vehicles, latestVehicle } };
+  const groups = links.url('platform', `/api/v1/devices/${d.id}/groups`);
+  return { ...presentDevice(links, d), links: { self, groups, vehicles, latestVehicle } };
 }
 
 function basic(v: Vehicle) {

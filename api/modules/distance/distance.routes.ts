@@ -1,0 +1,60 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { errorResponses, VehicleIdParams } from '../../schemas/common.js';
+import { parseStreamWindow } from '../../plugins/pagination.js';
+import { estimates, type Estimate } from '../../../db/distance/estimate.sql.js';
+import { DistanceList, DistanceQuery, DistanceResponse } from './distance.schemas.js';
+import { presentDistance, unitFromHeaders } from './distance.service.js';
+import odometersRoutes from './odometers.routes.js';
+
+/** The narrowest interval: with one reading, the latest; it matters when readings disagree (reference-notes §1.9). */
+const best = (list: Estimate[]) => list.reduce((a, b) => (b.confidenceMaxM - b.confidenceMinM < a.confidenceMaxM - a.confidenceMinM ? b : a));
+
+/**
+ * Distance (spec 4.8, reference-notes §1.9): the odometer estimate at `until` (default now) from the application's
+ * latest reading dated in (since, until], plus the vehicle's distance since; `distances` lists the estimate from each
+ * such reading, `_best` the narrowest. Without a reading: what the platform saw (`basis: observed`), never an error.
+ */
+export default async function distanceRoutes(app: FastifyInstance) {
+  const { repos, db } = app.deps;
+  const config = { service: 'distance' as const };
+  const schema = (summary: string, response: object) => ({
+    tags: ['distance'], summary, params: VehicleIdParams, querystring: DistanceQuery, response: { 200: response, ...errorResponses(404) },
+  });
+
+  async function load(request: FastifyRequest, defaultLimit: number) {
+    const { vehicleId } = request.params as { vehicleId: string };
+    const q = request.query as Record<string, string | undefined>;
+    const w = parseStreamWindow({ ...q, limit: q.limit ?? String(defaultLimit) });
+    const unit = unitFromHeaders(request.headers);
+    await repos.vehicles.requireReadable(request.principal!, vehicleId);
+    const list = await estimates(db.knex, request.principal!.id, vehicleId, w);
+    const self = (name: string) => app.links.url('distance', `/api/v1/vehicles/${vehicleId}/distances${name ? `/${name}` : ''}`, {
+      since: w.since?.getTime().toString(), until: w.until.getTime().toString(),
+    });
+    const present = (e: Estimate, name: string) => presentDistance(app.links, vehicleId, e, unit, self(name));
+    return { list, present };
+  }
+
+  app.get('/api/v1/vehicles/:vehicleId/distances/_latest', {
+    config, schema: schema("The vehicle's odometer estimate from the latest reading", DistanceResponse),
+  }, async (request) => {
+    const { list, present } = await load(request, 1);
+    return { distance: present(list[0], '_latest') };
+  });
+
+  app.get('/api/v1/vehicles/:vehicleId/distances/_best', {
+    config, schema: schema('The estimate with the narrowest confidence interval', DistanceResponse),
+  }, async (request) => {
+    const { list, present } = await load(request, 100);
+    return { distance: present(best(list), '_best') };
+  });
+
+  app.get('/api/v1/vehicles/:vehicleId/distances', {
+    config, schema: schema('The estimate from each reading, newest reading first', DistanceList),
+  }, async (request) => {
+    const { list, present } = await load(request, 20);
+    return { distances: list.map((e) => present(e, '')) };
+  });
+
+  await odometersRoutes(app);
+}

@@ -1,0 +1,77 @@
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import { NotFound } from '../../../lib/errors.js';
+import type { LinkBuilder } from '../../context.js';
+import type { ReportCard } from '../../../db/trips/trips.repository.js';
+import { overallGrade, type Grade } from '../../../db/trips/formulas.js';
+import { DeviceIdParams, errorResponses, StreamQuery, VehicleIdParams } from '../../schemas/common.js';
+import { streamMeta, type StreamParams } from '../../plugins/pagination.js';
+import { tripWindow } from '../trips/trips.routes.js';
+import { TripIdParams } from '../trips/trips.schemas.js';
+import { OverallQuery, OverallResponse, ReportCardIdParams, ReportCardList, ReportCardResponse } from './report-cards.schemas.js';
+
+export function presentReportCard(links: LinkBuilder, c: ReportCard) {
+  const out: Record<string, string> = {
+    self: links.url('behavioral', `/api/v1/report_cards/${c.id}`), trip: links.url('trip', `/api/v1/trips/${c.tripId}`),
+    device: links.url('platform', `/api/v1/devices/${c.deviceId}`),
+  };
+  if (c.vehicleId) out.vehicle = links.url('platform', `/api/v1/vehicles/${c.vehicleId}`);
+  return { id: c.id, deviceId: c.deviceId, vehicleId: c.vehicleId, tripId: c.tripId, grade: c.grade, score: c.score, links: out };
+}
+
+const ListQuery = Type.Object(StreamQuery);
+const GRADES: Grade[] = ['A', 'B', 'C', 'D', 'F', 'I'];
+
+/** Report cards (spec 4.9): one per completed trip; lists of a device or vehicle, overall, a trip's, by id. */
+export default async function reportCardsRoutes(app: FastifyInstance) {
+  const { repos } = app.deps;
+  const config = { service: 'behavioral' as const };
+  const list = (path: string, w: StreamParams, page: { remaining: number; reportCards: ReportCard[] }) => ({
+    reportCards: page.reportCards.map((c) => presentReportCard(app.links, c)),
+    meta: streamMeta(app.links, 'behavioral', path, w, { remaining: page.remaining, lastTimestamp: page.reportCards.at(-1)?.ts ?? null }),
+  });
+  const schema = (summary: string, params: any, querystring: any, ok: any) =>
+    ({ tags: ['report cards'], summary, params, querystring, response: { 200: ok, ...errorResponses(404) } });
+
+  app.get('/api/v1/devices/:deviceId/report_cards', { config, schema: schema("A device's report cards, newest first", DeviceIdParams, ListQuery, ReportCardList) },
+    async (request) => {
+      const { deviceId } = request.params as { deviceId: string };
+      const w = tripWindow(request.query);
+      await repos.devices.requireReadable(request.principal!, deviceId);
+      return list(`/api/v1/devices/${deviceId}/report_cards`, w, await repos.trips.cardsForDevice(request.principal!, deviceId, w));
+    });
+
+  app.get('/api/v1/vehicles/:vehicleId/report_cards', { config, schema: schema("A vehicle's report cards from the devices the application can read", VehicleIdParams, ListQuery, ReportCardList) },
+    async (request) => {
+      const { vehicleId } = request.params as { vehicleId: string };
+      const w = tripWindow(request.query);
+      await repos.vehicles.requireReadable(request.principal!, vehicleId);
+      const devices = await repos.vehicles.readableDeviceIds(request.principal!, vehicleId, 20);
+      return list(`/api/v1/vehicles/${vehicleId}/report_cards`, w, await repos.trips.cardsForVehicle(request.principal!, vehicleId, devices, w));
+    });
+
+  app.get('/api/v1/devices/:deviceId/report_cards/overall', { config, schema: schema('Overall grade of a device over a time segment', DeviceIdParams, OverallQuery, OverallResponse) },
+    async (request) => {
+      const { deviceId } = request.params as { deviceId: string };
+      const w = tripWindow(request.query);
+      await repos.devices.requireReadable(request.principal!, deviceId);
+      const { lifetime, inWindow } = await repos.trips.gradeCounts(request.principal!, deviceId, w);
+      const tripSampleSize = GRADES.reduce((n, g) => n + (inWindow[g] ?? 0), 0);
+      const gradeCount = Object.fromEntries(GRADES.map((g) => [g, String(lifetime[g] ?? 0)]));
+      return { reportCard: { overallGrade: overallGrade(inWindow) }, tripSampleSize, gradeCount };
+    });
+
+  app.get('/api/v1/trips/:tripId/report_cards/_current', { config, schema: schema("A trip's report card (404 while the trip is open)", TripIdParams, Type.Object({}), ReportCardResponse) },
+    async (request) => {
+      const card = await repos.trips.cardOfTrip(request.principal!, (request.params as { tripId: string }).tripId);
+      if (!card) throw new NotFound();
+      return { reportCard: presentReportCard(app.links, card) };
+    });
+
+  app.get('/api/v1/report_cards/:reportCardId', { config, schema: schema('One report card', ReportCardIdParams, Type.Object({}), ReportCardResponse) },
+    async (request) => {
+      const card = await repos.trips.card(request.principal!, (request.params as { reportCardId: string }).reportCardId);
+      if (!card) throw new NotFound();
+      return { reportCard: presentReportCard(app.links, card) };
+    });
+}

@@ -1,0 +1,32 @@
+import { Type } from 'typebox';
+import { Links, Nullable, StreamMeta, Uuid } from '../../schemas/common.js';
+
+const Grade = Type.Union(['A', 'B', 'C', 'D', 'F', 'I'].map((g) => Type.Literal(g)), {
+  description: 'A-F from penalty points per 10 km (README "Report cards"); I = too short or too little data',
+});
+
+export const ReportCard = Type.Object({
+  id: Uuid('Report card id'),
+  deviceId: Uuid('Device of the trip'),
+  vehicleId: Nullable(Uuid('Vehicle of the trip')),
+  tripId: Uuid('The graded trip'),
+  grade: Grade,
+  score: Nullable(Type.Number({ description: 'Penalty points per 10 km (2 per hard brake, 1 per hard acceleration, 1 per minute above 120 km/h); null for I' })),
+  links: Links('self, trip, device, vehicle'),
+}, { description: 'Report card (spec 2.12)' });
+
+export const ReportCardList = Type.Object({ reportCards: Type.Array(ReportCard), meta: StreamMeta });
+export const ReportCardResponse = Type.Object({ reportCard: ReportCard });
+export const ReportCardIdParams = Type.Object({ reportCardId: Uuid('Report card id') });
+
+const Count = Type.String({ description: 'Count as a string (reference-notes §1.5)' });
+export const OverallResponse = Type.Object({
+  reportCard: Type.Object({ overallGrade: Grade }, { description: 'Rounded mean grade of the graded trips in the segment' }),
+  tripSampleSize: Type.Integer({ description: 'Report cards in the since/until segment' }),
+  gradeCount: Type.Object({ A: Count, B: Count, C: Count, D: Count, F: Count, I: Count }, { description: 'Lifetime count per grade' }),
+}, { description: 'Overall report card (spec 2.12, 4.9)' });
+
+export const OverallQuery = Type.Object({
+  since: Type.Optional(Type.String({ description: 'Exclusive lower bound: ISO 8601, YYYY-MM-DD or epoch milliseconds' })),
+  until: Type.Optional(Type.String({ description: 'Inclusive upper bound (default now)' })),
+});

@@ -1,0 +1,55 @@
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import { NotFound } from '../../../lib/errors.js';
+import type { Trip } from '../../../db/trips/trips.repository.js';
+import { DeviceIdParams, errorResponses, StreamQuery, VehicleIdParams } from '../../schemas/common.js';
+import { parseStreamWindow, streamMeta, type StreamParams } from '../../plugins/pagination.js';
+import { presentTrip } from './trips.presenters.js';
+import { TripIdParams, TripList, TripResponse } from './trips.schemas.js';
+
+const ListQuery = Type.Object(StreamQuery);
+
+/** since/until/limit of a stream list (parseStreamWindow refuses since after until). */
+export const tripWindow = (query: unknown): StreamParams => parseStreamWindow(query as Record<string, string | undefined>);
+
+/** Trips (spec 4.7): of a device (open ones too), of a vehicle, one by id; newest start first. */
+export default async function tripsRoutes(app: FastifyInstance) {
+  const { repos } = app.deps;
+  const config = { service: 'trip' as const };
+  const list = (path: string, w: StreamParams, page: { remaining: number; trips: Trip[] }) => ({
+    trips: page.trips.map((t) => presentTrip(app.links, t)),
+    meta: streamMeta(app.links, 'trip', path, w, { remaining: page.remaining, lastTimestamp: page.trips.at(-1)?.start ?? null }),
+  });
+
+  app.get('/api/v1/devices/:deviceId/trips', {
+    config,
+    schema: { tags: ['trips'], summary: "A device's trips, open ones included, newest first", params: DeviceIdParams,
+      querystring: ListQuery, response: { 200: TripList, ...errorResponses(404) } },
+  }, async (request) => {
+    const { deviceId } = request.params as { deviceId: string };
+    const w = tripWindow(request.query);
+    await repos.devices.requireReadable(request.principal!, deviceId);
+    return list(`/api/v1/devices/${deviceId}/trips`, w, await repos.trips.listForDevice(request.principal!, deviceId, w));
+  });
+
+  app.get('/api/v1/vehicles/:vehicleId/trips', {
+    config,
+    schema: { tags: ['trips'], summary: "A vehicle's trips from the 20 most recent devices in it that the application can read",
+      params: VehicleIdParams, querystring: ListQuery, response: { 200: TripList, ...errorResponses(404) } },
+  }, async (request) => {
+    const { vehicleId } = request.params as { vehicleId: string };
+    const w = tripWindow(request.query);
+    await repos.vehicles.requireReadable(request.principal!, vehicleId);
+    const devices = await repos.vehicles.readableDeviceIds(request.principal!, vehicleId, 20);
+    return list(`/api/v1/vehicles/${vehicleId}/trips`, w, await repos.trips.listForVehicle(request.principal!, vehicleId, devices, w));
+  });
+
+  app.get('/api/v1/trips/:tripId', {
+    config,
+    schema: { tags: ['trips'], summary: 'One trip', params: TripIdParams, response: { 200: TripResponse, ...errorResponses(404) } },
+  }, async (request) => {
+    const trip = await repos.trips.get(request.principal!, (request.params as { tripId: string }).tripId);
+    if (!trip) throw new NotFound();
+    return { trip: presentTrip(app.links, trip) };
+  });
+}

@@ -1,0 +1,74 @@
+// The odometer estimate (spec 2.11, 4.8): a reading plus the distance the vehicle's steps add after it.
+import type { Knex } from 'knex';
+import { halfWidth } from './model.js';
+
+/** Meters travelled, split by how they were measured. */
+export interface Travelled { totalM: number; gpsM: number; vssM: number }
+
+export interface Estimate {
+  valueM: number; confidenceMinM: number; confidenceMaxM: number;
+  /** The reading the estimate starts from; null when there is none (the estimate is then what the platform saw). */
+  lastOdometerDate: Date | null;
+  readingId: string | null;
+  /** Since the reading (or in all, without one). */
+  since: Travelled;
+}
+
+/** The vehicle's travelled total up to `at`: the running total minus the steps after `at` (few, for recent times). */
+const TRAVELLED_AT = `
+  SELECT coalesce(vd.travelled_m, 0) - coalesce(a.total, 0) AS total_m, coalesce(vd.gps_m, 0) - coalesce(a.gps, 0) AS gps_m,
+    coalesce(vd.vss_m, 0) - coalesce(a.vss, 0) AS vss_m
+  FROM (SELECT 1) one
+  LEFT JOIN vehicle_distances vd ON vd.vehicle_id = ?
+  LEFT JOIN (SELECT sum(meters) AS total, sum(meters) FILTER (WHERE source = 'gps') AS gps, sum(meters) FILTER (WHERE source = 'vss') AS vss
+             FROM distance_steps WHERE vehicle_id = ? AND ts > ?) a ON true`;
+
+/** The application's readings dated in (since, until], newest first, with the vehicle's totals at their dates. */
+const READINGS = `
+  SELECT o.id, o.reading_m, o.date, o.travelled_m, o.gps_m, o.vss_m FROM odometers o
+  WHERE o.vehicle_id = ? AND o.application_id = ? AND o.date <= ? AND (?::timestamptz IS NULL OR o.date > ?)
+  ORDER BY o.date DESC, o.created_at DESC LIMIT ?`;
+
+const num = (v: unknown) => Number(v ?? 0);
+const travelledOf = (r: Record<string, any>): Travelled => ({ totalM: num(r.total_m), gpsM: num(r.gps_m), vssM: num(r.vss_m) });
+
+function estimate(base: number, since: Travelled, anchor: { id: string; date: Date } | null): Estimate {
+  const valueM = base + since.totalM;
+  const hw = halfWidth(since.gpsM, since.vssM, anchor !== null);
+  return {
+    valueM, confidenceMinM: Math.max(0, valueM - hw), confidenceMaxM: valueM + hw,
+    lastOdometerDate: anchor?.date ?? null, readingId: anchor?.id ?? null, since,
+  };
+}
+
+export async function travelled(trx: Knex, vehicleId: string, at: Date): Promise<Travelled> {
+  const { rows } = await trx.raw(TRAVELLED_AT, [vehicleId, vehicleId, at]);
+  return travelledOf(rows[0]);
+}
+
+/**
+ * The estimates at `until` from each of the application's readings dated in (since, until], newest first: the
+ * reading plus the vehicle's total at `until` minus its total at the reading's date (both kept up to date at ingest,
+ * so nothing sums the steps in between); without any, what the platform saw: the vehicle's total up to `until`.
+ */
+export async function estimates(trx: Knex, appId: string, vehicleId: string,
+  w: { since?: Date; until: Date; limit: number }): Promise<Estimate[]> {
+  const at = await travelled(trx, vehicleId, w.until);
+  const { rows } = await trx.raw(READINGS, [vehicleId, appId, w.until, w.since ?? null, w.since ?? null, w.limit]);
+  if (!rows.length) return [estimate(0, at, null)];
+  // Steps are never negative, so the totals only grow; max() absorbs float rounding.
+  const since = (r: Record<string, any>): Travelled => ({
+    totalM: Math.max(0, at.totalM - num(r.travelled_m)), gpsM: Math.max(0, at.gpsM - num(r.gps_m)), vssM: Math.max(0, at.vssM - num(r.vss_m)),
+  });
+  return (rows as Record<string, any>[]).map((r) => estimate(num(r.reading_m), since(r), { id: r.id, date: new Date(r.date) }));
+}
+
+/**
+ * Where a new trigger starts: the estimate now from the application's latest reading, and the vehicle's running
+ * travelled total (all steps ingested so far, whatever their timestamps: triggers count what is ingested after them).
+ */
+export async function currentState(trx: Knex, appId: string, vehicleId: string) {
+  const [best] = await estimates(trx, appId, vehicleId, { until: new Date(), limit: 1 });
+  const row = await trx('vehicle_distances').select('travelled_m').where({ vehicle_id: vehicleId }).first();
+  return { estimateM: best.valueM, travelledM: Number(row?.travelled_m ?? 0) };
+}

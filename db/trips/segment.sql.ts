@@ -1,0 +1,208 @@
+// Trip segmentation and running statistics (spec 1.3, 2.10), set-based per ingest batch: one statement
+// advances every device of the batch. The rules are in SEGMENT below; the formulas in formulas.ts.
+
+/**
+ * Per device of the batch, the span to (re)derive:
+ * - in order (the batch's messages are not older than the device's newest stored one; one at the same
+ *   millisecond is new, told apart by its id), with an open trip: the messages after the trip's last counted one (`last_ts`), continuing the
+ *   trip's sums from a virtual row 0 that carries its last location, speed sample and hard-event state;
+ * - in order, no open trip: the batch's messages, with the message before them as context (gap, shutdown);
+ * - late (a message before the device's previous newest): from the start of the first trip that
+ *   ends within a gap of the late message (or the late message itself), every trip from there on re-derived
+ *   from scratch; trips no longer implied are deleted with their events (report cards cascade).
+ *
+ * Sessions: a startup, the message after a shutdown, or a reporting gap (> gap) begins one. A session opened by
+ * a startup is one trip (ignition) up to its last message; it ends with the shutdown, or with the next session
+ * (end reason gap or startup). In other sessions (no ignition) a trip is an island of motion (speed ≥ motion):
+ * moving samples less than `still` apart, from the first moving sample to the first sample at rest after the
+ * last one; it ends once a sample shows no motion for `still` (stationary), or with the session. An open
+ * motion trip counts its samples up to the last moving one (later samples are re-read by the next batch).
+ */
+const SPAN = `
+  batch AS (SELECT * FROM unnest(?::uuid[], ?::timestamptz[], ?::boolean[], ?::boolean[]) AS b(device_id, first_ts, late, may_open)),
+  batch_ids AS (SELECT ?::uuid[] AS ids),
+  p AS (SELECT make_interval(secs => ?::float8 / 1000) AS gap, make_interval(secs => ?::float8 / 1000) AS still,
+    ?::float8 AS motion, ?::float8 AS stopped, ?::float8 AS accel, ?::float8 AS brake, ?::float8 AS hard_min,
+    ?::float8 AS speeding),
+  -- each device's open trip, newest first: one index probe per device (a join read every trip of the device,
+  -- open or not: 13.7 ms for 49 devices with ~100 trips each)
+  cont AS (SELECT t.* FROM batch b CROSS JOIN LATERAL (SELECT * FROM trips t WHERE t.device_id = b.device_id
+    AND t.stop_ts IS NULL ORDER BY t.start_ts DESC LIMIT 1) t WHERE NOT b.late),
+  span AS (
+    SELECT b.device_id, b.late, c.id AS cont_id,
+      CASE WHEN b.late THEN least(b.first_ts, (SELECT min(t.start_ts) FROM trips t, p WHERE t.device_id = b.device_id
+        AND coalesce(t.stop_ts, 'infinity'::timestamptz) >= b.first_ts - p.gap)) ELSE coalesce(c.last_ts, b.first_ts) END AS from_ts
+    FROM batch b LEFT JOIN cont c ON c.device_id = b.device_id
+    -- an in-order batch without an open trip, a startup or a moving sample can make no trip: its messages are not read
+    WHERE b.late OR b.may_open OR c.id IS NOT NULL),
+  ctx AS (
+    SELECT s.*, coalesce(c.last_ts, pm.ts) AS v_ts,
+      CASE WHEN c.start_reason = 'startup' THEN 'startup' WHEN pm.kind = 'shutdown' THEN 'shutdown' ELSE 'telemetry' END AS v_kind,
+      c.last_location AS v_loc, c.last_speed AS v_spd, c.last_speed_ts AS v_spd_ts, c.last_hard AS v_hard,
+      coalesce(c.start_reason = 'motion', false) AS v_mv
+    FROM span s LEFT JOIN cont c ON c.id = s.cont_id
+    LEFT JOIN LATERAL (SELECT m.ts, m.kind FROM messages m WHERE s.cont_id IS NULL AND m.device_id = s.device_id
+      AND m.ts < s.from_ts ORDER BY m.ts DESC LIMIT 1) pm ON true)`;
+
+/** The span's messages (plus each device's virtual row 0), with sessions, motion islands and segments. */
+const ROWS = `
+  rows0 AS (
+    SELECT x.device_id, m.id, m.ts, m.kind, m.location,
+      coalesce((m.data ->> 'vehicleSpeed')::float8, (m.extra -> 'gps' ->> 'speed')::float8) AS spd, NULL::timestamptz AS spd_ts,
+      (m.data ->> 'calculatedLoadValue')::float8 AS load, (m.data ->> 'engineFuelRate')::float8 AS fuel_rate,
+      (m.data ->> 'massAirFlow')::float8 AS maf, coalesce((m.data ->> 'fuelType') ILIKE '%diesel%', false) AS diesel,
+      (m.data -> 'accel' ->> 'minX')::float8 AS ax_min, (m.data -> 'accel' ->> 'maxX')::float8 AS ax_max,
+      NULL::text AS v_hard, false AS virt, NULL::boolean AS v_mv,
+      row_number() OVER (PARTITION BY m.device_id ORDER BY m.ts, m.received_at, m.id) AS rn
+    FROM ctx x CROSS JOIN batch_ids bi
+    -- per device through messages_device_ts (OFFSET 0 keeps the planner from turning it into a scan of the table)
+    CROSS JOIN LATERAL (SELECT * FROM messages mm WHERE mm.device_id = x.device_id AND mm.ts >= x.from_ts OFFSET 0) m
+    WHERE m.ts > x.from_ts OR x.late OR m.id = ANY(bi.ids)
+    UNION ALL
+    SELECT x.device_id, NULL, x.v_ts, x.v_kind, x.v_loc, x.v_spd, x.v_spd_ts, NULL, NULL, NULL, false, NULL, NULL,
+      x.v_hard, true, x.v_mv, 0
+    FROM ctx x WHERE x.v_ts IS NOT NULL),
+  rows1 AS (
+    SELECT r.*, coalesce(r.v_mv, r.spd >= p.motion, false) AS mv,
+      CASE WHEN r.ts - lag(r.ts) OVER w > p.gap THEN 'gap'
+        WHEN r.kind = 'startup' THEN 'startup'
+        WHEN lag(r.kind) OVER w = 'shutdown' THEN 'shutdown' END AS brk
+    FROM rows0 r, p WINDOW w AS (PARTITION BY r.device_id ORDER BY r.rn)),
+  rows2 AS (SELECT r.*, count(r.brk) OVER (PARTITION BY r.device_id ORDER BY r.rn) AS sess FROM rows1 r),
+  sessions AS (
+    SELECT s.*, lead(s.open_brk) OVER (PARTITION BY s.device_id ORDER BY s.sess) AS next_brk,
+      lead(s.sess) OVER (PARTITION BY s.device_id ORDER BY s.sess) IS NOT NULL AS has_next
+    FROM (SELECT device_id, sess, max(ts) AS sess_last_ts, (array_agg(kind ORDER BY rn))[1] AS first_kind,
+      (array_agg(kind ORDER BY rn DESC))[1] AS last_kind,
+      (array_agg(brk ORDER BY rn))[1] AS open_brk FROM rows2 GROUP BY device_id, sess) s),
+  rows3 AS (
+    SELECT r.*, max(CASE WHEN r.mv THEN r.ts END) OVER (PARTITION BY r.device_id, r.sess ORDER BY r.rn
+      ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_mv_ts
+    FROM rows2 r),
+  rows4 AS (
+    SELECT r.*, s.first_kind = 'startup' AS ignition,
+      CASE WHEN s.first_kind = 'startup' THEN 0 ELSE count(CASE WHEN r.mv AND (r.prev_mv_ts IS NULL OR r.ts - r.prev_mv_ts > p.still)
+        THEN 1 END) OVER (PARTITION BY r.device_id, r.sess ORDER BY r.rn) END AS seg
+    FROM rows3 r JOIN sessions s ON s.device_id = r.device_id AND s.sess = r.sess, p),
+  segs AS (
+    SELECT g.*, s.sess_last_ts, s.has_next, s.next_brk, s.last_kind AS sess_last_kind,
+      CASE WHEN g.ignition THEN g.last_row_ts ELSE coalesce(g.rest_ts, g.last_mv_ts) END AS end_ts,
+      CASE WHEN g.ignition AND g.last_kind = 'shutdown' THEN 'shutdown'
+        WHEN NOT g.ignition AND s.sess_last_ts > g.last_mv_ts + p.still THEN 'stationary'
+        WHEN s.has_next THEN s.next_brk WHEN s.last_kind = 'shutdown' THEN 'shutdown' END AS end_reason
+    FROM (SELECT r.device_id, r.sess, r.seg, bool_or(r.ignition) AS ignition, bool_or(r.virt) AS is_cont,
+        min(r.ts) AS first_ts, max(r.ts) AS last_row_ts, max(CASE WHEN r.mv THEN r.ts END) AS last_mv_ts,
+        (array_agg(r.kind ORDER BY r.rn DESC))[1] AS last_kind,
+        -- the first sample after the segment's last moving one (a motion trip ends there)
+        min(r.ts) FILTER (WHERE r.ts > r.seg_last_mv_ts) AS rest_ts
+      FROM (SELECT r.*, max(CASE WHEN r.mv THEN r.ts END) OVER (PARTITION BY r.device_id, r.sess, r.seg) AS seg_last_mv_ts
+        FROM rows4 r WHERE r.ignition OR r.seg > 0) r
+      GROUP BY r.device_id, r.sess, r.seg) g
+    JOIN sessions s ON s.device_id = g.device_id AND s.sess = g.sess CROSS JOIN p)`;
+
+/** Each segment's rows up to its end (an open motion trip: up to its last moving sample), with per-row facts. */
+const MEMBERS = `
+  mem AS (
+    SELECT r.*, g.is_cont, lag(r.ts) OVER w AS prev_ts,
+      CASE WHEN r.spd IS NOT NULL THEN lag(r.spd) OVER ws END AS prev_spd,
+      CASE WHEN r.spd IS NOT NULL THEN lag(coalesce(r.spd_ts, r.ts)) OVER ws END AS prev_spd_ts
+    FROM rows4 r JOIN segs g ON g.device_id = r.device_id AND g.sess = r.sess AND g.seg = r.seg
+    WHERE r.ts <= CASE WHEN g.end_reason IS NULL AND NOT g.ignition THEN g.last_mv_ts ELSE g.end_ts END
+    WINDOW w AS (PARTITION BY r.device_id, r.sess, r.seg ORDER BY r.rn),
+      ws AS (PARTITION BY r.device_id, r.sess, r.seg, r.spd IS NOT NULL ORDER BY r.rn)),
+  mem2 AS (
+    SELECT m.*, x.dvdt, greatest(m.spd, m.prev_spd) > p.hard_min AND m.spd IS NOT NULL AS fast,
+      m.spd < p.stopped AS stopped, lag(m.spd < p.stopped) OVER ws AS prev_stopped,
+      CASE WHEN m.virt THEN m.v_hard
+        WHEN greatest(m.spd, m.prev_spd) > p.hard_min AND (m.ax_min <= -p.brake OR x.dvdt <= -p.brake) THEN 'brake'
+        WHEN greatest(m.spd, m.prev_spd) > p.hard_min AND (m.ax_max >= p.accel OR x.dvdt >= p.accel) THEN 'accel' END AS hard
+    FROM mem m, p, LATERAL (SELECT CASE WHEN m.prev_spd_ts IS NOT NULL AND coalesce(m.spd_ts, m.ts) > m.prev_spd_ts
+        THEN (m.spd - m.prev_spd) / 3.6 / extract(epoch FROM coalesce(m.spd_ts, m.ts) - m.prev_spd_ts) END AS dvdt) x
+    WINDOW ws AS (PARTITION BY m.device_id, m.sess, m.seg, m.spd IS NOT NULL ORDER BY m.rn)),
+  mem3 AS (
+    SELECT m.*, m.hard IS NOT NULL AND m.hard IS DISTINCT FROM lag(m.hard) OVER w AS hard_new,
+      CASE WHEN m.location IS NOT NULL THEN lag(m.location) OVER wl END AS prev_loc,
+      extract(epoch FROM m.ts - m.prev_ts) AS dt_s
+    FROM mem2 m
+    WINDOW w AS (PARTITION BY m.device_id, m.sess, m.seg ORDER BY m.rn),
+      wl AS (PARTITION BY m.device_id, m.sess, m.seg, m.location IS NOT NULL ORDER BY m.rn))`;
+
+/** The segments' sums (virtual rows only give the previous values), added to the continued trip's. */
+const SUMS = `
+  sums AS MATERIALIZED (
+    SELECT m.device_id, m.sess, m.seg,
+      count(*) FILTER (WHERE NOT m.virt) AS message_count,
+      count(m.location) FILTER (WHERE NOT m.virt) AS location_count,
+      coalesce(sum(ST_Distance(m.location::geography, m.prev_loc::geography)) FILTER (WHERE NOT m.virt), 0) AS gps_m,
+      coalesce(sum((m.spd + m.prev_spd) / 2 / 3.6 * extract(epoch FROM coalesce(m.spd_ts, m.ts) - m.prev_spd_ts)) FILTER (WHERE NOT m.virt), 0) AS vss_m,
+      count(m.spd) FILTER (WHERE NOT m.virt) AS speed_n, max(m.spd) FILTER (WHERE NOT m.virt) AS max_speed,
+      count(*) FILTER (WHERE NOT m.virt AND m.spd > 0) AS moving_n,
+      coalesce(sum(m.spd) FILTER (WHERE NOT m.virt AND m.spd > 0), 0) AS moving_sum,
+      coalesce(sum(m.spd * m.spd) FILTER (WHERE NOT m.virt AND m.spd > 0), 0) AS moving_sumsq,
+      count(m.load) FILTER (WHERE NOT m.virt) AS load_n, coalesce(sum(m.load) FILTER (WHERE NOT m.virt), 0) AS load_sum,
+      coalesce(sum(m.fuel_rate * coalesce(m.dt_s, 0) / 3600) FILTER (WHERE NOT m.virt), 0) AS fuel_rate_l,
+      coalesce(sum(m.maf * coalesce(m.dt_s, 0)) FILTER (WHERE NOT m.virt AND m.fuel_rate IS NULL), 0) AS air_g,
+      count(*) FILTER (WHERE NOT m.virt AND (m.fuel_rate IS NOT NULL OR m.maf IS NOT NULL)) AS fuel_n,
+      coalesce(bool_or(m.diesel), false) AS diesel,
+      count(*) FILTER (WHERE NOT m.virt AND m.hard_new AND m.hard = 'accel') AS hard_accel,
+      count(*) FILTER (WHERE NOT m.virt AND m.hard_new AND m.hard = 'brake') AS hard_brake,
+      count(*) FILTER (WHERE NOT m.virt AND m.stopped AND m.prev_stopped = false) AS stop_count,
+      coalesce(sum(m.dt_s * 1000) FILTER (WHERE NOT m.virt AND m.spd > p.speeding), 0) AS speeding_ms,
+      (array_agg(m.location ORDER BY m.rn) FILTER (WHERE NOT m.virt AND m.location IS NOT NULL))[1] AS first_location,
+      (array_agg(m.location ORDER BY m.rn DESC) FILTER (WHERE m.location IS NOT NULL))[1] AS last_location,
+      (array_agg(m.spd ORDER BY m.rn DESC) FILTER (WHERE m.spd IS NOT NULL))[1] AS last_speed,
+      (array_agg(coalesce(m.spd_ts, m.ts) ORDER BY m.rn DESC) FILTER (WHERE m.spd IS NOT NULL))[1] AS last_speed_ts,
+      (array_agg(m.hard ORDER BY m.rn DESC))[1] AS last_hard,
+      max(m.ts) AS last_ts, max(m.ts) FILTER (WHERE m.mv) AS last_moving_ts
+    FROM mem3 m, p GROUP BY m.device_id, m.sess, m.seg),
+  final AS (
+    SELECT g.device_id, coalesce(c.id, gen_random_uuid()) AS id,
+      coalesce(c.vehicle_id, (SELECT dv.vehicle_id FROM device_vehicles dv WHERE dv.device_id = g.device_id
+        AND dv.started_at <= g.first_ts ORDER BY dv.started_at DESC, dv.created_at DESC LIMIT 1)) AS vehicle_id,
+      coalesce(c.start_ts, g.first_ts) AS start_ts, CASE WHEN g.end_reason IS NOT NULL THEN g.end_ts END AS stop_ts,
+      s.last_ts, coalesce(c.start_reason, CASE WHEN g.ignition THEN 'startup' ELSE 'motion' END) AS start_reason, g.end_reason,
+      coalesce(c.start_point, s.first_location) AS start_point, coalesce(s.last_location, c.stop_point) AS stop_point,
+      coalesce(c.message_count, 0) + s.message_count AS message_count, coalesce(c.location_count, 0) + s.location_count AS location_count,
+      coalesce(c.gps_m, 0) + s.gps_m AS gps_m, coalesce(c.vss_m, 0) + s.vss_m AS vss_m,
+      coalesce(c.speed_n, 0) + s.speed_n AS speed_n, greatest(c.max_speed, s.max_speed) AS max_speed,
+      coalesce(c.moving_n, 0) + s.moving_n AS moving_n, coalesce(c.moving_sum, 0) + s.moving_sum AS moving_sum,
+      coalesce(c.moving_sumsq, 0) + s.moving_sumsq AS moving_sumsq,
+      coalesce(c.load_n, 0) + s.load_n AS load_n, coalesce(c.load_sum, 0) + s.load_sum AS load_sum,
+      coalesce(c.fuel_rate_l, 0) + s.fuel_rate_l AS fuel_rate_l, coalesce(c.air_g, 0) + s.air_g AS air_g,
+      coalesce(c.fuel_n, 0) + s.fuel_n AS fuel_n, coalesce(c.diesel, false) OR s.diesel AS diesel,
+      coalesce(c.hard_accel, 0) + s.hard_accel AS hard_accel, coalesce(c.hard_brake, 0) + s.hard_brake AS hard_brake,
+      coalesce(c.stop_count, 0) + s.stop_count AS stop_count, coalesce(c.speeding_ms, 0) + s.speeding_ms AS speeding_ms,
+      s.last_location, s.last_speed, s.last_speed_ts, coalesce(s.last_moving_ts, c.last_moving_ts) AS last_moving_ts,
+      s.last_hard, coalesce(s.last_speed < (SELECT stopped FROM p), false) AS last_stopped
+    FROM segs g JOIN sums s ON s.device_id = g.device_id AND s.sess = g.sess AND s.seg = g.seg
+    LEFT JOIN cont c ON g.is_cont AND c.device_id = g.device_id)`;
+
+const COLUMNS = `id, device_id, vehicle_id, start_ts, stop_ts, last_ts, start_reason, end_reason, start_point, stop_point,
+  message_count, location_count, gps_m, vss_m, speed_n, max_speed, moving_n, moving_sum, moving_sumsq, load_n, load_sum,
+  fuel_rate_l, air_g, fuel_n, diesel, hard_accel, hard_brake, stop_count, speeding_ms, last_location, last_speed,
+  last_speed_ts, last_moving_ts, last_hard, last_stopped`;
+
+const UPDATES = COLUMNS.split(',').map((c) => c.trim()).filter((c) => !['id', 'device_id', 'start_ts'].includes(c))
+  .map((c) => `${c} = EXCLUDED.${c}`).join(', ');
+
+/**
+ * One statement: derives the segments of every span, upserts their trips by (device, start) (ids survive a
+ * recomputation), deletes the trips of late spans no longer implied and their events. Returns the touched
+ * trips (closed: stop_ts set; created: inserted, not updated) and the ids of the deleted ones.
+ */
+export const SEGMENT = `
+  WITH ${SPAN}, ${ROWS}, ${MEMBERS}, ${SUMS},
+  upserted AS (
+    INSERT INTO trips (${COLUMNS}, touched_at)
+    SELECT ${COLUMNS}, now() FROM final
+    ON CONFLICT (device_id, start_ts) DO UPDATE SET ${UPDATES}, touched_at = EXCLUDED.touched_at
+    RETURNING id, device_id, stop_ts, xmax = 0 AS created),
+  removed AS (
+    DELETE FROM trips t USING span s
+    WHERE s.late AND t.device_id = s.device_id AND t.start_ts >= s.from_ts
+      AND NOT EXISTS (SELECT 1 FROM final f WHERE f.device_id = t.device_id AND f.start_ts = t.start_ts)
+    RETURNING t.id),
+  removed_events AS (DELETE FROM events e USING removed r WHERE e.object_id = r.id RETURNING e.id)
+  SELECT u.id, u.device_id, u.stop_ts IS NOT NULL AS closed, u.created, false AS removed FROM upserted u
+  UNION ALL
+  SELECT r.id, NULL, NULL, NULL, true FROM removed r, (SELECT count(*) FROM removed_events) x`;

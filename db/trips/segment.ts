@@ -1,0 +1,92 @@
+// Runs trip segmentation for a batch (or the silent-device sweep): a constant number of statements whatever
+// the number of devices: segment (1), then, when trips closed, preview (1) and report cards (1), then, when
+// a trip opened, closed or was re-derived, events (1).
+import type { Knex } from 'knex';
+import type { NewEvent } from '../repositories/events.repository.js';
+import { SEGMENT } from './segment.sql.js';
+import { prepared } from '../prepared.js';
+import { EVENT_DIFF, FINALIZE, SWEEP, UPSERT_REPORT_CARDS } from './finalize.sql.js';
+import {
+  HARD, PREVIEW_TOLERANCE_DEG, REPORT_CARD, STOPPED_KMH, gradeFor, reportCardScore, tripStats, type SegmentOptions, type TripSums,
+} from './formulas.js';
+
+/**
+ * A device of the batch: its oldest new message, whether it arrived late (before the device's previous newest),
+ * and the ids of its new messages (a new one at the millisecond of the newest stored one is still in order).
+ */
+export interface TripSpan {
+  deviceId: string; firstTs: Date; late: boolean; messageIds: string[];
+  /** The batch holds a startup or a sample that may be motion: without an open trip, only then can a trip begin. */
+  mayOpen: boolean;
+}
+
+const ms = (v: Date | string | null) => (v === null ? 0 : new Date(v).getTime());
+
+/** The running sums of a trips row (snake_case from SQL). */
+export function sumsOf(r: Record<string, any>): TripSums {
+  const n = (v: unknown) => (v === null || v === undefined ? 0 : Number(v));
+  return {
+    startMs: ms(r.start_ts), endMs: ms(r.stop_ts ?? r.last_ts), messageCount: n(r.message_count), locationCount: n(r.location_count),
+    gpsM: n(r.gps_m), vssM: n(r.vss_m), speedN: n(r.speed_n), maxSpeed: r.max_speed === null ? null : Number(r.max_speed),
+    movingN: n(r.moving_n), movingSum: n(r.moving_sum), movingSumSq: n(r.moving_sumsq), loadN: n(r.load_n), loadSum: n(r.load_sum),
+    fuelRateL: n(r.fuel_rate_l), airG: n(r.air_g), fuelN: n(r.fuel_n), diesel: Boolean(r.diesel),
+    hardAccel: n(r.hard_accel), hardBrake: n(r.hard_brake), stopCount: n(r.stop_count), lastStopped: Boolean(r.last_stopped),
+    speedingMs: n(r.speeding_ms),
+  };
+}
+
+async function segment(trx: Knex, spans: TripSpan[], o: SegmentOptions) {
+  const { rows } = await prepared(trx, SEGMENT, [
+    spans.map((s) => s.deviceId), spans.map((s) => s.firstTs.toISOString()), spans.map((s) => s.late), spans.map((s) => s.mayOpen),
+    spans.flatMap((s) => s.messageIds), o.gapMs, o.stationaryMs, o.motionKmh, STOPPED_KMH, HARD.accelMs2, HARD.brakeMs2, HARD.minSpeedKmh, REPORT_CARD.speedingKmh,
+  ]);
+  const kept = (rows as any[]).filter((r) => !r.removed);
+  const late = new Set(spans.filter((s) => s.late).map((s) => s.deviceId));
+  return {
+    // An open trip advanced in order changes no event: only new, closed or re-derived trips are diffed.
+    eventful: kept.filter((r) => r.created || r.closed || late.has(r.device_id)).map((r) => r.id as string),
+    closed: kept.filter((r) => r.closed).map((r) => r.id as string),
+  };
+}
+
+/** Previews and report cards of closed trips: two statements. */
+async function finalize(trx: Knex, closed: string[]): Promise<void> {
+  if (!closed.length) return;
+  const { rows } = await prepared(trx, FINALIZE, [PREVIEW_TOLERANCE_DEG, closed]);
+  const cards = (rows as Record<string, any>[]).map((r) => {
+    const sums = sumsOf(r);
+    const score = reportCardScore(tripStats(sums), sums.speedingMs);
+    return { r, grade: gradeFor(score), score };
+  });
+  await prepared(trx, UPSERT_REPORT_CARDS, [
+    cards.map((c) => c.r.id), cards.map((c) => c.r.device_id), cards.map((c) => c.r.vehicle_id),
+    cards.map((c) => new Date(c.r.stop_ts).toISOString()), cards.map((c) => c.grade), cards.map((c) => c.score),
+  ] as any);
+}
+
+/** The trip events to store for the touched trips (stale ones deleted): one statement. */
+async function tripEvents(trx: Knex, touched: string[]): Promise<NewEvent[]> {
+  if (!touched.length) return [];
+  const { rows } = await prepared(trx, EVENT_DIFF, [touched]);
+  return (rows as Record<string, any>[]).map((r) => ({
+    deviceId: r.device_id, vehicleId: r.vehicle_id, timestamp: new Date(r.ts), eventType: r.event_type,
+    objectType: 'trip', objectId: r.id, meta: { vehicleId: r.vehicle_id },
+  }));
+}
+
+/** Advances (or, for late spans, re-derives) the trips of a batch's devices; returns the events to store. */
+export async function advanceTrips(trx: Knex, spans: TripSpan[], o: SegmentOptions): Promise<NewEvent[]> {
+  if (!spans.length) return [];
+  const { eventful, closed } = await segment(trx, spans, o);
+  await finalize(trx, closed);
+  return tripEvents(trx, eventful);
+}
+
+/** Closes every open trip not advanced for `gapMs` (end reason `silent`); returns the events to store. */
+export async function sweepSilentTrips(trx: Knex, gapMs: number): Promise<NewEvent[]> {
+  const { rows } = await prepared(trx, SWEEP, [gapMs]);
+  const ids = (rows as any[]).map((r) => r.id as string);
+  if (!ids.length) return [];
+  await finalize(trx, ids);
+  return tripEvents(trx, ids);
+}

@@ -1,0 +1,35 @@
+import { advanceTrips, type TripSpan } from '../../db/trips/segment.js';
+import type { IngestedMessage, StageFactory } from '../ingest.types.js';
+
+/**
+ * Whether a message may begin a trip: a startup, or a speed (the statement's: vehicleSpeed, else GPS speed)
+ * not below the motion threshold. Anything not surely below it counts, so the test can only over-include.
+ */
+function mayOpen(m: IngestedMessage, motionKmh: number): boolean {
+  const speed = m.data.vehicleSpeed ?? m.gps?.speed;
+  return m.kind === 'startup' || (speed !== undefined && speed !== null && !(Number(speed) < motionKmh));
+}
+
+/**
+ * Trips (issue 11, spec 1.3, 2.10, 6.1): segmentation and statistics advance per batch for all its devices in
+ * a constant number of statements (db/trips/segment.ts); a device whose batch holds a late frame re-derives
+ * its trips from the first one the frame can touch. Events: trip-started, trip-stopped, trip-completed.
+ */
+export const tripsStage: StageFactory = ({ config }) => ({
+  name: 'trips',
+  async apply({ trx, devices }) {
+    if (!config.trips) return [];
+    const spans: TripSpan[] = devices.filter((d) => d.messages.length).map((d) => ({
+      deviceId: d.deviceId,
+      firstTs: d.messages[0].timestamp,
+      // Strictly before: a frame at the newest stored millisecond continues the open trip (frames stamped
+      // with Date.now() share milliseconds); re-deriving the whole trip for it would cost O(trip) per batch.
+      late: d.previousLatest !== null && d.messages[0].timestamp.getTime() < d.previousLatest.getTime(),
+      messageIds: d.messages.map((m) => m.id),
+      mayOpen: d.messages.some((m) => mayOpen(m, config.tripMotionKmh)),
+    }));
+    return advanceTrips(trx, spans, {
+      gapMs: config.tripGapMs, stationaryMs: config.tripStationaryMs, motionKmh: config.tripMotionKmh,
+    });
+  },
+});

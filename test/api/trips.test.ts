@@ -1,0 +1,99 @@
+import polyline from '@mapbox/polyline';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { at, BASE, batch, drive, feed, LON } from '../db/trips.fixtures.js';
+
+let t: TestApp;
+beforeAll(async () => { t = await buildTestApp(); });
+afterAll(async () => { await t?.close(); });
+
+async function setup() {
+  const app = await t.make.application();
+  const device = await t.make.device(app.principal);
+  const vehicle = await t.repos.vehicles.upsertByVin(`1HGCM82633A${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}`, async () => ({}));
+  await t.repos.vehicles.associate(device.id, vehicle.id, at(-60));
+  return { app, device, vehicle };
+}
+
+describe('trips API (spec 4.7)', () => {
+  it('lists completed and open trips of a device and a vehicle, newest first, with stats, points, preview and links', async () => {
+    const { app, device, vehicle } = await setup();
+    await feed(t, device.id, drive(0, 600, 40), 20);
+    const opening = drive(2000, 600, 40).slice(0, 30);
+    await feed(t, device.id, opening, 20); // open: no shutdown yet
+    const res = await t.get(`/api/v1/devices/${device.id}/trips`, app.auth);
+    expect(res.statusCode).toBe(200);
+    const { trips, meta } = res.json();
+    expect(trips.map((x: any) => x.status)).toEqual(['started', 'completed']);
+    const [open, done] = trips;
+    expect(open.stop).toBeNull();
+    expect(open.stats.messageCount).toBe(30);
+    // the open trip's preview is its track so far: a straight line north from its first to its last location
+    expect(polyline.decode(open.preview))
+      .toEqual([opening[0], opening[29]].map((f) => [expect.closeTo(f.lat!, 4), expect.closeTo(LON, 4)]));
+    expect(done.start).toBe(at(0).toISOString());
+    expect(done.stop).toBe(at(600).toISOString());
+    expect(done.vehicleId).toBe(vehicle.id);
+    expect(done.meta).toEqual({ startReason: 'startup', endReason: 'shutdown' });
+    expect(done.startPoint).toEqual({ type: 'Point', coordinates: [LON, expect.closeTo(32.78, 6)] });
+    expect(done.stats.distanceByGPS).toBeGreaterThan(6000);
+    const track = polyline.decode(done.preview);
+    expect(track.length).toBeGreaterThanOrEqual(2);
+    for (const key of ['locations', 'messages', 'events', 'snapshots']) {
+      expect(done.links[key]).toContain(`?since=${BASE - 1}&until=${BASE + 600_000}`);
+    }
+    expect(done.links.self).toMatch(new RegExp(`/api/v1/trips/${done.id}$`));
+    expect(meta.pagination).toMatchObject({ remaining: 0, limit: 20, sortDir: 'desc' });
+    const byId = await t.get(done.links.self, app.auth);
+    expect(byId.json().trip).toEqual(done);
+    const veh = await t.get(`/api/v1/vehicles/${vehicle.id}/trips?limit=1`, app.auth);
+    expect(veh.json().trips.map((x: any) => x.id)).toEqual([open.id]);
+    expect(veh.json().meta.pagination.remaining).toBe(1);
+    const prior = await t.get(veh.json().meta.pagination.links.prior, app.auth);
+    expect(prior.json().trips.map((x: any) => x.id)).toEqual([done.id]);
+    const msgs = await t.get(`${done.links.messages}&limit=100`, app.auth);
+    expect(msgs.json().messages.length + msgs.json().meta.pagination.remaining).toBe(done.stats.messageCount);
+  });
+
+  it('hides trips of devices the application cannot read and answers 404 for unknown ids', async () => {
+    const { device } = await setup();
+    await feed(t, device.id, drive(0, 120, 30), 50);
+    const other = await t.make.application();
+    expect((await t.get(`/api/v1/devices/${device.id}/trips`, other.auth)).statusCode).toBe(404);
+    const [trip] = await t.db.knex('trips').where({ device_id: device.id });
+    expect((await t.get(`/api/v1/trips/${trip.id}`, other.auth)).statusCode).toBe(404);
+  });
+
+  it('refuses since after until and malformed bounds with 400 naming the field', async () => {
+    const { app, device } = await setup();
+    const res = await t.get(`/api/v1/devices/${device.id}/trips?since=2026-01-02&until=2026-01-01`, app.auth);
+    expect(res.statusCode).toBe(400);
+    expect(res.json().message).toMatch(/since .* must not be after until/);
+    const bad = await t.get(`/api/v1/devices/${device.id}/report_cards?until=yesterday`, app.auth);
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().message).toMatch(/^until/);
+  });
+});
+
+describe('report cards API (spec 4.9)', () => {
+  it('gives each completed trip a report card: lists, by id, the trip\'s current one and the overall grade', async () => {
+    const { app, device, vehicle } = await setup();
+    await feed(t, device.id, drive(0, 900, 50), 50); // 12 km, no events: A
+    const short = drive(2000, 40, 20); // too short: I
+    await batch(t, { [device.id]: short });
+    const list = (await t.get(`/api/v1/devices/${device.id}/report_cards`, app.auth)).json();
+    expect(list.reportCards.map((c: any) => c.grade)).toEqual(['I', 'A']);
+    const [, a] = list.reportCards;
+    expect(a.vehicleId).toBe(vehicle.id);
+    expect((await t.get(a.links.self, app.auth)).json().reportCard).toEqual(a);
+    const current = await t.get(`/api/v1/trips/${a.tripId}/report_cards/_current`, app.auth);
+    expect(current.json().reportCard).toEqual(a);
+    expect((await t.get(`/api/v1/vehicles/${vehicle.id}/report_cards`, app.auth)).json().reportCards).toHaveLength(2);
+    const overall = (await t.get(`/api/v1/devices/${device.id}/report_cards/overall`, app.auth)).json();
+    expect(overall).toEqual({ reportCard: { overallGrade: 'A' }, tripSampleSize: 2, gradeCount: { A: '1', B: '0', C: '0', D: '0', F: '0', I: '1' } });
+    const segment = (await t.get(`/api/v1/devices/${device.id}/report_cards/overall?since=${at(1000).getTime()}`, app.auth)).json();
+    expect(segment.tripSampleSize).toBe(1);
+    expect(segment.reportCard.overallGrade).toBe('I');
+    expect(segment.gradeCount.A).toBe('1');
+  });
+});

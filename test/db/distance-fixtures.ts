@@ -1,0 +1,69 @@
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import type { TestApp } from '../helpers/app.js';
+import { silentLogger } from '../../lib/logger.js';
+import { distanceStage } from '../../gateway/stages/distance.stage.js';
+import type { DeviceBatch, IngestedMessage } from '../../gateway/ingest.types.js';
+import type { NewEvent } from '../../db/repositories/events.repository.js';
+
+export const LAT = 32.7767;
+export const LON = -96.797;
+/** Meters → degrees of latitude; the tests compare against ST_Distance on the spheroid with 1% margins. */
+export const north = (m: number) => LAT + m / 110_880;
+
+export interface Frame { s: number; north?: number; east?: number; speed?: number }
+
+let vins = 0;
+/** A device in a vehicle since an hour before `t0`, readable by a fresh application. */
+export async function vehicleWithDevice(t: TestApp, t0: number) {
+  const app = await t.make.application();
+  const device = await t.make.device(app.principal);
+  const vin = `VVDIST${String(++vins).padStart(4, '0')}${randomUUID().replace(/\D/g, '').slice(0, 7).padEnd(7, '7')}`;
+  const vehicle = await t.repos.vehicles.upsertByVin(vin, async () => ({}));
+  await t.repos.ingest.associateAt(device.id, vehicle.id, new Date(t0 - 3_600_000));
+  return { app, device, vehicle };
+}
+
+/** Stores the frames as the gateway does and returns the device's batch as the pipeline hands it to the stages. */
+export async function storeFrames(trx: Knex, t: TestApp, deviceId: string, vehicleId: string, t0: number, frames: Frame[]): Promise<DeviceBatch> {
+  const messages: IngestedMessage[] = frames.map((f) => {
+    const located = f.north !== undefined;
+    const lat = located ? north(f.north!) : null;
+    const lon = located ? LON + (f.east ?? 0) / (110_880 * Math.cos((LAT * Math.PI) / 180)) : null;
+    return {
+      id: randomUUID(), deviceId, timestamp: new Date(t0 + f.s * 1000), kind: 'telemetry', frameId: null,
+      data: {
+        ...(located ? { location: { type: 'Point', coordinates: [lon, lat] } } : {}),
+        ...(f.speed !== undefined ? { vehicleSpeed: f.speed } : {}),
+      },
+      lat, lon, gps: null, vin: null, dtcs: null, battery: null, collision: null, receivedAt: new Date(), vehicleId,
+    };
+  });
+  await t.repos.ingest.insertMessages(messages.map((m) => ({
+    id: m.id, deviceId, timestamp: m.timestamp, frameId: null, kind: m.kind, data: m.data, lon: m.lon, lat: m.lat,
+    extra: null, receivedAt: m.receivedAt,
+  })), trx);
+  messages.sort((a, b) => a.timestamp.getTime() - b.timestamp.getTime());
+  return { deviceId, messages, previousLatest: null };
+}
+
+/** One batch through the distance stage (stored events too, as the pipeline does); counts the stage's statements. */
+export async function runStage(t: TestApp, batches: (trx: Knex) => Promise<DeviceBatch[]>) {
+  const stage = distanceStage({ config: t.config, knex: t.db.knex, repos: t.repos, log: silentLogger });
+  let statements = 0;
+  const count = () => { statements++; };
+  const events = await t.db.knex.transaction(async (trx) => {
+    const devices = await batches(trx);
+    t.db.knex.on('query', count);
+    let out: NewEvent[];
+    try { out = await stage.apply({ trx, devices }); } finally { t.db.knex.off('query', count); }
+    await t.repos.events.insert(out, trx);
+    return out;
+  });
+  return { events, statements };
+}
+
+export async function vehicleTotal(t: TestApp, vehicleId: string) {
+  const row = await t.db.knex('vehicle_distances').where({ vehicle_id: vehicleId }).first();
+  return row ? { total: Number(row.travelled_m), gps: Number(row.gps_m), vss: Number(row.vss_m) } : { total: 0, gps: 0, vss: 0 };
+}

@@ -1,0 +1,76 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { runStage, storeFrames, vehicleTotal, vehicleWithDevice, type Frame } from './distance-fixtures.js';
+
+let t: TestApp;
+beforeAll(async () => { t = await buildTestApp(); });
+afterAll(async () => { await t?.close(); });
+
+const T0 = Date.UTC(2026, 0, 15, 12, 0, 0);
+
+async function drive(frames: Frame[], t0 = T0) {
+  const { device, vehicle } = await vehicleWithDevice(t, t0);
+  await runStage(t, async (trx) => [await storeFrames(trx, t, device.id, vehicle.id, t0, frames)]);
+  return { device, vehicle };
+}
+
+async function sources(vehicleId: string) {
+  const rows = await t.db.knex('distance_steps').select('source', 'meters').where({ vehicle_id: vehicleId }).orderBy('ts');
+  return rows.map((r: any) => `${r.source}:${Math.round(Number(r.meters))}`);
+}
+
+describe('distance steps', () => {
+  it('measures a GPS track on the spheroid', async () => {
+    const { vehicle } = await drive([0, 1, 2, 3, 4, 5].map((k) => ({ s: k * 5, north: k * 100, speed: 72 })));
+    const total = await vehicleTotal(t, vehicle.id);
+    expect(total.total).toBeGreaterThan(495);
+    expect(total.total).toBeLessThan(505);
+    expect(total.gps).toBeCloseTo(total.total, 6);
+    expect(await sources(vehicle.id)).toEqual(['none:0', 'gps:100', 'gps:100', 'gps:100', 'gps:100', 'gps:100']);
+  });
+
+  it('integrates vehicle speed (trapezoid) when there is no location', async () => {
+    const { vehicle } = await drive([{ s: 0, speed: 0 }, { s: 5, speed: 36 }, { s: 10, speed: 72 }, { s: 15, speed: 72 }]);
+    // (0+10)/2·5 + (10+20)/2·5 + 20·5 = 25 + 75 + 100 m
+    expect((await vehicleTotal(t, vehicle.id)).vss).toBeCloseTo(200, 6);
+    expect(await sources(vehicle.id)).toEqual(['none:0', 'vss:25', 'vss:75', 'vss:100']);
+  });
+
+  it('counts no distance for a parked car whose GPS wanders', async () => {
+    const { vehicle } = await drive([{ s: 0, north: 0, speed: 0 }, { s: 5, north: 4, speed: 0 }, { s: 10, north: 1 }, { s: 15, north: 6 }]);
+    expect((await vehicleTotal(t, vehicle.id)).total).toBe(0);
+  });
+
+  it('takes the vehicle speed over a GPS jump no car can make', async () => {
+    const { vehicle } = await drive([{ s: 0, north: 0, speed: 72 }, { s: 5, north: 5000, speed: 72 }]);
+    expect(await sources(vehicle.id)).toEqual(['none:0', 'vss:100']);
+  });
+
+  it('re-measures only a late frame and its successor, leaving the total right', async () => {
+    const { device, vehicle } = await drive([0, 2, 4].map((k) => ({ s: k * 5, north: k * 100, speed: 72 })));
+    const before = (await vehicleTotal(t, vehicle.id)).total;
+    // A late frame 30 m east of the straight line at 5 s: the detour adds 2·√(100² + 30²) − 200 ≈ 8.8 m.
+    const late = await runStage(t, async (trx) => [await storeFrames(trx, t, device.id, vehicle.id, T0, [{ s: 5, north: 100, east: 30, speed: 72 }])]);
+    expect(late.events).toEqual([]);
+    const after = (await vehicleTotal(t, vehicle.id)).total;
+    expect(after - before).toBeGreaterThan(8.2);
+    expect(after - before).toBeLessThan(9.4);
+    const steps = await t.db.knex('distance_steps').where({ vehicle_id: vehicle.id }).sum({ m: 'meters' }).first();
+    expect(Number(steps!.m)).toBeCloseTo(after, 6);
+  });
+
+  it('runs one statement for one device as for twenty, live and with late frames', async () => {
+    const fleet = async (n: number) => Promise.all(Array.from({ length: n }, () => vehicleWithDevice(t, T0)));
+    const frames = [0, 1, 2].map((k) => ({ s: k * 5, north: k * 50, speed: 36 }));
+    const [one, twenty] = [await fleet(1), await fleet(20)];
+    const a = await runStage(t, async (trx) => Promise.all(one.map((d) => storeFrames(trx, t, d.device.id, d.vehicle.id, T0, frames))));
+    const b = await runStage(t, async (trx) => Promise.all(twenty.map((d) => storeFrames(trx, t, d.device.id, d.vehicle.id, T0, frames))));
+    expect(a.statements).toBe(1);
+    expect(b.statements).toBe(a.statements);
+    for (const d of twenty) expect((await vehicleTotal(t, d.vehicle.id)).total).toBeCloseTo(100, 0);
+    const late = [{ s: 7, north: 70, east: 10, speed: 36 }];
+    const c = await runStage(t, async (trx) => Promise.all(twenty.map((d) => storeFrames(trx, t, d.device.id, d.vehicle.id, T0, late))));
+    expect(c.statements).toBe(1);
+    for (const d of twenty) expect((await vehicleTotal(t, d.vehicle.id)).total).toBeGreaterThan(100.5);
+  });
+});

@@ -1,0 +1,89 @@
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import type { TestApp } from '../helpers/app.js';
+import { tripsStage } from '../../gateway/stages/trips.stage.js';
+import type { NewEvent } from '../../db/repositories/events.repository.js';
+
+/** A frame as stored: seconds from BASE, kind, speed (km/h), position, other telemetry. */
+export interface F { s: number; kind?: 'startup' | 'telemetry' | 'shutdown'; speed?: number; lat?: number; lon?: number; data?: Record<string, unknown> }
+
+export const BASE = Date.UTC(2026, 0, 15, 8, 0, 0);
+export const at = (s: number) => new Date(BASE + s * 1000);
+export const LAT = 32.78;
+export const LON = -96.8;
+/** Degrees of latitude for m meters (WGS 84 mean near 33° N: 110.9 km per degree). */
+export const north = (m: number) => LAT + m / 110_900;
+
+/**
+ * A drive north: a startup at s0, samples every `every` s at `kmh` (accelerating from 0 over the first
+ * sample), a shutdown after `seconds`. Positions follow the speed so GPS and VSS distances agree.
+ */
+export function drive(s0: number, seconds: number, kmh: number, o: { every?: number; ignition?: boolean; fromM?: number } = {}): F[] {
+  const every = o.every ?? 5;
+  const frames: F[] = [];
+  let m = o.fromM ?? 0;
+  for (let s = 0; s <= seconds; s += every) {
+    const first = s === 0;
+    const last = s + every > seconds;
+    const speed = first || last ? 0 : kmh;
+    if (!first) m += ((frames.at(-1)!.speed! + speed) / 2 / 3.6) * every;
+    const kind = o.ignition === false ? 'telemetry' : first ? 'startup' : last ? 'shutdown' : 'telemetry';
+    frames.push({ s: s0 + s, kind, speed, lat: north(m), lon: LON });
+  }
+  return frames;
+}
+
+/** Stores frames as the gateway does and returns them as the pipeline hands them to stages. */
+async function store(trx: Knex, deviceId: string, frames: F[]) {
+  const rows = frames.map((f) => {
+    const data: Record<string, unknown> = { ...(f.speed !== undefined ? { vehicleSpeed: f.speed } : {}), ...(f.data ?? {}) };
+    if (f.lat !== undefined) data.location = { type: 'Point', coordinates: [f.lon ?? LON, f.lat] };
+    return { id: randomUUID(), ts: at(f.s), kind: f.kind ?? 'telemetry', data, f };
+  });
+  if (rows.length) {
+    await trx('messages').insert(rows.map((r) => ({
+      id: r.id, device_id: deviceId, ts: r.ts, frame_id: null, kind: r.kind, data: JSON.stringify(r.data),
+      location: r.f.lat !== undefined ? trx.raw('ST_SetSRID(ST_MakePoint(?, ?), 4326)', [r.f.lon ?? LON, r.f.lat]) : null,
+      extra: null, received_at: new Date(),
+    })));
+  }
+  return rows.sort((a, b) => a.ts.getTime() - b.ts.getTime());
+}
+
+/** One ingest batch for several devices: stores their frames and runs the trips stage in one transaction. */
+export async function batch(t: TestApp, byDevice: Record<string, F[]>, onQuery?: () => void): Promise<NewEvent[]> {
+  return t.db.knex.transaction(async (trx) => {
+    const devices = [];
+    for (const [deviceId, frames] of Object.entries(byDevice)) {
+      const [{ latest }] = await trx('messages').where({ device_id: deviceId }).max('ts as latest');
+      const rows = await store(trx, deviceId, frames);
+      devices.push({
+        deviceId, previousLatest: latest ? new Date(latest) : null,
+        messages: rows.map((r) => ({ id: r.id, deviceId, timestamp: r.ts, kind: r.kind, data: r.data })) as any[],
+      });
+    }
+    if (onQuery) t.db.knex.on('query', onQuery);
+    let events: NewEvent[];
+    try {
+      events = await tripsStage({ config: t.config } as any).apply({ trx, devices });
+    } finally {
+      if (onQuery) t.db.knex.off('query', onQuery);
+    }
+    await t.repos.events.insert(events, trx);
+    return events;
+  });
+}
+
+/** Feeds frames in batches of `size` (in order). */
+export async function feed(t: TestApp, deviceId: string, frames: F[], size = 10): Promise<void> {
+  for (let i = 0; i < frames.length; i += size) await batch(t, { [deviceId]: frames.slice(i, i + size) });
+}
+
+export async function tripsOf(t: TestApp, deviceId: string) {
+  return t.db.knex('trips').where({ device_id: deviceId }).orderBy('start_ts');
+}
+
+export async function tripEvents(t: TestApp, deviceId: string) {
+  const rows = await t.db.knex('events').where({ device_id: deviceId }).whereLike('event_type', 'trip-%').orderBy([{ column: 'ts' }, { column: 'event_type' }]);
+  return rows.map((r: any) => `${r.event_type}@${(new Date(r.ts).getTime() - BASE) / 1000}`);
+}
