@@ -32,6 +32,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The sub-service a route belongs to: its links base and its transaction service name. */
     service?: ServiceKind;
+    /** The route accepts credentials as a WebSocket subprotocol (api/plugins/auth.ts; the live stream only). */
+    credentialsInProtocol?: boolean;
   }
   interface FastifyInstance {
     deps: ApiDeps;

@@ -17,6 +17,12 @@ export function accessMayHaveEnded(): void {
   changes.emit('change');
 }
 
+/** Calls `fn` after any in-process change that may end an application's access to a device; returns an unsubscribe. */
+export function onAccessMayHaveEnded(fn: () => void): () => void {
+  changes.on('change', fn);
+  return () => { changes.off('change', fn); };
+}
+
 /** Default re-check period (ms): a revocation by another process ends the stream well within a second. */
 export const ACCESS_CHECK_MS = 250;
 

@@ -21,6 +21,10 @@ const PROTOCOL = [
   'device deregistered or deleted) its subscription ends within a second with an unasked',
   '`{"type":"unsub","subject":{…},"payload":{"ack":true,"reason":"…"}}` and no message of it follows.',
   'A plain HTTP GET answers 426.',
+  'Browsers, which cannot set an Authorization header on a WebSocket, offer the credentials as subprotocols instead:',
+  '`new WebSocket(url, ["drivewire.v1", "drivewire.basic.<base64url of appId:secret>"])` or',
+  '`["drivewire.v1", "drivewire.bearer.<token>"]`; the server selects `drivewire.v1` and never echoes the credential.',
+  'The Authorization header wins when both are given.',
 ].join(' ');
 
 /** The live message stream: `GET /api/v1/messages` upgraded to a WebSocket. */
@@ -41,7 +45,7 @@ export default async function streamRoutes(app: FastifyInstance) {
   app.route({
     method: 'GET',
     url: '/api/v1/messages',
-    config: { service: 'telemetry' },
+    config: { service: 'telemetry', credentialsInProtocol: true },
     schema: {
       tags: ['telemetry'], summary: 'Live stream of new messages (WebSocket)', description: PROTOCOL,
       response: { 426: ErrorBody, ...errorResponses() },

@@ -1,0 +1,2 @@
+declare module '*.png' { const url: string; export default url; }
+declare module '*.css';
