@@ -3,6 +3,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import { loadConfig } from '../lib/config.js';
 import { createLogger, silentLogger } from '../lib/logger.js';
@@ -22,6 +23,8 @@ export interface BenchPlatform {
   platform: Platform;
   mqttUrl: string;
   database: 'pg' | 'pglite';
+  /** The Enterprise application the bench devices are registered with. */
+  app: { id: string; secret: string };
   /** Provisions n devices (authorized for and registered with the default application). */
   devices(n: number): Promise<{ id: string; secret: string }[]>;
   close(): Promise<void>;
@@ -37,11 +40,14 @@ export async function startBenchPlatform(o: BenchPlatformOptions = {}): Promise<
   const platform = await startPlatform(config, log);
   const mqttUrl = platform.parts.find((p) => p.urls?.mqtt)?.urls?.mqtt;
   if (!mqttUrl) throw new Error('the platform started without the MQTT gateway');
+  // On a database used before, this temporary data dir does not hold the default application's secret
+  // (nothing rotates it at start, issue 14): the bench then uses an application of its own.
+  const app = platform.credentialsFile.application
+    ?? await platform.repos.applications.create({ name: `bench ${new Date().toISOString()}`, kind: 'enterprise' });
   return {
-    platform, mqttUrl, database: platform.db.kind,
+    platform, mqttUrl, database: platform.db.kind, app,
     async devices(n) {
       const { repos } = platform;
-      const app = platform.credentials.application;
       const owner = await repos.devices.createOwner({ name: 'bench' });
       const out: { id: string; secret: string }[] = [];
       for (let i = 0; i < n; i++) {
@@ -81,14 +87,23 @@ export interface LoadResult {
   measuredMs: number;
   /** ms from publish to PUBACK of each frame acknowledged in the window. */
   latencies: Float64Array;
+  /** The platform's event loop delay over the whole load (warm-up included), ms. */
+  eventLoopDelayMs?: { p50: number; p99: number; max: number };
 }
 
 export function runLoad(o: LoadOptions): Promise<LoadResult> {
   return new Promise((resolve, reject) => {
     const worker = new Worker(new URL('./load.worker.js', import.meta.url), { workerData: { frameBytes: 0, ...o } });
-    worker.once('message', (m: LoadResult) => resolve(m));
-    worker.once('error', reject);
-    worker.once('exit', (code) => { if (code !== 0) reject(new Error(`load generator exited with code ${code}`)); });
+    // The platform's main thread while the load runs: how long a ready callback waits (decoding, SQL results, PUBACKs).
+    const delay = monitorEventLoopDelay({ resolution: 10 });
+    delay.enable();
+    const lag = () => {
+      delay.disable();
+      return { p50: round(delay.percentile(50) / 1e6), p99: round(delay.percentile(99) / 1e6), max: round(delay.max / 1e6) };
+    };
+    worker.once('message', (m: LoadResult) => resolve({ ...m, eventLoopDelayMs: lag() }));
+    worker.once('error', (err) => { lag(); reject(err); });
+    worker.once('exit', (code) => { if (code !== 0) { lag(); reject(new Error(`load generator exited with code ${code}`)); } });
   });
 }
 
@@ -100,3 +115,33 @@ export function quantile(values: Float64Array, q: number): number {
 }
 
 export const round = (x: number, digits = 1) => Math.round(x * 10 ** digits) / 10 ** digits;
+
+/** A metric's value from Prometheus text (first sample of that exact name). */
+export function sample(text: string, name: string): number {
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+  return line ? Number(line.split(' ')[1]) : NaN;
+}
+
+/**
+ * Mean ms per batch of each step of the batch transaction (drivewire_ingest_stage_seconds): where a commit's
+ * time goes. A stage that produced events adds their insert to `events`.
+ */
+function stageMeans(text: string, batches: number): Record<string, number> {
+  const means: Record<string, number> = {};
+  for (const line of text.split('\n')) {
+    const m = /^drivewire_ingest_stage_seconds_sum\{stage="([^"]+)"\} (\S+)$/.exec(line);
+    if (m) means[m[1]] = round((Number(m[2]) / batches) * 1000, 2);
+  }
+  return means;
+}
+
+/** The gateway's batch figures from its metrics text: batches, mean frames and commit ms, mean ms per step. */
+export function batchFigures(metrics: string) {
+  const batches = sample(metrics, 'drivewire_ingest_batch_size_count');
+  return {
+    batches,
+    meanBatchFrames: round(sample(metrics, 'drivewire_ingest_batch_size_sum') / batches),
+    meanCommitMs: round((sample(metrics, 'drivewire_ingest_commit_seconds_sum') / batches) * 1000, 2),
+    meanStageMs: stageMeans(metrics, batches),
+  };
+}

@@ -1,32 +1,27 @@
 // Ingest scenario (issue 3): N devices publish QoS 1 telemetry frames to the gateway; reports the
 // sustained frames/s stored and the time from publish to committed row (= PUBACK, sent after commit).
 import os from 'node:os';
-import { quantile, round, runLoad, startBenchPlatform } from './harness.js';
+import { batchFigures, quantile, round, runLoad, startBenchPlatform } from './harness.js';
 import { bareAedes, rawCopy } from './baselines.js';
 import type { BenchOptions, BenchScenario } from './types.js';
 
-/** A metric's value from Prometheus text (first sample of that exact name). */
-function sample(text: string, name: string): number {
-  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
-  return line ? Number(line.split(' ')[1]) : NaN;
-}
-
-async function run(o: BenchOptions): Promise<Record<string, unknown>> {
-  const bench = await startBenchPlatform({ databaseUrl: o.databaseUrl, batchSize: o.batchSize, batchMs: o.batchMs });
+/** One measurement on a fresh platform; `trips` false turns the trips stage off (DRIVEWIRE_TRIPS). */
+async function measure(o: BenchOptions, trips: boolean): Promise<Record<string, unknown>> {
+  const bench = await startBenchPlatform({ databaseUrl: o.databaseUrl, batchSize: o.batchSize, batchMs: o.batchMs, flags: { trips } });
   try {
     const devices = await bench.devices(o.devices);
-    const loadOptions = { devices, durationMs: o.durationS * 1000, warmupMs: o.warmupS * 1000, window: o.window, rate: o.rate };
+    const loadOptions = { devices, durationMs: o.durationS * 1000, warmupMs: o.warmupS * 1000, window: o.window, rate: o.rate ?? 0 };
     const load = await runLoad({ ...loadOptions, url: bench.mqttUrl });
     const { knex } = bench.platform.db;
     const [{ n: stored }] = await knex('messages').whereIn('device_id', devices.map((d) => d.id)).count({ n: '*' });
     const metrics = (await bench.platform.parts.find((p) => p.name === 'gateway')?.metrics?.()) ?? '';
-    const batches = sample(metrics, 'drivewire_ingest_batch_size_count');
     const framesStoredPerSecond = round(load.acked / (load.measuredMs / 1000), 0);
     // The bare baselines run after the platform's load, on the same machine, with the same options.
     const bare = o.baselines === false ? null : await bareAedes(loadOptions);
     const copy = o.baselines === false ? null : await rawCopy(o.databaseUrl, Math.min(Math.max(Number(stored), 5000), 100_000));
     return {
       scenario: 'ingest',
+      trips: trips ? 'on' : 'off',
       database: bench.database,
       devices: o.devices,
       window: o.window,
@@ -39,9 +34,8 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
       framesAcknowledged: load.ackedTotal,
       framesStored: Number(stored),
       publishErrors: load.errors,
-      batches,
-      meanBatchFrames: round(sample(metrics, 'drivewire_ingest_batch_size_sum') / batches),
-      meanCommitMs: round((sample(metrics, 'drivewire_ingest_commit_seconds_sum') / batches) * 1000, 2),
+      eventLoopDelayMs: load.eventLoopDelayMs,
+      ...batchFigures(metrics),
       baselines: bare && {
         bareAedes: bare,
         rawCopy: copy,
@@ -56,8 +50,28 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
   }
 }
 
+/**
+ * `--trips compare` (issue 11): trips off, then on, each on a fresh platform with the same options (the bare
+ * baselines only after the second); `ratioOnToOff` = frames/s stored with trips / without.
+ */
+async function run(o: BenchOptions): Promise<Record<string, unknown>> {
+  if (o.trips !== 'compare') return measure(o, o.trips !== 'off');
+  const off = await measure({ ...o, baselines: false }, false);
+  const on = await measure(o, true);
+  const fps = (r: Record<string, unknown>) => r.framesStoredPerSecond as number;
+  const p99 = (r: Record<string, unknown>) => (r.publishToCommitMs as { p99: number }).p99;
+  return {
+    scenario: 'ingest', trips: 'compare', off, on,
+    ratioOnToOff: { framesStoredPerSecond: round(fps(on) / fps(off), 3), publishToCommitP99: round(p99(on) / p99(off), 3) },
+  };
+}
+
 export const ingestScenario: BenchScenario = {
   name: 'ingest',
   description: 'N devices publish QoS 1 frames; frames/s stored and publish→commit latency',
   run,
+  problems: (r) => (r.trips === 'compare' ? [r.off, r.on] : [r]).flatMap((x: Record<string, any>) => [
+    ...(x.framesStored !== x.framesAcknowledged ? [`ingest: ${x.framesAcknowledged} frames acknowledged but ${x.framesStored} stored`] : []),
+    ...(x.publishErrors ? [`ingest: ${x.publishErrors} publish errors`] : []),
+  ]),
 };

@@ -35,7 +35,7 @@ function frame(deviceIndex, seq) {
 function connect(device) {
   return new Promise((resolve, reject) => {
     const client = mqtt.connect(url, {
-      username: device.id, password: device.secret, clientId: `bench-${device.id}`, reconnectPeriod: 0, connectTimeout: 30_000,
+      username: device.id, password: device.secret, clientId: device.id, reconnectPeriod: 0, connectTimeout: 30_000,
     });
     client.once('connect', () => resolve(client));
     client.once('error', reject);

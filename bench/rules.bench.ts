@@ -4,7 +4,7 @@
 import http from 'node:http';
 import os from 'node:os';
 import type { AddressInfo } from 'node:net';
-import { quantile, round, runLoad, startBenchPlatform } from './harness.js';
+import { batchFigures, quantile, round, runLoad, startBenchPlatform } from './harness.js';
 import type { BenchOptions, BenchScenario } from './types.js';
 
 /** A receiver on loopback that notes, per webhook, ms from the event's timestamp to its arrival. */
@@ -48,7 +48,7 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
   try {
     const { platform } = bench;
     const devices = await bench.devices(o.devices);
-    const app = platform.credentials.application;
+    const { app } = bench;
     const auth = `Basic ${Buffer.from(`${app.id}:${app.secret}`).toString('base64')}`;
     const post = async (url: string, body: unknown) => {
       const res = await fetch(`${platform.apiUrl}${url}`, { method: 'POST', headers: { authorization: auth, 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -61,7 +61,7 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
         await post(`/api/v1/devices/${d.id}/subscriptions`, { subscription: { eventType: 'rule-*', url: receiver.url, object: { type: 'rule', id: created.id } } });
       }
     }
-    const rate = o.rate || 2;
+    const rate = o.rate ?? 2; // paced by default (rule transitions at a steady pace); --rate 0 = closed loop
     const started = new Date();
     const load = await runLoad({ url: bench.mqttUrl, devices, durationMs: o.durationS * 1000, warmupMs: o.warmupS * 1000, window: o.window, rate });
     const { knex } = platform.db;
@@ -77,7 +77,7 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
       database: bench.database,
       devices: o.devices,
       rulesPerDevice: o.rules,
-      ratePerDevice: rate,
+      ratePerDevice: rate || 'unbounded',
       seconds: totalS,
       framesAcknowledged: load.ackedTotal,
       ruleEvents: events,
@@ -86,6 +86,8 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
       publishToWebhookMs: { p50: round(quantile(delivered, 0.5)), p99: round(quantile(delivered, 0.99)), max: round(quantile(delivered, 1)) },
       publishToCommitMs: { p50: round(quantile(load.latencies, 0.5)), p99: round(quantile(load.latencies, 0.99)) },
       publishErrors: load.errors,
+      eventLoopDelayMs: load.eventLoopDelayMs,
+      ...batchFigures((await platform.parts.find((p) => p.name === 'gateway')?.metrics?.()) ?? ''),
       machine: { cpus: os.cpus().length, node: process.version, loadAverage1m: round(os.loadavg()[0], 2) },
     };
   } finally {
@@ -94,4 +96,12 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
   }
 }
 
-export const rulesScenario: BenchScenario = { name: 'rules', description: 'N devices with M rules each; rule events/s and publish→webhook latency', run };
+export const rulesScenario: BenchScenario = {
+  name: 'rules',
+  description: 'N devices with M rules each; rule events/s and publish→webhook latency',
+  run,
+  problems: (r) => [
+    ...(r.webhooksDelivered !== r.ruleEvents ? [`rules: ${r.ruleEvents} rule events but ${r.webhooksDelivered} webhooks delivered`] : []),
+    ...(r.publishErrors ? [`rules: ${r.publishErrors} publish errors`] : []),
+  ],
+};

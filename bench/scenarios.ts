@@ -13,4 +13,6 @@ export const BENCH_SCENARIOS: { name: string; description: string; load: Loader 
     load: async () => (await import('./ingest.bench.js')).ingestScenario },
   { name: 'rules', description: 'N devices with M rules each; rule events/s and publish→webhook latency',
     load: async () => (await import('./rules.bench.js')).rulesScenario },
+  { name: 'api', description: 'GET …/messages under autocannon, idle or during ingest; ratio to bare Fastify + pg',
+    load: async () => (await import('./api.bench.js')).apiScenario },
 ];

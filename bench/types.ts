@@ -8,14 +8,19 @@ export interface BenchOptions {
   /** QoS 1 publishes in flight per device. */
   window: number;
   /** Frames per second per device; 0 = as fast as acknowledgements allow. */
-  rate: number;
+  /** Frames per second per device; 0 = closed loop (as fast as acknowledgements allow); undefined = the scenario's default. */
+  rate?: number;
   databaseUrl: string | null;
   batchSize?: number;
   batchMs?: number;
   /** Rules per device (rules scenario). */
   rules: number;
+  /** Total frames/s published by `devices` devices during the api scenario; 0 = the API idle. */
+  ingestRate?: number;
   /** Also measure the bare baselines (bare Aedes, raw COPY) in the same run; default true. */
   baselines?: boolean;
+  /** Trips stage on, off, or both one after the other with their ratio (ingest scenario); default on. */
+  trips?: 'on' | 'off' | 'compare';
 }
 
 export interface BenchScenario {
@@ -23,4 +28,6 @@ export interface BenchScenario {
   description: string;
   /** Runs on a fresh platform and returns the figures, printed as JSON. */
   run(o: BenchOptions): Promise<Record<string, unknown>>;
+  /** What went wrong in a run: lost or duplicated frames, errors (never a timing); empty when none. */
+  problems?(result: Record<string, any>): string[];
 }

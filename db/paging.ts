@@ -6,6 +6,13 @@ export interface StreamPage<T> { rows: T[]; remaining: number }
 const msOf = (v: unknown) => new Date(v as Date).getTime();
 
 /**
+ * `remaining` is counted exactly up to this many records and reported as this number beyond it
+ * (issue 13): counting a device's whole history on every page cost 10 ms at 12k messages and 44 ms at
+ * 212k. Clients follow `prior` until it is absent; the count only says roughly how far they are.
+ */
+export const REMAINING_CAP = 10_000;
+
+/**
  * Stream (time-series) paging, newest first (spec 2.1, reference-notes §3.3): `since` exclusive,
  * `until` inclusive; `remaining` counts the matches the `prior` link (until = last − 1 ms) reaches.
  * Timestamps are stored to the millisecond, so records sharing the last item's millisecond would be
@@ -33,9 +40,14 @@ export async function streamPage<T>(
       : (await bounded(w.until).where(tsColumn, '>=', new Date(boundary)).orderBy(order)) as Record<string, unknown>[];
   }
   const priorUntil = new Date(msOf(rows[rows.length - 1][key]) - 1);
-  const [{ n }] = await bounded(priorUntil).clearSelect().count({ n: '*' });
+  const capped = bounded(priorUntil).clearSelect().select(tsColumn).limit(REMAINING_CAP);
+  const [{ n }] = await freshBuilder(capped).from(capped.as('r')).count({ n: '*' });
   return { rows: rows as T[], remaining: Number(n) };
 }
+
+/** An empty builder on the same connection or transaction as `q`. */
+const freshBuilder = (q: Knex.QueryBuilder): Knex.QueryBuilder =>
+  (q as unknown as { client: { queryBuilder(): Knex.QueryBuilder } }).client.queryBuilder();
 
 export interface OffsetWindow { offset: number; limit: number }
 export interface OffsetPage<T> { rows: T[]; total: number }

@@ -9,9 +9,10 @@ import type { EventRecord } from '../db/repositories/events.repository.js';
 import type { DecodedFrame } from './frame.decoder.js';
 import type { GatewayMetrics } from './metrics.js';
 import type { IngestJob, IngestStage } from './ingest.types.js';
+import { assemble, deviceBatches, poisonLetters, splitJob } from './ingest.batch.js';
+import { recordFeedBatch } from '../db/message-feed.js';
 
 export type { IngestJob };
-import { assemble, deviceBatches, poisonLetters, splitJob } from './ingest.batch.js';
 
 export interface IngestPipeline {
   /** Resolves once the job is committed (stored, or kept as dead letters); rejects when the database is down. */
@@ -131,22 +132,38 @@ function createLane(o: PipelineOptions): IngestPipeline {
     }
   };
 
+  /** Runs one step of the batch transaction, observing its time under its name. */
+  const timed = async <T>(stage: string, step: () => Promise<T>): Promise<T> => {
+    const started = performance.now();
+    try {
+      return await step();
+    } finally {
+      o.metrics.stageSeconds.observe({ stage }, (performance.now() - started) / 1000);
+    }
+  };
+
   const commit = async (jobs: IngestJob[]) => {
     const { rows, messages, deadLetters, inBatchDuplicates } = assemble(jobs);
     const candidates = deviceBatches(messages, new Map());
     for (const stage of o.stages) await stage.prepare?.(candidates);
     const started = performance.now();
     const { stored, events } = await o.knex.transaction(async (trx) => {
-      const latest = await o.repos.ingest.latestTimestamps(candidates.map((d) => d.deviceId), trx);
-      const inserted = await o.repos.ingest.insertMessages(rows, trx);
-      await o.repos.ingest.insertDeadLetters(deadLetters, trx);
+      const latest = await timed('latest', () => o.repos.ingest.latestTimestamps(candidates.map((d) => d.deviceId), trx));
+      const inserted = await timed('insert', async () => {
+        const ids = await o.repos.ingest.insertMessages(rows, trx);
+        await o.repos.ingest.insertDeadLetters(deadLetters, trx);
+        return ids;
+      });
       const devices = deviceBatches(messages.filter((m) => inserted.has(m.id)), latest);
       const events: EventRecord[] = [];
       for (const stage of o.stages) {
-        const produced = devices.length ? await stage.apply({ trx, devices }) : [];
-        if (produced.length) events.push(...(await o.repos.events.insert(produced, trx)));
+        const produced = devices.length ? await timed(stage.name, () => stage.apply({ trx, devices })) : [];
+        if (produced.length) events.push(...(await timed('events', () => o.repos.events.insert(produced, trx))));
       }
-      return { stored: devices.flatMap((d) => d.messages), events };
+      const stored = devices.flatMap((d) => d.messages);
+      // Last, so the feed number (locked until commit) is held only for the commit: issue 14.
+      await timed('feed', () => recordFeedBatch(trx, stored));
+      return { stored, events };
     });
     o.metrics.commitSeconds.observe((performance.now() - started) / 1000);
     o.metrics.batchSize.observe(rows.length + inBatchDuplicates + deadLetters.length);

@@ -43,6 +43,12 @@ export function createGatewayMetrics(source: { connectedClients(): number; queue
       name: 'drivewire_ingest_commit_seconds', help: 'Time of one batch transaction, in seconds', registers,
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     }),
+    stageSeconds: new Histogram({
+      name: 'drivewire_ingest_stage_seconds',
+      help: 'Time of one step of a batch transaction, in seconds: latest, insert, each stage by name, events, feed',
+      labelNames: ['stage'], registers,
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
+    }),
     batchFailures: new Counter({
       name: 'drivewire_ingest_batch_failures_total', help: 'Batch transactions that failed (their frames are retried alone)', registers,
     }),

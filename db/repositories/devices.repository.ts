@@ -3,7 +3,25 @@ import type { Knex } from 'knex';
 import { hashSecret, newCaseId, newChipId, newSecret, secretMatches } from '../../lib/secrets.js';
 import { NotFound } from '../../lib/errors.js';
 import { offsetPage, type OffsetWindow } from '../paging.js';
+import { LRUCache } from 'lru-cache';
+import { isUuid } from '../../lib/uuid.js';
 import { readableDeviceIds, type Principal } from './scope.js';
+import { onAccessMayHaveEnded } from '../access-watch.js';
+
+/**
+ * How long a granted read stays cached (issue 13: one round trip less per API request). Only grants
+ * are cached, so a new authorization is seen at once; a revocation in this process clears the cache at
+ * its commit, one by another process is seen within this time (as the live stream sees it, access-watch.ts).
+ */
+export const SCOPE_CACHE_MS = 1000;
+
+/**
+ * Granted reads of this process, keyed by application and device (random UUIDs, so repositories over
+ * different databases in one process never meet). One cache and one subscription per process: a cache per
+ * repository instance subscribed once per instance and was never released.
+ */
+const granted = new LRUCache<string, true>({ max: 100_000, ttl: SCOPE_CACHE_MS });
+onAccessMayHaveEnded(() => granted.clear());
 
 export interface Device {
   id: string; ownerId: string; name: string; chipId: string; caseId: string; icon: string | null; createdAt: Date;
@@ -56,7 +74,7 @@ export function devicesRepository(knex: Knex) {
 
     /** MQTT CONNECT: username = device id, password = secret. */
     async authenticate(id: string, secret: string, trx: Knex = knex): Promise<boolean> {
-      if (!/^[0-9a-f-]{36}$/i.test(id)) return false;
+      if (!isUuid(id)) return false;
       const row = await trx('devices').select('secret_hash').where({ id }).first();
       return Boolean(row && secretMatches(secret, row.secret_hash));
     },
@@ -67,7 +85,11 @@ export function devicesRepository(knex: Knex) {
     },
 
     async canRead(app: Principal, id: string, trx: Knex = knex): Promise<boolean> {
-      return Boolean(await readableDeviceIds(trx, app).where('a.device_id', id).first());
+      const key = `${app.id}:${app.kind}:${id}`;
+      if (trx === knex && granted.has(key)) return true;
+      const ok = Boolean(await readableDeviceIds(trx, app).where('a.device_id', id).first());
+      if (ok && trx === knex) granted.set(key, true);
+      return ok;
     },
 
     /** Throws NotFound unless the application may read the device (another's device is a 404, not a 403). */

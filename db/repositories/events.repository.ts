@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { createNotifications } from './notification-fanout.js';
+import { insertEventsNotifying, type EventRow } from './notification-fanout.js';
 
 export interface NewEvent {
   deviceId: string;
@@ -31,14 +31,13 @@ export function eventsRepository(knex: Knex) {
     async insert(events: NewEvent[], trx: Knex = knex): Promise<EventRecord[]> {
       if (!events.length) return [];
       const stored = new Date();
-      const rows = events.map((e) => ({
+      const rows: EventRow[] = events.map((e) => ({
         id: randomUUID(), device_id: e.deviceId, vehicle_id: e.vehicleId, application_id: e.applicationId ?? null,
-        ts: e.timestamp, stored, event_type: e.eventType, object_type: e.objectType, object_id: e.objectId,
-        meta: e.meta === null ? null : JSON.stringify(e.meta),
+        ts: e.timestamp, stored, event_type: e.eventType, object_type: e.objectType, object_id: e.objectId, meta: e.meta,
       }));
-      await trx('events').insert(rows);
-      await createNotifications(trx, rows.map((r) => r.id)); // matching subscriptions (spec 3.1), same transaction
-      return rows.map((r) => toEvent({ ...r, meta: r.meta === null ? null : JSON.parse(r.meta) }));
+      // One statement with their notifications (spec 3.1: matching subscriptions), in the caller's transaction.
+      await insertEventsNotifying(trx, rows);
+      return rows.map(toEvent);
     },
   };
 }

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { prepared } from '../prepared.js';
 import type { Knex } from 'knex';
+import type { VehicleDetails } from './vehicles.repository.js';
 
 /** One telemetry message row as the gateway writes it (location as lon/lat, turned into a PostGIS point here). */
 export interface MessageRow {
@@ -53,6 +55,37 @@ const LATEST_TS = `
   FROM json_array_elements_text(?::json) AS e(v)`;
 
 // For each device: the association in force at the batch's oldest message, and any that start within the batch.
+/** associateAt, set-based: per row the association in force at `at` and the next one, then a move or an insert. */
+const ASSOCIATE = `
+  WITH v AS (SELECT * FROM json_to_recordset(?::json) AS v(device_id uuid, vehicle_id uuid, at timestamptz)),
+  c AS (
+    SELECT v.*, cur.vehicle_id AS current_vehicle, nx.id AS next_id, nx.vehicle_id AS next_vehicle
+    FROM v
+    LEFT JOIN LATERAL (SELECT dv.vehicle_id FROM device_vehicles dv WHERE dv.device_id = v.device_id AND dv.started_at <= v.at
+      ORDER BY dv.started_at DESC, dv.created_at DESC LIMIT 1) cur ON true
+    LEFT JOIN LATERAL (SELECT dv.id, dv.vehicle_id FROM device_vehicles dv WHERE dv.device_id = v.device_id AND dv.started_at > v.at
+      ORDER BY dv.started_at, dv.created_at LIMIT 1) nx ON true
+    WHERE cur.vehicle_id IS DISTINCT FROM v.vehicle_id),
+  moved AS (
+    UPDATE device_vehicles dv SET started_at = c.at FROM c WHERE dv.id = c.next_id AND c.next_vehicle = c.vehicle_id RETURNING dv.id),
+  added AS (
+    INSERT INTO device_vehicles (id, device_id, vehicle_id, started_at, created_at)
+    SELECT gen_random_uuid(), c.device_id, c.vehicle_id, c.at, clock_timestamp() FROM c
+    WHERE c.next_vehicle IS DISTINCT FROM c.vehicle_id RETURNING id)
+  SELECT (SELECT count(*) FROM moved) + (SELECT count(*) FROM added) AS changed`;
+
+const KNOWN_VINS = `SELECT vin FROM vehicles WHERE vin = ANY(?::text[])`;
+
+const VEHICLES_FOR_VINS = `
+  WITH v AS (SELECT * FROM json_to_recordset(?::json) AS v(id uuid, vin text, year text, make text, model text, trim text, data jsonb)),
+  added AS (
+    INSERT INTO vehicles (id, vin, year, make, model, trim, data, created_at, last_startup)
+    SELECT v.id, v.vin, v.year, v.make, v.model, v.trim, v.data, now(), NULL FROM v
+    ON CONFLICT (vin) DO NOTHING RETURNING id, vin)
+  SELECT id, vin FROM added
+  UNION ALL
+  SELECT x.id, x.vin FROM vehicles x JOIN v ON x.vin = v.vin WHERE NOT EXISTS (SELECT 1 FROM added a WHERE a.vin = x.vin)`;
+
 const ASSOCIATIONS = `
   SELECT b.device_id, a.vehicle_id, a.started_at
   FROM json_to_recordset(?::json) AS b(device_id uuid, min_ts timestamptz, max_ts timestamptz)
@@ -75,7 +108,7 @@ export function ingestRepository(knex: Knex) {
         id: r.id, device_id: r.deviceId, ts: r.timestamp.toISOString(), frame_id: r.frameId, kind: r.kind, data: r.data,
         lon: r.lon, lat: r.lat, extra: r.extra, received_at: r.receivedAt.toISOString(),
       }));
-      const result = await trx.raw(INSERT_MESSAGES, [JSON.stringify(json)]);
+      const result = await prepared(trx, INSERT_MESSAGES, [JSON.stringify(json)]);
       return new Set((result.rows as { id: string }[]).map((r) => r.id));
     },
 
@@ -85,13 +118,13 @@ export function ingestRepository(knex: Knex) {
         device_id: r.deviceId && noNul(r.deviceId), topic: noNul(r.topic), frame_index: r.frameIndex, reason: noNul(r.reason),
         raw: r.raw ? r.raw.toString('base64') : null, received_at: r.receivedAt.toISOString(),
       }));
-      await trx.raw(INSERT_DEAD_LETTERS, [JSON.stringify(json)]);
+      await prepared(trx, INSERT_DEAD_LETTERS, [JSON.stringify(json)]);
     },
 
     /** The newest stored message timestamp of each device (absent when it has none). */
     async latestTimestamps(deviceIds: string[], trx: Knex = knex): Promise<Map<string, Date>> {
       if (!deviceIds.length) return new Map();
-      const result = await trx.raw(LATEST_TS, [JSON.stringify(deviceIds)]);
+      const result = await prepared(trx, LATEST_TS, [JSON.stringify(deviceIds)]);
       const rows = result.rows as { device_id: string; latest: Date | null }[];
       return new Map(rows.filter((r) => r.latest).map((r) => [r.device_id, new Date(r.latest!)]));
     },
@@ -100,7 +133,7 @@ export function ingestRepository(knex: Knex) {
     async associationsDuring(spans: { deviceId: string; min: Date; max: Date }[], trx: Knex = knex): Promise<Association[]> {
       if (!spans.length) return [];
       const json = spans.map((s) => ({ device_id: s.deviceId, min_ts: s.min.toISOString(), max_ts: s.max.toISOString() }));
-      const result = await trx.raw(ASSOCIATIONS, [JSON.stringify(json)]);
+      const result = await prepared(trx, ASSOCIATIONS, [JSON.stringify(json)]);
       return (result.rows as Record<string, any>[]).map((r) => ({
         deviceId: r.device_id, vehicleId: r.vehicle_id, startedAt: new Date(r.started_at),
       }));
@@ -113,18 +146,43 @@ export function ingestRepository(knex: Knex) {
      * being repeated. Returns true when the device's history changed.
      */
     async associateAt(deviceId: string, vehicleId: string, at: Date, trx: Knex = knex): Promise<boolean> {
-      const order = [{ column: 'started_at', order: 'desc' as const }, { column: 'created_at', order: 'desc' as const }];
-      const current = await trx('device_vehicles').select('vehicle_id').where('device_id', deviceId)
-        .where('started_at', '<=', at).orderBy(order).first();
-      if (current?.vehicle_id === vehicleId) return false;
-      const next = await trx('device_vehicles').select('id', 'vehicle_id').where('device_id', deviceId)
-        .where('started_at', '>', at).orderBy([{ column: 'started_at', order: 'asc' }, { column: 'created_at', order: 'asc' }]).first();
-      if (next?.vehicle_id === vehicleId) {
-        await trx('device_vehicles').where('id', next.id).update({ started_at: at });
-        return true;
+      return (await this.associateMany([{ deviceId, vehicleId, at }], trx)) > 0;
+    },
+
+    /** associateAt for several devices at once (one row per device): one statement; how many histories changed. */
+    async associateMany(rows: { deviceId: string; vehicleId: string; at: Date }[], trx: Knex = knex): Promise<number> {
+      if (!rows.length) return 0;
+      const json = rows.map((r) => ({ device_id: r.deviceId, vehicle_id: r.vehicleId, at: r.at.toISOString() }));
+      const { rows: out } = await prepared(trx, ASSOCIATE, [JSON.stringify(json)]);
+      return Number(out[0].changed);
+    },
+
+    /** Of these VINs, the ones with a vehicle already: one statement. */
+    async knownVins(vins: string[], trx: Knex = knex): Promise<Set<string>> {
+      if (!vins.length) return new Set();
+      const { rows } = await prepared(trx, KNOWN_VINS, [vins]);
+      return new Set((rows as { vin: string }[]).map((r) => r.vin));
+    },
+
+    /**
+     * The vehicle of each VIN, created (with its decoded details) where there is none yet: one statement
+     * for all the VINs of a batch. A VIN another transaction creates meanwhile keeps that one.
+     */
+    async vehiclesForVins(vins: { vin: string; details: VehicleDetails | null }[], trx: Knex = knex): Promise<Map<string, string>> {
+      if (!vins.length) return new Map();
+      const json = vins.map(({ vin, details: d }) => ({
+        id: randomUUID(), vin, year: d?.year ?? null, make: d?.make ?? null, model: d?.model ?? null, trim: d?.trim ?? null,
+        data: d?.data ?? null,
+      }));
+      const { rows } = await prepared(trx, VEHICLES_FOR_VINS, [JSON.stringify(json)]);
+      const found = new Map((rows as { vin: string; id: string }[]).map((r) => [r.vin, r.id]));
+      // A VIN another batch created concurrently: its insert made ours do nothing once it committed, after this
+      // statement's snapshot was taken, so only a new statement sees it.
+      const late = vins.filter((v) => !found.has(v.vin)).map((v) => v.vin);
+      if (late.length) {
+        for (const r of (await trx('vehicles').select('id', 'vin').whereIn('vin', late)) as { id: string; vin: string }[]) found.set(r.vin, r.id);
       }
-      await trx('device_vehicles').insert({ id: randomUUID(), device_id: deviceId, vehicle_id: vehicleId, started_at: at, created_at: new Date() });
-      return true;
+      return found;
     },
 
     /** Dead letters of a device, newest first (operators and tests read them; no API serves them yet). */

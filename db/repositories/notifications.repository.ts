@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { streamPage, type StreamWindow } from '../paging.js';
+import { prepared } from '../prepared.js';
 import { readableDeviceIds, type Principal } from './scope.js';
 import { EVENT_COLUMNS, toEvent, type EventRecord } from './events.repository.js';
 import { SUBSCRIPTION_COLUMNS, toSubscription, type Subscription } from './subscriptions.repository.js';
@@ -42,7 +43,38 @@ const toNotification = (r: Record<string, any>): NotificationRecord => ({
 export interface ClaimedNotification {
   id: string; eventId: string; subscriptionId: string; url: string; payload: string | null; attempts: number;
   webhookSecret: string;
+  /** Without a stored payload: the event and subscription to build it from (null: one of them was deleted). */
+  sources: { event: EventRecord; subscription: Subscription } | null;
 }
+
+/** The columns of `r` named `prefix…`, without the prefix. */
+function prefixed(r: Record<string, any>, prefix: string): Record<string, any> {
+  const out: Record<string, any> = {};
+  for (const [k, v] of Object.entries(r)) if (k.startsWith(prefix)) out[k.slice(prefix.length)] = v;
+  return out;
+}
+
+/**
+ * Leases up to `limit` due notifications for `leaseMs` ms and, for those without a stored payload, reads the event and
+ * subscription to build it from: one statement per claim.
+ */
+const CLAIM = `
+  WITH due AS (
+    SELECT id FROM notifications
+    WHERE next_attempt_at <= now() AND state IN ('queued', 'error')
+      AND (locked_until IS NULL OR locked_until < now())
+    ORDER BY next_attempt_at, id LIMIT ? FOR UPDATE SKIP LOCKED
+  ), claimed AS (
+    UPDATE notifications n SET locked_until = now() + ? * interval '1 millisecond' FROM due WHERE n.id = due.id
+    RETURNING n.id, n.event_id, n.subscription_id, n.application_id, n.url, n.payload, n.attempts, n.next_attempt_at
+  )
+  SELECT c.*, ap.webhook_secret,
+    ${EVENT_COLUMNS.map((col) => `e.${col} AS ev_${col}`).join(', ')},
+    ${SUBSCRIPTION_COLUMNS.map((col) => `${col} AS sub_${col.slice(2)}`).join(', ')}
+  FROM claimed c JOIN applications ap ON ap.id = c.application_id
+  LEFT JOIN events e ON c.payload IS NULL AND e.id = c.event_id
+  LEFT JOIN subscriptions s ON c.payload IS NULL AND s.id = c.subscription_id
+  ORDER BY c.next_attempt_at, c.id`;
 
 export interface AttemptOutcome {
   state: 'complete' | 'error';
@@ -53,6 +85,23 @@ export interface AttemptOutcome {
   /** Delay before the next attempt; null when this was the last one. */
   retryInMs: number | null;
 }
+
+/** An attempt to record: the notification, its attempts count when it was claimed, the outcome. */
+export interface AttemptRecord { id: string; previousAttempts: number; outcome: AttemptOutcome }
+
+const RECORD_ATTEMPTS = `
+  WITH v AS MATERIALIZED (
+    SELECT * FROM json_to_recordset(?::json) AS v(id uuid, prev int, attempt_id uuid, state text, response_code int,
+      response text, notified_at timestamptz, responded_at timestamptz, retry_ms bigint)),
+  n AS (
+    UPDATE notifications n SET state = v.state, attempts = v.prev + 1, response_code = v.response_code, response = v.response,
+      notified_at = v.notified_at, responded_at = CASE WHEN v.state = 'complete' THEN v.responded_at END, locked_until = NULL,
+      next_attempt_at = CASE WHEN v.retry_ms IS NULL THEN NULL ELSE now() + v.retry_ms * interval '1 millisecond' END
+    FROM v WHERE n.id = v.id AND n.attempts = v.prev RETURNING n.id)
+  INSERT INTO notification_attempts (id, notification_id, attempt, outcome, response_code, response, notified_at, responded_at)
+  SELECT v.attempt_id, v.id, v.prev + 1, v.state, v.response_code, v.response, v.notified_at, v.responded_at
+  FROM v JOIN n ON n.id = v.id
+  RETURNING notification_id AS id`;
 
 export function notificationsRepository(knex: Knex) {
   const own = (app: Principal, trx: Knex) => trx('notifications as n').join('events as e', 'e.id', 'n.event_id')
@@ -98,33 +147,13 @@ function queueOperations(knex: Knex) {
      * leased by a live worker. A crashed worker's lease expires and its rows become due again.
      */
     async claim(limit: number, leaseMs: number, trx: Knex = knex): Promise<ClaimedNotification[]> {
-      const result = await trx.raw(`
-        WITH due AS (
-          SELECT id FROM notifications
-          WHERE next_attempt_at <= now() AND state IN ('queued', 'error')
-            AND (locked_until IS NULL OR locked_until < now())
-          ORDER BY next_attempt_at, id LIMIT ? FOR UPDATE SKIP LOCKED
-        ), claimed AS (
-          UPDATE notifications n SET locked_until = now() + ? * interval '1 millisecond' FROM due WHERE n.id = due.id
-          RETURNING n.id, n.event_id, n.subscription_id, n.application_id, n.url, n.payload, n.attempts, n.next_attempt_at
-        )
-        SELECT c.*, ap.webhook_secret FROM claimed c JOIN applications ap ON ap.id = c.application_id
-        ORDER BY c.next_attempt_at, c.id`, [limit, leaseMs]);
-      return (result.rows as Record<string, any>[]).map((r) => ({
+      const { rows } = await prepared(trx, CLAIM, [limit, leaseMs]);
+      return (rows as Record<string, any>[]).map((r) => ({
         id: r.id, eventId: r.event_id, subscriptionId: r.subscription_id, url: r.url, payload: r.payload,
         attempts: r.attempts, webhookSecret: r.webhook_secret,
+        // what the payload is built from, read by the claim itself (only while no payload is stored)
+        sources: r.payload === null && r.ev_id && r.sub_id ? { event: toEvent(prefixed(r, 'ev_')), subscription: toSubscription(prefixed(r, 'sub_')) } : null,
       }));
-    },
-
-    /** The event and subscription of claimed notifications, to build their payloads. */
-    async payloadSources(claimed: { eventId: string; subscriptionId: string }[], trx: Knex = knex) {
-      const events = await trx('events').select(EVENT_COLUMNS).whereIn('id', claimed.map((c) => c.eventId));
-      const subscriptions = await trx('subscriptions as s').select(SUBSCRIPTION_COLUMNS)
-        .whereIn('s.id', claimed.map((c) => c.subscriptionId));
-      return {
-        events: new Map<string, EventRecord>(events.map((r: Record<string, any>) => [r.id, toEvent(r)])),
-        subscriptions: new Map<string, Subscription>(subscriptions.map((r: Record<string, any>) => [r.id, toSubscription(r)])),
-      };
     },
 
     /** Keeps the first payload stored for each notification (retries post the same bytes); returns what is stored. */
@@ -142,25 +171,17 @@ function queueOperations(knex: Knex) {
     },
 
     /**
-     * Records one attempt and the notification's new state in one statement, only if no other
-     * worker recorded this attempt first (its lease had expired); returns whether it was recorded.
+     * Records attempts and their notifications' new states, any number in one statement, each only if no
+     * other worker recorded that attempt first (its lease had expired); returns the ids recorded.
      */
-    async recordAttempt(id: string, previousAttempts: number, o: AttemptOutcome, trx: Knex = knex): Promise<boolean> {
-      const attempt = previousAttempts + 1;
-      const result = await trx.raw(`
-        WITH n AS (
-          UPDATE notifications SET state = ?, attempts = ?, response_code = ?, response = ?, notified_at = ?,
-            responded_at = ?, locked_until = NULL,
-            next_attempt_at = CASE WHEN ?::bigint IS NULL THEN NULL ELSE now() + ?::bigint * interval '1 millisecond' END
-          WHERE id = ? AND attempts = ? RETURNING id
-        )
-        INSERT INTO notification_attempts (id, notification_id, attempt, outcome, response_code, response, notified_at, responded_at)
-        SELECT ?, n.id, ?, ?, ?, ?, ?, ? FROM n RETURNING id`, [
-        o.state, attempt, o.responseCode, o.response, o.notifiedAt, o.state === 'complete' ? o.respondedAt : null,
-        o.retryInMs, o.retryInMs, id, previousAttempts,
-        randomUUID(), attempt, o.state, o.responseCode, o.response, o.notifiedAt, o.respondedAt,
-      ]);
-      return result.rows.length > 0;
+    async recordAttempts(items: AttemptRecord[], trx: Knex = knex): Promise<Set<string>> {
+      if (!items.length) return new Set();
+      const rows = items.map(({ id, previousAttempts: prev, outcome: o }) => ({
+        id, prev, attempt_id: randomUUID(), state: o.state, response_code: o.responseCode, response: o.response,
+        notified_at: o.notifiedAt, responded_at: o.respondedAt, retry_ms: o.retryInMs,
+      }));
+      const { rows: recorded } = await prepared(trx, RECORD_ATTEMPTS, [JSON.stringify(rows)]);
+      return new Set((recorded as { id: string }[]).map((r) => r.id));
     },
 
     /** Gives leased notifications back without an attempt (a worker stopping mid-call). */

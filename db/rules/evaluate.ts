@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { Config } from '../../lib/config.js';
 import type { NewEvent } from '../repositories/events.repository.js';
 import { runEvaluation } from './evaluate.sql.js';
+import { prepared } from '../prepared.js';
 import { saveStates } from './rule-state.js';
 import { ruleEvents, supersede, type DeviceRule } from './rule-events.js';
 import { urlForConfig, type UrlFor } from './rule-copy.js';
@@ -44,12 +45,15 @@ async function recomputeBounds(trx: Knex, deviceIds: string[], opts: RuleEvaluat
     Math.max(new Date(r.latest).getTime() - maxAge, r.nth ? new Date(r.nth).getTime() : -Infinity)]));
 }
 
+const BATCH_RULES = `
+  SELECT r.id, r.application_id, r.name, r.created_at, r.device_id, s.last_ts
+  FROM rules r JOIN rule_states s ON s.rule_id = r.id
+  WHERE r.device_id = ANY(?::uuid[]) FOR KEY SHARE OF r`;
+
 /** The rules of the batch's devices, key-share locked so a rule deleted meanwhile waits for this batch to commit. */
 async function batchRules(trx: Knex, deviceIds: string[]) {
-  const rows = await trx('rules as r').join('rule_states as s', 's.rule_id', 'r.id')
-    .select('r.id', 'r.application_id', 'r.name', 'r.created_at', 'r.device_id', 's.last_ts')
-    .whereRaw('r.device_id = ANY(?::uuid[])', [deviceIds]).forKeyShare('r');
-  return rows.map((r: Record<string, any>) => ({
+  const { rows } = await prepared(trx, BATCH_RULES, [deviceIds]);
+  return (rows as Record<string, any>[]).map((r) => ({
     rule: { id: r.id, applicationId: r.application_id, name: r.name, createdAt: r.created_at, deviceId: r.device_id } as DeviceRule,
     lastTs: r.last_ts ? new Date(r.last_ts).getTime() : null,
   }));
@@ -68,9 +72,8 @@ export async function evaluateRuleBatch(trx: Knex, batch: { deviceId: string; me
   opts: RuleEvaluationOptions): Promise<NewEvent[]> {
   const spans = new Map<string, DeviceSpan>();
   for (const d of batch) {
-    if (!d.messages.length) continue;
-    const times = d.messages.map((m) => m.ts.getTime());
-    spans.set(d.deviceId, { deviceId: d.deviceId, earliest: Math.min(...times), newest: Math.max(...times) });
+    if (!d.messages.length) continue; // messages are oldest first (ingest.types.ts DeviceBatch)
+    spans.set(d.deviceId, { deviceId: d.deviceId, earliest: d.messages[0].ts.getTime(), newest: d.messages.at(-1)!.ts.getTime() });
   }
   if (!spans.size) return [];
   const rules = await batchRules(trx, [...spans.keys()]);

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { prepared } from '../prepared.js';
 import type { NewEvent } from '../repositories/events.repository.js';
 import { rulesRepository } from '../repositories/rules.repository.js';
 import { vehiclesRepository } from '../repositories/vehicles.repository.js';
@@ -24,7 +25,7 @@ const key = (ruleId: string, type: string, messageId: string, firstEval: boolean
 export async function supersede(trx: Knex, recomputed: PlanEntry[], transitions: ChangeRow[]) {
   if (!recomputed.length) return transitions;
   const param = JSON.stringify(recomputed.map((p) => ({ rule_id: p.ruleId, from_ts: p.from.toISOString() })));
-  const { rows } = await trx.raw(STORED_RULE_EVENTS, [param]);
+  const { rows } = await prepared(trx, STORED_RULE_EVENTS, [param]);
   const stored = new Map((rows as Record<string, any>[]).map((r) => [key(r.rule_id, r.event_type, r.message_id, r.first_eval), r.id as string]));
   const implied = new Set(transitions.map((t) => key(t.ruleId, eventType(t.covered), t.messageId, t.firstEval)));
   const stale = [...stored].filter(([k]) => !implied.has(k)).map(([, id]) => id);

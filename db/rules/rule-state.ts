@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { prepared } from '../prepared.js';
 import type { ChangeRow, CurrentState, PlanEntry } from './evaluate.sql.js';
 
 // Each statement takes the whole set as one JSON parameter: one statement per batch on both drivers.
@@ -28,8 +29,8 @@ const row = (r: ChangeRow | CurrentState) =>
  */
 export async function saveStates(trx: Knex, recomputed: PlanEntry[], changes: ChangeRow[], current: CurrentState[]): Promise<void> {
   if (recomputed.length) {
-    await trx.raw(FORGET_LOG, [JSON.stringify(recomputed.map((p) => ({ rule_id: p.ruleId, from_ts: p.from.toISOString() })))]);
+    await prepared(trx, FORGET_LOG, [JSON.stringify(recomputed.map((p) => ({ rule_id: p.ruleId, from_ts: p.from.toISOString() })))]);
   }
-  if (changes.length) await trx.raw(APPEND_LOG, [JSON.stringify(changes.map(row))]);
-  if (current.length) await trx.raw(SET_CURRENT, [JSON.stringify(current.map(row))]);
+  if (changes.length) await prepared(trx, APPEND_LOG, [JSON.stringify(changes.map(row))]);
+  if (current.length) await prepared(trx, SET_CURRENT, [JSON.stringify(current.map(row))]);
 }

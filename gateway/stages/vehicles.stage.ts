@@ -1,41 +1,68 @@
 import type { VehicleDetails } from '../../db/repositories/vehicles.repository.js';
 import type { Association } from '../../db/repositories/ingest.repository.js';
-import type { DeviceBatch, StageFactory } from '../ingest.types.js';
+import type { DeviceBatch, IngestedMessage, StageFactory } from '../ingest.types.js';
 import { startVinDecoder } from '../vin.decoder.js';
 
-/** Decoded details kept for VINs seen in prepare and used in apply; bounded, oldest dropped first. */
-const DETAILS_CACHE = 1000;
+/** Decoded details (and VINs known to have a vehicle) kept from prepare to apply; bounded, oldest dropped first. */
+const CACHE = 1000;
+
+/** A bounded insertion-ordered map: the oldest entry goes when it is full. */
+function remember<K, V>(map: Map<K, V>, key: K, value: V): void {
+  map.delete(key);
+  map.set(key, value);
+  if (map.size > CACHE) map.delete(map.keys().next().value!);
+}
+
+/**
+ * Per device, its frames carrying a VIN, oldest first; round k holds every device's k-th one (one statement per
+ * round, whatever the number of devices: a batch usually has one VIN frame, a startup, per device).
+ */
+function vinRounds(devices: DeviceBatch[]): { deviceId: string; m: IngestedMessage & { vin: string } }[][] {
+  const rounds: { deviceId: string; m: IngestedMessage & { vin: string } }[][] = [];
+  for (const d of devices) {
+    let k = 0;
+    for (const m of d.messages) if (m.vin) (rounds[k++] ??= []).push({ deviceId: d.deviceId, m: m as IngestedMessage & { vin: string } });
+  }
+  return rounds;
+}
 
 /**
  * Vehicles (issue 3): a frame carrying a VIN puts the device in that vehicle from the frame's time on,
  * creating the vehicle (decoded offline) when it is new. Then every message of the batch gets the
- * vehicle the device was in at its timestamp, for the stages after this one.
+ * vehicle the device was in at its timestamp, for the stages after this one. Set-based: one statement finds or
+ * creates the vehicles of all the batch's VINs, one per round of VIN frames records the associations, one reads
+ * the associations in force.
  */
 export const vehiclesStage: StageFactory = ({ repos, log }) => {
   const decoder = startVinDecoder(log);
   const details = new Map<string, VehicleDetails>();
-  const remember = (vin: string, d: VehicleDetails) => {
-    details.set(vin, d);
-    if (details.size > DETAILS_CACHE) details.delete(details.keys().next().value!);
-  };
+  const known = new Map<string, true>();
 
   return {
     name: 'vehicles',
     // Decoding happens here, outside the transaction: it takes 100-500 ms per new VIN.
     async prepare(devices) {
-      const vins = new Set(devices.flatMap((d) => d.messages.flatMap((m) => (m.vin ? [m.vin] : []))));
+      const vins = [...new Set(devices.flatMap((d) => d.messages.flatMap((m) => (m.vin ? [m.vin] : []))))]
+        .filter((vin) => !details.has(vin) && !known.has(vin));
+      if (!vins.length) return;
+      const existing = await repos.ingest.knownVins(vins);
       for (const vin of vins) {
-        if (details.has(vin) || (await repos.vehicles.findByVin(vin))) continue;
-        remember(vin, await decoder.decode(vin));
+        if (existing.has(vin)) remember(known, vin, true);
+        else remember(details, vin, await decoder.decode(vin));
       }
     },
     async apply({ trx, devices }) {
-      for (const device of devices) {
-        for (const m of device.messages) {
-          if (!m.vin) continue;
-          const vin = m.vin;
-          const vehicle = await repos.vehicles.upsertByVin(vin, async () => details.get(vin) ?? decoder.decode(vin), trx);
-          await repos.ingest.associateAt(device.deviceId, vehicle.id, m.timestamp, trx);
+      const rounds = vinRounds(devices);
+      if (rounds.length) {
+        const vins = [...new Set(rounds.flat().map((r) => r.m.vin))];
+        // A VIN neither known nor decoded (the caches are bounded) is decoded now; a known one needs no details.
+        const rows = await Promise.all(vins.map(async (vin) => ({
+          vin, details: known.has(vin) ? null : details.get(vin) ?? await decoder.decode(vin),
+        })));
+        const vehicleOf = await repos.ingest.vehiclesForVins(rows, trx);
+        for (const vin of vins) remember(known, vin, true);
+        for (const round of rounds) {
+          await repos.ingest.associateMany(round.map((r) => ({ deviceId: r.deviceId, vehicleId: vehicleOf.get(r.m.vin)!, at: r.m.timestamp })), trx);
         }
       }
       const spans = devices.map((d) => ({ deviceId: d.deviceId, min: d.messages[0].timestamp, max: d.messages.at(-1)!.timestamp }));
@@ -46,7 +73,6 @@ export const vehiclesStage: StageFactory = ({ repos, log }) => {
     close: () => decoder.close(),
   };
 };
-
 /** Sets each message's vehicleId from the device's associations (both lists oldest first). */
 function assignVehicles(devices: DeviceBatch[], associations: Association[]): void {
   const byDevice = new Map<string, Association[]>();

@@ -10,6 +10,12 @@ export interface TestMessage { ts: Date; lon?: number; lat?: number; data?: Reco
 /** Meters → degrees of latitude (1° ≈ 110.6–111.7 km on the WGS 84 spheroid); tests keep wide margins around boundaries. */
 export const metersNorth = (lat: number, meters: number) => lat + meters / 111_000;
 
+/** A 50 m radius rule around a point in Paris, and frames 5 m (inside) and 300 m (outside) north of it. */
+export const DEPOT = { lon: 2.3522, lat: 48.8566 };
+export const depotRule = { name: 'depot', boundaries: [{ type: 'radius' as const, lon: DEPOT.lon, lat: DEPOT.lat, radius: 50 }] };
+export const insideDepot = (s: number, data?: Record<string, unknown>): TestMessage => ({ ts: at(s), lon: DEPOT.lon, lat: metersNorth(DEPOT.lat, 5), data });
+export const outsideDepot = (s: number, data?: Record<string, unknown>): TestMessage => ({ ts: at(s), lon: DEPOT.lon, lat: metersNorth(DEPOT.lat, 300), data });
+
 export const BASE_TS = Date.UTC(2026, 0, 15, 12, 0, 0);
 export const at = (seconds: number) => new Date(BASE_TS + seconds * 1000);
 

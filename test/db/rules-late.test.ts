@@ -1,17 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { rulesStage } from '../../db/rules/evaluate.js';
-import { at, createRule, ingest, metersNorth, ruleEventTrail, storeMessages, type TestMessage } from './rules-fixtures.js';
+import { at, createRule, depotRule, ingest, insideDepot, outsideDepot, ruleEventTrail, storeMessages, type TestMessage } from './rules-fixtures.js';
 
 let t: TestApp;
 beforeAll(async () => { t = await buildTestApp(); });
 afterAll(async () => { await t?.close(); });
 
-const LON = 2.3522;
-const LAT = 48.8566;
-const depot = { name: 'depot', boundaries: [{ type: 'radius' as const, lon: LON, lat: LAT, radius: 50 }] };
-const inside = (s: number): TestMessage => ({ ts: at(s), lon: LON, lat: metersNorth(LAT, 5) });
-const outside = (s: number): TestMessage => ({ ts: at(s), lon: LON, lat: metersNorth(LAT, 300) });
+const depot = depotRule;
+const inside = (s: number): TestMessage => insideDepot(s);
+const outside = (s: number): TestMessage => outsideDepot(s);
 
 /** A device with the depot rule, fed `batches` one ingest batch at a time. */
 async function feed(batches: TestMessage[][], ctx = {}) {

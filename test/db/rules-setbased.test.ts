@@ -2,37 +2,29 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Knex } from 'knex';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { rulesStage } from '../../db/rules/evaluate.js';
-import { at, createRule, metersNorth, storeMessages, type TestMessage } from './rules-fixtures.js';
+import { recordStatements } from '../helpers/statements.js';
+import { at, createRule, depotRule, insideDepot, outsideDepot, storeMessages, type TestMessage } from './rules-fixtures.js';
 
 let t: TestApp;
 beforeAll(async () => { t = await buildTestApp(); });
 afterAll(async () => { await t?.close(); });
 
-const LON = 2.3522;
-const LAT = 48.8566;
-const depot = { name: 'depot', boundaries: [{ type: 'radius' as const, lon: LON, lat: LAT, radius: 50 }] };
+const depot = depotRule;
 const fast = { name: 'fast', boundaries: [{ type: 'parametric' as const, parameter: 'vehicleSpeed', min: 80, max: null }] };
-const inside = (s: number, speed = 10): TestMessage => ({ ts: at(s), lon: LON, lat: metersNorth(LAT, 5), data: { vehicleSpeed: speed } });
-const outside = (s: number, speed = 90): TestMessage => ({ ts: at(s), lon: LON, lat: metersNorth(LAT, 300), data: { vehicleSpeed: speed } });
+const inside = (s: number, speed = 10): TestMessage => insideDepot(s, { vehicleSpeed: speed });
+const outside = (s: number, speed = 90): TestMessage => outsideDepot(s, { vehicleSpeed: speed });
 
 /** Runs the rules stage over one batch holding `batch[device]` for each device; returns its events and statement count. */
 async function stage(devices: { id: string }[], batch: (i: number) => TestMessage[]) {
-  let statements = 0;
-  const count = () => { statements++; };
-  const events = await t.db.knex.transaction(async (trx: Knex) => {
-    const input = [];
+  return t.db.knex.transaction(async (trx: Knex) => {
+    const input: { deviceId: string; messages: { id: string; timestamp: Date }[] }[] = [];
     for (const [i, d] of devices.entries()) {
       const stored = await storeMessages(trx, d.id, batch(i));
       input.push({ deviceId: d.id, messages: stored.map((m) => ({ id: m.id, timestamp: m.ts })) });
     }
-    t.db.knex.on('query', count);
-    try {
-      return await rulesStage({ config: t.config }).apply({ trx, devices: input });
-    } finally {
-      t.db.knex.off('query', count);
-    }
+    const { result: events, sql } = await recordStatements(t.db.knex, () => rulesStage({ config: t.config }).apply({ trx, devices: input }));
+    return { events, statements: sql.length };
   });
-  return { events, statements };
 }
 
 async function fleet(n: number) {

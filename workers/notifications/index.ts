@@ -5,6 +5,10 @@ import type { Config } from '../../lib/config.js';
 import type { LinkBuilder } from '../../api/context.js';
 import { deliver } from './deliver.js';
 import { ensurePayloads, linksFromConfig, type ReadyNotification } from './payload.js';
+import type { AttemptRecord } from '../../db/repositories/notifications.repository.js';
+
+/** Attempts recorded in one statement at most. */
+const RECORD_BATCH = 500;
 
 export interface NotificationWorkerOptions {
   /** How often the queue is polled for work from other processes and due retries (ms). */
@@ -52,6 +56,8 @@ class NotificationWorker {
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly counts = { complete: 0, error: 0 };
   private pumping: Promise<void> | null = null;
+  private readonly recordQueue: { item: AttemptRecord; resolve(recorded: boolean): void; reject(err: unknown): void }[] = [];
+  private recording: Promise<void> | null = null;
   private again = false;
   private poll?: NodeJS.Timeout;
   private off?: () => void;
@@ -118,9 +124,28 @@ class NotificationWorker {
     if (this.stopping.signal.aborted && result.responseCode === null) return notifications.release([n.id]);
     const ok = result.responseCode !== null && result.responseCode >= 200 && result.responseCode < 300;
     const retryInMs = ok ? null : retryDelay(n.attempts + 1, this.config);
-    if (!(await notifications.recordAttempt(n.id, n.attempts, { state: ok ? 'complete' : 'error', ...result, retryInMs }))) return;
+    if (!(await this.record({ id: n.id, previousAttempts: n.attempts, outcome: { state: ok ? 'complete' : 'error', ...result, retryInMs } }))) return;
     this.counts[ok ? 'complete' : 'error']++;
     if (retryInMs !== null) this.wakeAfter(retryInMs);
+  }
+
+  /**
+   * Records an attempt: outcomes that finish while a recording statement runs go together in the next one
+   * (group commit: one statement per burst of deliveries, none added when idle). Whether it was recorded.
+   */
+  private record(item: AttemptRecord): Promise<boolean> {
+    return new Promise((resolve, reject) => {
+      this.recordQueue.push({ item, resolve, reject });
+      this.flushRecords();
+    });
+  }
+
+  private flushRecords(): void {
+    if (this.recording || !this.recordQueue.length) return;
+    const batch = this.recordQueue.splice(0, RECORD_BATCH);
+    this.recording = this.deps.repos.notifications.recordAttempts(batch.map((b) => b.item))
+      .then((recorded) => batch.forEach((b) => b.resolve(recorded.has(b.item.id))), (err) => batch.forEach((b) => b.reject(err)))
+      .finally(() => { this.recording = null; this.flushRecords(); });
   }
 
   /** Stops claiming, waits for calls in flight (bounded), then aborts the rest and gives them back. */

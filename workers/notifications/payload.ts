@@ -16,17 +16,9 @@ export const linksFromConfig = (config: Config): LinkBuilder => linksForConfig(c
  * Notifications whose event or subscription has just been deleted are dropped from the batch.
  */
 export async function ensurePayloads(repos: Repositories, links: LinkBuilder, claimed: ClaimedNotification[]): Promise<ReadyNotification[]> {
-  const missing = claimed.filter((n) => n.payload === null);
-  let stored = new Map<string, string>();
-  if (missing.length) {
-    const { events, subscriptions } = await repos.notifications.payloadSources(missing);
-    const built = missing.flatMap((n) => {
-      const event = events.get(n.eventId);
-      const subscription = subscriptions.get(n.subscriptionId);
-      return event && subscription ? [{ id: n.id, payload: notificationPayload(links, event, subscription, n.id) }] : [];
-    });
-    stored = await repos.notifications.storePayloads(built);
-  }
+  const built = claimed.flatMap((n) => (n.payload === null && n.sources
+    ? [{ id: n.id, payload: notificationPayload(links, n.sources.event, n.sources.subscription, n.id) }] : []));
+  const stored = await repos.notifications.storePayloads(built);
   return claimed.flatMap((n) => {
     const payload = n.payload ?? stored.get(n.id);
     return payload ? [{ ...n, payload }] : [];

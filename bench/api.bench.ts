@@ -1,0 +1,107 @@
+// API scenario (issue 13): autocannon on `GET /devices/{id}/messages` of a device with a long history,
+// idle or while devices publish at a given total rate, and the same load on a bare Fastify route running
+// the same page query (and a count of the same page's remaining rows) straight through the database
+// client — measured in the same run, so the figure is a ratio to what the machine can do with nothing of ours.
+import os from 'node:os';
+import Fastify from 'fastify';
+import pg from 'pg';
+import autocannon from 'autocannon';
+import { quantile, round, runLoad, startBenchPlatform, type LoadResult } from './harness.js';
+import type { Knex } from 'knex';
+import type { BenchOptions, BenchScenario } from './types.js';
+
+const HISTORY = 50_000;
+const LIMIT = 20;
+const CONNECTIONS = 10;
+
+/** A device history of HISTORY messages, one a second, written in one statement. */
+async function seedHistory(knex: Knex, deviceId: string): Promise<void> {
+  await knex.raw(`
+    INSERT INTO messages (id, device_id, ts, kind, data, received_at)
+    SELECT gen_random_uuid(), ?, now() - g * interval '1 second', 'telemetry',
+           jsonb_build_object('rpm', 800 + g % 4000, 'vehicleSpeed', g % 120), now()
+      FROM generate_series(1, ?) g`, [deviceId, HISTORY]);
+}
+
+interface HttpFigures { requestsPerSecond: number; latencyMs: { p50: number; p99: number; max: number }; non2xx: number; errors: number }
+
+async function hammer(url: string, headers: Record<string, string>, durationS: number): Promise<HttpFigures> {
+  const r = await autocannon({ url, headers, connections: CONNECTIONS, duration: durationS, workers: 1 });
+  return {
+    requestsPerSecond: round(r.requests.average, 0),
+    latencyMs: { p50: r.latency.p50, p99: r.latency.p99, max: r.latency.max },
+    non2xx: r.non2xx, errors: r.errors + r.timeouts,
+  };
+}
+
+type Query = (sql: string, params: unknown[]) => Promise<Record<string, any>[]>;
+
+/**
+ * The bare baseline: one Fastify route, the same page query and a count over the same span, through a
+ * plain pg pool (PostgreSQL) or the embedded database's only connection (PGlite).
+ */
+async function bareFastify(databaseUrl: string | null, knex: Knex): Promise<{ url: string; close(): Promise<void> }> {
+  const pool = databaseUrl ? new pg.Pool({ connectionString: databaseUrl, max: 10 }) : null;
+  const query: Query = pool
+    ? async (sql, params) => (await pool.query(sql, params)).rows
+    : async (sql, params) => (await knex.raw(sql.replace(/\$\d+/g, '?'), params as never[])).rows;
+  const app = Fastify();
+  app.get<{ Params: { id: string } }>('/messages/:id', async (request) => {
+    const rows = await query('SELECT id, device_id, ts, data FROM messages WHERE device_id = $1 ORDER BY ts DESC, id DESC LIMIT $2', [request.params.id, LIMIT + 1]);
+    const last = rows[Math.min(rows.length, LIMIT) - 1];
+    const [c] = await query('SELECT count(*) AS n FROM (SELECT 1 FROM messages WHERE device_id = $1 AND ts < $2 LIMIT 10000) r', [request.params.id, last.ts]);
+    return { messages: rows.slice(0, LIMIT), remaining: Number(c.n) };
+  });
+  const address = await app.listen({ port: 0, host: '127.0.0.1' });
+  return { url: address, close: async () => { await app.close(); await pool?.end(); } };
+}
+
+async function run(o: BenchOptions): Promise<Record<string, unknown>> {
+  const bench = await startBenchPlatform({ databaseUrl: o.databaseUrl });
+  try {
+    const [target, ...publishers] = await bench.devices(1 + (o.ingestRate ? o.devices : 0));
+    const { knex } = bench.platform.db;
+    await seedHistory(knex, target.id);
+    const { apiUrl } = bench.platform;
+    const { app } = bench;
+    const auth = { authorization: `Basic ${Buffer.from(`${app.id}:${app.secret}`).toString('base64')}` };
+    // Background ingest for both measurements (platform, then bare), when asked for.
+    const perDevice = o.ingestRate ? o.ingestRate / publishers.length : 0;
+    const ingest: Promise<LoadResult> | null = o.ingestRate ? runLoad({
+      url: bench.mqttUrl, devices: publishers, durationMs: (2 * o.durationS + 2 * o.warmupS) * 1000, warmupMs: 0, window: o.window, rate: perDevice,
+    }) : null;
+    if (ingest) await new Promise((r) => setTimeout(r, o.warmupS * 1000));
+    const path = `/api/v1/devices/${target.id}/messages?limit=${LIMIT}`;
+    await hammer(`${apiUrl}${path}`, auth, 1); // warm caches and JIT
+    const platform = await hammer(`${apiUrl}${path}`, auth, o.durationS);
+    const bare = o.baselines === false ? null : await bareFastify(o.databaseUrl, knex);
+    const baseline = bare ? await hammer(`${bare.url}/messages/${target.id}`, {}, o.durationS) : null;
+    await bare?.close();
+    const load = ingest ? await ingest : null;
+    return {
+      scenario: 'api',
+      database: bench.database,
+      request: `GET /api/v1/devices/{id}/messages?limit=${LIMIT} over ${HISTORY} stored messages, ${CONNECTIONS} connections`,
+      ingestDuringMeasurement: load && {
+        framesPerSecondOffered: o.ingestRate,
+        framesPerSecondStored: round(load.acked / (load.measuredMs / 1000), 0),
+        publishToCommitMs: { p50: round(quantile(load.latencies, 0.5)), p99: round(quantile(load.latencies, 0.99)) },
+      },
+      platform,
+      baselines: baseline && {
+        bareFastifyPg: baseline,
+        ratioToBareFastify: round(platform.requestsPerSecond / baseline.requestsPerSecond, 2),
+      },
+      machine: { cpus: os.cpus().length, cpu: os.cpus()[0]?.model, node: process.version, loadAverage1m: round(os.loadavg()[0], 2) },
+    };
+  } finally {
+    await bench.close();
+  }
+}
+
+export const apiScenario: BenchScenario = {
+  name: 'api',
+  description: 'GET …/messages under autocannon, idle or during ingest (--ingest-rate); ratio to a bare Fastify + pg route',
+  run,
+  problems: (r) => (r.platform.non2xx || r.platform.errors ? [`api: ${r.platform.non2xx} non-2xx answers, ${r.platform.errors} errors`] : []),
+};
