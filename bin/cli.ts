@@ -8,6 +8,7 @@ import { registerServeCommands } from './commands/serve.js';
 import { registerAdminCommands } from './commands/admin.js';
 import { registerBenchCommands } from './commands/bench.js';
 import { registerSimulatorCommands } from './commands/dummies.js';
+import { registerTripCommands } from './commands/trips.js';
 
 const program = new Command('drivewire')
   .description('drivewire: open connected-vehicle platform')
@@ -15,7 +16,7 @@ const program = new Command('drivewire')
   .exitOverride();
 
 /** Command groups, in one explicit list. */
-for (const register of [registerServeCommands, registerAdminCommands, registerBenchCommands, registerSimulatorCommands]) register(program);
+for (const register of [registerServeCommands, registerAdminCommands, registerBenchCommands, registerSimulatorCommands, registerTripCommands]) register(program);
 
 try {
   await program.parseAsync(process.argv);

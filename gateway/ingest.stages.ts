@@ -2,8 +2,10 @@ import type { StageFactory } from './ingest.types.js';
 import { vehiclesStage } from './stages/vehicles.stage.js';
 import { deviceEventsStage } from './stages/device-events.stage.js';
 import { rulesStage } from '../db/rules/evaluate.js';
+import { tripsStage } from './stages/trips.stage.js';
 import { diagnosticsStage } from './stages/diagnostics.stage.js';
 import { collisionsStage } from './stages/collisions.stage.js';
+import { distanceStage } from './stages/distance.stage.js';
 
 export type { DeviceBatch, IngestedMessage, IngestStage, StageContext, StageDeps, StageFactory } from './ingest.types.js';
 
@@ -16,6 +18,8 @@ export const INGEST_STAGES: StageFactory[] = [
   vehiclesStage,
   deviceEventsStage,
   rulesStage,
+  tripsStage,
   diagnosticsStage,
   collisionsStage,
+  distanceStage,
 ];

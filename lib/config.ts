@@ -2,8 +2,11 @@ import path from 'node:path';
 import { SERVICE_KINDS, type ServiceKind } from './services.js';
 
 /** One typed configuration; precedence flag > environment > default; all problems reported at once. */
+export type PartName = 'api' | 'gateway' | 'workers';
+
 export interface Config {
-  only: 'all' | 'api' | 'gateway' | 'workers';
+  /** The parts this process runs (`--only api,workers`; `all` = every part). */
+  only: PartName[];
   host: string;
   httpPort: number;
   publicUrl: string | null;
@@ -32,6 +35,8 @@ export interface Config {
   streamHealthMs: number;
   /** MQTT URL the run scheduler connects dummies to; null = the in-process gateway's (issue 4). */
   simulatorMqttUrl: string | null;
+  /** MQTT URL a gateway announces to the other parts (issue 14); null = its own listener's. */
+  mqttPublicUrl: string | null;
   /** g: an accelerometer sample at least this strong, while moving, is an impact (issue 12). */
   collisionImpactG: number;
   /** km/h: the speed above which an accelerometer impact counts as a collision. */
@@ -47,6 +52,24 @@ export interface Config {
   mqttMaxPacketBytes: number;
   /** A connection that sends no CONNECT within this time (ms) is closed. */
   mqttConnectTimeoutMs: number;
+  /** ms an API request waits for a database connection before it is answered 503 with Retry-After (issue 10, item 4). */
+  dbAcquireTimeoutMs: number;
+  /** Largest HTTP request body (bytes); a larger one is answered 413. */
+  httpBodyLimitBytes: number;
+  /** ms: a reporting gap this long ends a trip; the sweep closes a silent device's trip after it (issue 11). */
+  tripGapMs: number;
+  /** ms: a trip without ignition frames ends after this long without motion. */
+  tripStationaryMs: number;
+  /** km/h: a sample at or above this speed is motion (starts a trip without ignition frames). */
+  tripMotionKmh: number;
+  /** ms between two sweeps for silent devices' open trips. */
+  tripSweepMs: number;
+  /** Derive trips at ingest (the trips stage); off only to measure its cost (`bench ingest --trips compare`). */
+  trips: boolean;
+  /** Map tiles of the web console (issue 15): a Leaflet URL template with {z}/{x}/{y} (and optional {s}). */
+  tileUrl: string;
+  /** Attribution shown under the console's map tiles (HTML allowed, as Leaflet takes it). */
+  tileAttribution: string;
 }
 
 /**
@@ -56,14 +79,14 @@ export interface Config {
  */
 export const MQTT_PACKET_HEADROOM = 64 * 1024;
 
-type Kind = 'string' | 'int' | 'number' | 'port' | 'bool' | 'url' | 'enum';
+type Kind = 'string' | 'int' | 'number' | 'port' | 'bool' | 'url' | 'tiles' | 'enum' | 'parts';
 interface Field { key: keyof Config | `url.${ServiceKind}`; env: string; kind: Kind; def: unknown; values?: string[] }
 
 const F = (key: Field['key'], env: string, kind: Kind, def: unknown, values?: string[]): Field =>
   ({ key, env: `DRIVEWIRE_${env}`, kind, def, values });
 
 export const CONFIG_FIELDS: Field[] = [
-  F('only', 'ONLY', 'enum', 'all', ['all', 'api', 'gateway', 'workers']),
+  F('only', 'ONLY', 'parts', 'all', ['all', 'api', 'gateway', 'workers']),
   F('host', 'HOST', 'string', '0.0.0.0'),
   F('httpPort', 'HTTP_PORT', 'port', 3000),
   F('publicUrl', 'PUBLIC_URL', 'url', null),
@@ -89,12 +112,22 @@ export const CONFIG_FIELDS: Field[] = [
   F('webhookBackoffMs', 'WEBHOOK_BACKOFF_MS', 'int', 1000),
   F('streamHealthMs', 'STREAM_HEALTH_MS', 'int', 15_000),
   F('simulatorMqttUrl', 'SIMULATOR_MQTT_URL', 'string', null),
+  F('mqttPublicUrl', 'MQTT_PUBLIC_URL', 'string', null),
   F('collisionImpactG', 'COLLISION_IMPACT_G', 'number', 2.5),
   F('collisionMinSpeedKmh', 'COLLISION_MIN_SPEED_KMH', 'number', 15),
   F('collisionMergeMs', 'COLLISION_MERGE_MS', 'int', 10_000),
   F('batteryRecentHours', 'BATTERY_RECENT_HOURS', 'int', 72),
   F('mqttMaxPacketBytes', 'MQTT_MAX_PACKET_BYTES', 'int', null),
   F('mqttConnectTimeoutMs', 'MQTT_CONNECT_TIMEOUT_MS', 'int', 10_000),
+  F('dbAcquireTimeoutMs', 'DB_ACQUIRE_TIMEOUT_MS', 'int', 5_000),
+  F('httpBodyLimitBytes', 'HTTP_BODY_LIMIT_BYTES', 'int', 1024 * 1024),
+  F('tripGapMs', 'TRIP_GAP_MS', 'int', 15 * 60_000),
+  F('tripStationaryMs', 'TRIP_STATIONARY_MS', 'int', 180_000),
+  F('tripMotionKmh', 'TRIP_MOTION_KMH', 'number', 5),
+  F('tripSweepMs', 'TRIP_SWEEP_MS', 'int', 30_000),
+  F('trips', 'TRIPS', 'bool', true),
+  F('tileUrl', 'TILE_URL', 'tiles', 'https://tile.openstreetmap.org/{z}/{x}/{y}.png'),
+  F('tileAttribution', 'TILE_ATTRIBUTION', 'string', '&copy; <a href="https://www.openstreetmap.org/copyright">OpenStreetMap</a> contributors'),
 ];
 
 export class ConfigError extends Error {
@@ -108,6 +141,7 @@ function flagName(key: string): string {
 }
 
 function coerce(field: Field, raw: unknown, problems: string[]): unknown {
+  if (field.kind === 'parts') return parts(field, raw === null || raw === undefined || raw === '' ? field.def : raw, problems);
   if (raw === null || raw === undefined || raw === '') return field.def;
   const where = `${flagName(field.key)} / ${field.env}`;
   const text = String(raw);
@@ -141,12 +175,34 @@ function coerce(field: Field, raw: unknown, problems: string[]): unknown {
         problems.push(`${where}: "${text}" is not an http(s) URL`);
         return null;
       }
+    case 'tiles':
+      // A Leaflet template: an http(s) URL once its {s}/{z}/{x}/{y}/{r} placeholders are filled in.
+      try {
+        const u = new URL(text.replace(/\{[a-z]+\}/g, '0'));
+        if (!/^https?:$/.test(u.protocol) || !/\{z\}/.test(text)) throw new Error('template');
+        return text;
+      } catch {
+        problems.push(`${where}: "${text}" is not an http(s) tile URL template with {z}, {x} and {y}`);
+        return field.def;
+      }
     case 'enum':
       if (!field.values!.includes(text)) problems.push(`${where}: "${text}" must be one of ${field.values!.join(', ')}`);
       return text;
     default:
       return text;
   }
+}
+
+/** A comma-separated list of parts (`api,workers`); `all` stands for every part (issue 14). */
+function parts(field: Field, raw: unknown, problems: string[]): PartName[] {
+  const names = (Array.isArray(raw) ? raw.map(String) : String(raw).split(',')).map((s) => s.trim()).filter(Boolean);
+  const out = new Set<PartName>();
+  for (const name of names) {
+    if (!field.values!.includes(name)) problems.push(`${flagName(field.key)} / ${field.env}: "${name}" must be one of ${field.values!.join(', ')}`);
+    else if (name === 'all') for (const p of ['api', 'gateway', 'workers'] as const) out.add(p);
+    else out.add(name as PartName);
+  }
+  return [...out];
 }
 
 /** flags: camelCase keys as commander gives them (`url.telemetry` for per-service URLs). */
@@ -165,6 +221,8 @@ export function loadConfig(flags: Record<string, unknown> = {}, env: NodeJS.Proc
     problems.push('--mqtt-tls-cert and --mqtt-tls-key must be given together');
   }
   if (config.mqttConnectTimeoutMs === 0) problems.push('--mqtt-connect-timeout-ms / DRIVEWIRE_MQTT_CONNECT_TIMEOUT_MS: must be at least 1');
+  if (config.dbAcquireTimeoutMs === 0) problems.push('--db-acquire-timeout-ms / DRIVEWIRE_DB_ACQUIRE_TIMEOUT_MS: must be at least 1');
+  if (config.httpBodyLimitBytes === 0) problems.push('--http-body-limit-bytes / DRIVEWIRE_HTTP_BODY_LIMIT_BYTES: must be at least 1');
   if (problems.length) throw new ConfigError(problems);
   config.mqttMaxPacketBytes ??= config.maxPayloadBytes + MQTT_PACKET_HEADROOM;
   config.dataDir = path.resolve(config.dataDir);

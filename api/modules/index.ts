@@ -9,6 +9,9 @@ import telemetryRoutes from './telemetry/telemetry.routes.js';
 import dummiesRoutes from './dummies/dummies.routes.js';
 import diagnosticRoutes from './diagnostic/diagnostic.routes.js';
 import safetyRoutes from './safety/safety.routes.js';
+import tripsRoutes from './trips/trips.routes.js';
+import reportCardsRoutes from './report-cards/report-cards.routes.js';
+import distanceRoutes from './distance/distance.routes.js';
 
 /** The sub-service modules served under /api/v1, in one explicit list (CONVENTIONS.md). */
 export const API_MODULES: ((app: FastifyInstance) => Promise<void>)[] = [
@@ -22,4 +25,7 @@ export const API_MODULES: ((app: FastifyInstance) => Promise<void>)[] = [
   dummiesRoutes,
   diagnosticRoutes,
   safetyRoutes,
+  tripsRoutes,
+  reportCardsRoutes,
+  distanceRoutes,
 ];

@@ -3,12 +3,20 @@ import * as m001 from './001_core.js';
 import * as m003 from './003_rules.js';
 import * as m004 from './004_subscriptions.js';
 import * as m005 from './005_dummies.js';
+import * as m006 from './006_trips.js';
+import * as m007 from './007_distance.js';
 import * as m008 from './008_diagnostics.js';
+import * as m009 from './009_feed.js';
+import * as m010 from './010_messages_indexes.js';
 
 export const MIGRATIONS: Record<string, Knex.Migration> = {
   '001_core': m001,
   '003_rules': m003,
   '004_subscriptions': m004,
   '005_dummies': m005,
+  '006_trips': m006,
+  '007_distance': m007,
   '008_diagnostics': m008,
+  '009_feed': m009,
+  '010_messages_indexes': m010,
 };

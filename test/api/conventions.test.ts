@@ -18,10 +18,11 @@ describe('authentication', () => {
   it('accepts a Bearer token issued for the application, and refuses it once expired', async () => {
     const app = await t.make.application();
     const d = await t.make.device(app.principal);
-    const { accessToken } = await t.repos.applications.createToken(app.id, null);
+    const { accessToken, expiresAt } = await t.repos.applications.createToken(app.id, 1);
     const res = await t.app.inject({ method: 'GET', url: '/api/v1/devices', headers: { authorization: `Bearer ${accessToken}` } });
     expect(res.json().devices.map((x: any) => x.id)).toEqual([d.id]);
-    await t.db.knex('access_tokens').update({ expires_at: new Date(Date.now() - 1000) });
+    // Expiry holds although the authentication is cached (the cache keeps the expiry with the principal).
+    await new Promise((r) => setTimeout(r, expiresAt!.getTime() - Date.now() + 50));
     expect((await t.app.inject({ method: 'GET', url: '/api/v1/devices', headers: { authorization: `Bearer ${accessToken}` } })).statusCode).toBe(401);
   });
 });
@@ -51,6 +52,21 @@ describe('error bodies', () => {
     });
     expect(res.statusCode).toBe(415);
     expect(res.json()).toEqual({ statusCode: 415, error: 'Unsupported Media Type', message: 'Unsupported Media Type: send the body as application/json' });
+  });
+
+  it('refuses a stream window whose since is after its until, on every kind of stream list; since = until is empty', async () => {
+    const app = await t.make.application();
+    const d = await t.make.device(app.principal);
+    const at = (q: string, path: string) => t.app.inject({ method: 'GET', url: `${path}?${q}`, headers: { authorization: app.auth } });
+    for (const path of [`/api/v1/devices/${d.id}/messages`, `/api/v1/devices/${d.id}/events`, `/api/v1/devices/${d.id}/trips`, '/api/v1/transactions']) {
+      const res = await at('since=2000&until=1000', path);
+      expect(res.statusCode, path).toBe(400);
+      expect(res.json()).toEqual({ statusCode: 400, error: 'Bad Request',
+        message: `since (${new Date(2000).toISOString()}) must not be after until (${new Date(1000).toISOString()})` });
+      const empty = await at('since=1000&until=1000', path);
+      expect(empty.statusCode, path).toBe(200);
+      expect(empty.json().meta.pagination).toMatchObject({ remaining: 0, since: new Date(1000).toISOString(), until: new Date(1000).toISOString() });
+    }
   });
 
   it('answers a malformed id with 400 naming the parameter', async () => {

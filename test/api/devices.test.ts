@@ -91,13 +91,13 @@ describe('GET /api/v1/devices/{id}', () => {
 });
 
 describe('POST /api/v1/devices (register)', () => {
-  it('registers an authorized device: 201, Location, self/vehicles/latestVehicle links', async () => {
+  it('registers an authorized device: 201, Location, self/groups/vehicles/latestVehicle links', async () => {
     const app = await t.make.application();
     const d = await t.make.device(app.principal, { register: false });
     const res = await t.app.inject({ method: 'POST', url: '/api/v1/devices', headers: { authorization: app.auth }, payload: { device: { id: d.id } } });
     expect(res.statusCode).toBe(201);
     expect(res.headers.location).toBe(`${BASE}/api/v1/devices/${d.id}`);
-    expect(Object.keys(res.json().device.links)).toEqual(['self', 'vehicles', 'latestVehicle']);
+    expect(Object.keys(res.json().device.links)).toEqual(['self', 'groups', 'vehicles', 'latestVehicle']);
     expect((await get(app.auth, '/api/v1/devices')).json().devices.map((x: any) => x.id)).toEqual([d.id]);
   });
 

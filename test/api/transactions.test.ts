@@ -70,7 +70,8 @@ describe('GET /api/v1/transactions', () => {
       .filter((x: any) => x.path.startsWith('/api/v1/devices?i=')).length;
     expect(await count('since=2026-05-02T00:00:01Z&until=2026-05-02T00:00:03.000Z')).toBe(2);
     expect(await count(`since=${Date.parse('2026-05-02T00:00:01Z')}&until=${Date.parse('2026-05-02T00:00:03Z')}`)).toBe(2);
-    expect(await count('since=2026-05-02T02:00:01%2B02:00&until=2026-05-02')).toBe(0);
+    expect(await count('since=2026-05-02T02:00:01%2B02:00&until=2026-05-02T00:00:03Z')).toBe(2);
+    expect(await count('since=2026-05-02T00:00:03Z&until=2026-05-02T00:00:03Z')).toBe(0);
     expect(await count('since=2026-05-01&until=2026-05-03')).toBe(5);
     expect(await count('since=&until=2026-05-03')).toBe(5);
     const bad = await get(app.auth, '/api/v1/transactions?since=yesterday');
@@ -99,5 +100,18 @@ describe('stream pagination with records sharing a millisecond', () => {
     // 5 | 4 4 4 4 4 (one millisecond holds more than a page: all of it) | 3 | 2 2 2 | 1
     expect(pages.map((p) => p.length)).toEqual([1, 5, 1, 3, 1]);
     expect(pages.flat().sort()).toEqual(stamps.map((_, i) => `/p/${i}`).sort());
+  });
+});
+
+describe('the buffered transaction log', () => {
+  it("keeps the other applications' lines when one application is deleted before the batch is written", async () => {
+    const kept = await t.make.application();
+    const gone = await t.make.application();
+    await seed(kept.id, 2);
+    await seed(gone.id, 2);
+    await t.db.knex('applications').where('id', gone.id).del();
+    const lines = (await get(kept.auth, '/api/v1/transactions?until=1777593610000')).json().transactions;
+    expect(lines.map((x: any) => x.path)).toEqual(['/api/v1/devices?i=1', '/api/v1/devices?i=0']);
+    expect(await t.db.knex('transactions').where('application_id', gone.id).count({ n: '*' })).toEqual([{ n: 0 }]);
   });
 });

@@ -92,8 +92,10 @@ describe('rules → events → webhooks, driven by the simulator', () => {
         const list = (await api('GET', `/api/v1/subscriptions/${sub.id}/notifications`)).body.notifications;
         return list.length >= 2 && list.every((n: any) => n.state === 'complete') ? list : null;
       }, `notifications of ${rule.name}`, 30_000);
+      // One POST per recorded attempt: an attempt that timed out on a loaded machine is retried, and
+      // the receiver then sees the same bytes twice (receivers deduplicate on the notification id).
       const bodies = receiver.on(`/ok/${rule.name}`);
-      expect(bodies).toHaveLength(notes.length);
+      expect(bodies).toHaveLength(notes.reduce((sum: number, n: any) => sum + n.attempts, 0));
       for (const n of notes) {
         const got = bodies.find((b) => b.body === n.payload);
         expect(got, `payload of ${n.id}`).toBeDefined();
