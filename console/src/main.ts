@@ -173,7 +173,11 @@ function start(): void {
     },
     fit(bounds) {
       viewChosen = true;
-      map.fitBounds(bounds, { maxZoom: 16, padding: [30, 30] });
+      const go = () => { map.fitBounds(bounds, { maxZoom: 16, padding: [30, 30] }); };
+      // Leaflet drops a zoom asked for while another zoom animates (Map._tryAnimatedZoom returns early), which
+      // left an imported route off screen after the devices' first fit: ask again once that animation ends.
+      if ((map as unknown as { _animatingZoom?: boolean })._animatingZoom) map.once('zoomend', go);
+      else go();
     },
     onSelect: (fn) => { selectListeners.push(fn); },
     onLive: (fn) => { liveListeners.push(fn); },
