@@ -85,10 +85,12 @@ export async function openDatabase(opts: OpenOptions): Promise<Db> {
   await pglite.waitReady.catch((err) => { lock?.release(); throw err; });
   const knex = knexFactory({ client: ClientPGlite as unknown as Knex.Config['client'], connection: { pglite } as never, useNullAsDefault: true });
   installAcquireLimit(knex);
+  const analyzer = autoAnalyze(knex);
   return {
     knex,
     kind: 'pglite',
     close: async () => {
+      analyzer.stop();
       await knex.destroy();
       if (!pglite.closed) await pglite.close();
       lock?.release();
@@ -104,4 +106,33 @@ export async function dumpPglite(db: Db): Promise<Blob> {
   } finally {
     await db.knex.client.releaseConnection(conn);
   }
+}
+
+/** Tables whose size the ingest path's plans depend on. */
+const ANALYZED = ['messages', 'events', 'trips', 'distance_steps', 'notifications', 'transactions'];
+
+/**
+ * PGlite has no autovacuum, so nothing ever analyzes its tables and nothing invalidates a cached plan: a prepared
+ * statement's generic plan made while `messages` was empty kept scanning it as it grew (db/prepared.ts). Like
+ * autovacuum's autoanalyze, this analyzes a table once it has grown by a tenth (and 1 MB) since its last analysis,
+ * which also makes every cached plan that reads it be planned again. Checked every few seconds, through the pool.
+ */
+export function autoAnalyze(knex: Knex, everyMs = 5000, tables = ANALYZED): { stop(): void } {
+  const analyzedAt = new Map<string, number>();
+  let busy = false;
+  const timer = setInterval(() => {
+    if (busy) return;
+    busy = true;
+    void (async () => {
+      const { rows } = await knex.raw(`SELECT t, pg_relation_size(t::regclass)::float8 AS bytes FROM unnest(?::text[]) AS t WHERE to_regclass(t) IS NOT NULL`, [tables]);
+      for (const { t, bytes } of rows as { t: string; bytes: number }[]) {
+        const last = analyzedAt.get(t) ?? 0;
+        if (bytes < last * 1.1 || bytes - last < 1 << 20) continue;
+        await knex.raw(`ANALYZE ${t}`);
+        analyzedAt.set(t, bytes);
+      }
+    })().catch(() => undefined).finally(() => { busy = false; });
+  }, everyMs);
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
 }

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prepared } from '../../db/prepared.js';
 import { createTestDb } from '../helpers/db.js';
+import { autoAnalyze } from '../../db/connection.js';
 
 let db: Awaited<ReturnType<typeof createTestDb>>;
 beforeAll(async () => { db = await createTestDb(); });
@@ -20,7 +21,7 @@ describe('prepared statements of the ingest path', () => {
     });
   });
 
-  it('is a named statement on PostgreSQL, parsed once per connection, and still a knex query event', async () => {
+  it('is a named statement, parsed once per connection (or PGlite instance), and still a knex query event', async () => {
     const seen: string[] = [];
     const onQuery = (q: { sql: string }) => seen.push(q.sql);
     db.knex.on('query', onQuery);
@@ -36,6 +37,33 @@ describe('prepared statements of the ingest path', () => {
     });
     db.knex.off('query', onQuery);
     expect(seen.filter((s) => s.includes('AS y FROM unnest('))).toHaveLength(2);
+  });
+
+  it('answers many at once outside a transaction, each its own', async () => {
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => prepared(db.knex, SQL, [i, [1, 2]])));
+    expect(answers.map((a) => a.rows.map((r: { y: number }) => r.y))).toEqual(Array.from({ length: 20 }, (_, i) => [i, 2 * i]));
+  });
+
+  it('fails like a raw statement (the transaction aborts), and the next run of the same statement works', async () => {
+    const DIV = `SELECT 10 / ?::int AS q`;
+    await expect(prepared(db.knex, DIV, [0])).rejects.toThrow(/division by zero/);
+    await expect(db.knex.transaction(async (trx) => {
+      await prepared(trx, DIV, [0]).catch(() => undefined);
+      await trx.raw('SELECT 1');
+    })).rejects.toThrow(/current transaction is aborted/);
+    expect((await prepared(db.knex, DIV, [5])).rows).toEqual([{ q: 2 }]);
+    await db.knex.transaction(async (trx) => { expect((await prepared(trx, DIV, [2])).rows).toEqual([{ q: 5 }]); });
+  });
+
+  it('re-analyzes a grown table (PGlite has no autovacuum), so cached plans see its size', async () => {
+    if (db.kind !== 'pglite') return; // PostgreSQL's own autovacuum does this there
+    await db.knex.raw(`CREATE TABLE grows (id int, pad text)`);
+    const analyzer = autoAnalyze(db.knex, 50, ['grows']);
+    try {
+      await db.knex.raw(`INSERT INTO grows SELECT g, repeat('x', 200) FROM generate_series(1, 20000) g`);
+      await expect.poll(async () => (await db.knex.raw(`SELECT reltuples::float8 AS n FROM pg_class WHERE relname = 'grows'`)).rows[0].n,
+        { timeout: 10_000 }).toBe(20000);
+    } finally { analyzer.stop(); }
   });
 
   it('keeps JIT off on PostgreSQL connections (PostGIS costs would JIT-compile millisecond statements)', async () => {
