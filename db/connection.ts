@@ -70,7 +70,8 @@ export async function openDatabase(opts: OpenOptions): Promise<Db> {
     });
     installAcquireLimit(knex);
     await knex.raw('select 1');
-    return { knex, kind: 'pg', close: () => knex.destroy() };
+    const analyzer = autoAnalyze(knex);
+    return { knex, kind: 'pg', close: async () => { analyzer.stop(); await knex.destroy(); } };
   }
   if (opts.pgliteDir) fs.mkdirSync(path.dirname(opts.pgliteDir), { recursive: true });
   const lock = opts.pgliteDir ? acquireDataDirLock(opts.pgliteDir, opts.warn) : null;
@@ -111,25 +112,42 @@ export async function dumpPglite(db: Db): Promise<Blob> {
 /** Tables whose size the ingest path's plans depend on. */
 const ANALYZED = ['messages', 'events', 'trips', 'distance_steps', 'notifications', 'transactions'];
 
+/** PostgreSQL: the tables changed by a tenth (and 500 rows) since their last analysis, from its own counters. */
+const CHANGED_PG = `SELECT relname AS t FROM pg_stat_user_tables
+  WHERE schemaname = current_schema() AND relname = ANY(?::text[]) AND n_mod_since_analyze > 500 + 0.1 * greatest(n_live_tup, 0)`;
+/** PGlite keeps no such counters (its statistics are never flushed): the tables' sizes, compared with the last analysis. */
+const SIZES = `SELECT t, pg_relation_size(t::regclass)::float8 AS bytes FROM unnest(?::text[]) AS t WHERE to_regclass(t) IS NOT NULL`;
+
 /**
- * PGlite has no autovacuum, so nothing ever analyzes its tables and nothing invalidates a cached plan: a prepared
- * statement's generic plan made while `messages` was empty kept scanning it as it grew (db/prepared.ts). Like
- * autovacuum's autoanalyze, this analyzes a table once it has grown by a tenth (and 1 MB) since its last analysis,
- * which also makes every cached plan that reads it be planned again. Checked every few seconds, through the pool.
+ * Analyzes the ingest path's tables as they grow, every few seconds, through the pool. Without fresh statistics a
+ * prepared statement's generic plan, made while a table was small, keeps its choice as the table grows:
+ * - PGlite has no autovacuum at all, so nothing analyzed and nothing invalidated a cached plan: distance went
+ *   17 → 91-100 ms per batch as `messages` grew. Here: after a tenth (and 1 MB) of growth in size.
+ * - PostgreSQL's autovacuum looks once a minute: until then (a fresh deployment, a benchmark) the distance
+ *   statement found each message's predecessor by a bitmap scan of the device's whole history (21-25 ms per
+ *   batch of 26 frames; 4 ms once analyzed). Here: by autovacuum's own rule on its counters (a tenth of the
+ *   rows changed), so several processes on one database do not repeat each other's work.
+ * An ANALYZE also makes every cached plan that reads the table be planned again. A refusal (not the owner) is ignored.
  */
 export function autoAnalyze(knex: Knex, everyMs = 5000, tables = ANALYZED): { stop(): void } {
+  const pglite = knex.client.config.client !== 'pg';
   const analyzedAt = new Map<string, number>();
+  const due = async (): Promise<{ t: string; bytes?: number }[]> => {
+    if (!pglite) return (await knex.raw(CHANGED_PG, [tables])).rows;
+    const { rows } = await knex.raw(SIZES, [tables]);
+    return (rows as { t: string; bytes: number }[]).filter(({ t, bytes }) => {
+      const last = analyzedAt.get(t) ?? 0;
+      return bytes >= last * 1.1 && bytes - last >= 1 << 20;
+    });
+  };
   let busy = false;
   const timer = setInterval(() => {
     if (busy) return;
     busy = true;
     void (async () => {
-      const { rows } = await knex.raw(`SELECT t, pg_relation_size(t::regclass)::float8 AS bytes FROM unnest(?::text[]) AS t WHERE to_regclass(t) IS NOT NULL`, [tables]);
-      for (const { t, bytes } of rows as { t: string; bytes: number }[]) {
-        const last = analyzedAt.get(t) ?? 0;
-        if (bytes < last * 1.1 || bytes - last < 1 << 20) continue;
+      for (const { t, bytes } of await due()) {
         await knex.raw(`ANALYZE ${t}`);
-        analyzedAt.set(t, bytes);
+        if (bytes !== undefined) analyzedAt.set(t, bytes);
       }
     })().catch(() => undefined).finally(() => { busy = false; });
   }, everyMs);
