@@ -1,9 +1,10 @@
 // Runs trip segmentation for a batch (or the silent-device sweep): a constant number of statements whatever
-// the number of devices: segment (1), then, when trips closed, preview (1) and report cards (1), then, when
-// a trip opened, closed or was re-derived, events (1).
+// the number of devices: continue (1, when a device's batch is in order without startup or shutdown), segment
+// (1, for the devices the first did not advance), then, when trips closed, preview (1) and report cards (1),
+// then, when a trip opened, closed or was re-derived, events (1).
 import type { Knex } from 'knex';
 import type { NewEvent } from '../repositories/events.repository.js';
-import { SEGMENT } from './segment.sql.js';
+import { CONTINUE, SEGMENT } from './segment.sql.js';
 import { prepared } from '../prepared.js';
 import { EVENT_DIFF, FINALIZE, SWEEP, UPSERT_REPORT_CARDS } from './finalize.sql.js';
 import {
@@ -18,6 +19,8 @@ export interface TripSpan {
   deviceId: string; firstTs: Date; late: boolean; messageIds: string[];
   /** The batch holds a startup or a sample that may be motion: without an open trip, only then can a trip begin. */
   mayOpen: boolean;
+  /** The batch holds a startup or a shutdown (a trip boundary): CONTINUE does not apply. */
+  ignition: boolean;
 }
 
 const ms = (v: Date | string | null) => (v === null ? 0 : new Date(v).getTime());
@@ -35,10 +38,20 @@ export function sumsOf(r: Record<string, any>): TripSums {
   };
 }
 
+/** SEGMENT's and CONTINUE's `p`. */
+const params = (o: SegmentOptions) => [o.gapMs, o.stationaryMs, o.motionKmh, STOPPED_KMH, HARD.accelMs2, HARD.brakeMs2, HARD.minSpeedKmh, REPORT_CARD.speedingKmh];
+
+/** Advances the open trips that continue through the batch unchanged in shape (one statement); returns their devices. */
+async function continueOpen(trx: Knex, spans: TripSpan[], o: SegmentOptions): Promise<Set<string>> {
+  if (!spans.length) return new Set();
+  const { rows } = await prepared(trx, CONTINUE, [spans.map((s) => s.deviceId), spans.flatMap((s) => s.messageIds), ...params(o)]);
+  return new Set((rows as { device_id: string }[]).map((r) => r.device_id));
+}
+
 async function segment(trx: Knex, spans: TripSpan[], o: SegmentOptions) {
   const { rows } = await prepared(trx, SEGMENT, [
     spans.map((s) => s.deviceId), spans.map((s) => s.firstTs.toISOString()), spans.map((s) => s.late), spans.map((s) => s.mayOpen),
-    spans.flatMap((s) => s.messageIds), o.gapMs, o.stationaryMs, o.motionKmh, STOPPED_KMH, HARD.accelMs2, HARD.brakeMs2, HARD.minSpeedKmh, REPORT_CARD.speedingKmh,
+    spans.flatMap((s) => s.messageIds), ...params(o),
   ]);
   const kept = (rows as any[]).filter((r) => !r.removed);
   const late = new Set(spans.filter((s) => s.late).map((s) => s.deviceId));
@@ -76,8 +89,10 @@ async function tripEvents(trx: Knex, touched: string[]): Promise<NewEvent[]> {
 
 /** Advances (or, for late spans, re-derives) the trips of a batch's devices; returns the events to store. */
 export async function advanceTrips(trx: Knex, spans: TripSpan[], o: SegmentOptions): Promise<NewEvent[]> {
-  if (!spans.length) return [];
-  const { eventful, closed } = await segment(trx, spans, o);
+  const advanced = await continueOpen(trx, spans.filter((s) => !s.late && !s.ignition), o);
+  const rest = spans.filter((s) => !advanced.has(s.deviceId));
+  if (!rest.length) return [];
+  const { eventful, closed } = await segment(trx, rest, o);
   await finalize(trx, closed);
   return tripEvents(trx, eventful);
 }

@@ -27,6 +27,7 @@ export const tripsStage: StageFactory = ({ config }) => ({
       late: d.previousLatest !== null && d.messages[0].timestamp.getTime() < d.previousLatest.getTime(),
       messageIds: d.messages.map((m) => m.id),
       mayOpen: d.messages.some((m) => mayOpen(m, config.tripMotionKmh)),
+      ignition: d.messages.some((m) => m.kind === 'startup' || m.kind === 'shutdown'),
     }));
     return advanceTrips(trx, spans, {
       gapMs: config.tripGapMs, stationaryMs: config.tripStationaryMs, motionKmh: config.tripMotionKmh,

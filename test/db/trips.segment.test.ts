@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { tripStats } from '../../db/trips/formulas.js';
 import { sumsOf, sweepSilentTrips } from '../../db/trips/segment.js';
-import { LON, at, batch, drive, feed, tripEvents, tripsOf } from './trips.fixtures.js';
+import { LAT, LON, at, batch, drive, feed, tripEvents, tripsOf, type F } from './trips.fixtures.js';
 
 let t: TestApp;
 beforeAll(async () => { t = await buildTestApp(); });
@@ -55,6 +55,43 @@ describe('trip segmentation', () => {
     const [ta, tb] = [(await tripsOf(t, a))[0], (await tripsOf(t, b))[0]];
     expect(tripStats(sumsOf(ta))).toEqual(tripStats(sumsOf(tb)));
     expect(ta.preview).toBe(tb.preview);
+  });
+
+  it('advances an open trip the same through the continuation statement as through full segmentation', async () => {
+    // With and without ignition: varying speed with a stop shorter than the stationary period, hard events from
+    // the accelerometer and from the speed change, fuel, a sample without location, and a closing stillness.
+    const speeds = [0, 20, 45, 60, 60, 30, 2, 0, 0, 25, 50, 80, 85, 40, 40, 70, 0, 0, 0];
+    const base = (ignition: boolean) => speeds.flatMap((kmh, i) => {
+      const f = { s: i * 10, speed: kmh, lat: LAT + i * 0.0012, lon: LON, data: { engineFuelRate: kmh / 10, calculatedLoadValue: 20 + i,
+        ...(i === 12 ? { accel: { minX: -5, maxX: 0.2 } } : {}) } } as F;
+      if (i === 8) delete f.lat;
+      return [{ ...f, kind: ignition && i === 0 ? 'startup' as const : 'telemetry' as const }];
+    });
+    const tail = (ignition: boolean) => [...base(ignition), ...(ignition ? [{ s: 190, kind: 'shutdown' as const, speed: 0, lat: LAT + 0.03, lon: LON }]
+      : Array.from({ length: 25 }, (_, k) => ({ s: 190 + k * 10, speed: 0, lat: LAT + 0.03, lon: LON })))];
+    for (const ignition of [true, false]) {
+      const frames = tail(ignition);
+      const whole = await device();
+      await feed(t, whole, frames, 1000);
+      const expected = (await tripsOf(t, whole)).map((r: any) => tripStats(sumsOf(r)));
+      expect(expected.length, `ignition ${ignition}`).toBeGreaterThan(0);
+      for (const size of [1, 3, 7]) {
+        const id = await device();
+        let continued = 0;
+        const onQuery = (q: { sql: string }) => { if (q.sql.includes('flagged AS (')) continued++; };
+        t.db.knex.on('query', onQuery);
+        try { await feed(t, id, frames, size); } finally { t.db.knex.off('query', onQuery); }
+        expect(continued, `ignition ${ignition}, batches of ${size}`).toBeGreaterThan(0);
+        const got = (await tripsOf(t, id)).map((r: any) => tripStats(sumsOf(r)));
+        expect(got.length, `ignition ${ignition}, batches of ${size}`).toBe(expected.length);
+        for (const [i, g] of got.entries()) {
+          for (const [k, v] of Object.entries(expected[i])) {
+            if (typeof v === 'number') expect((g as any)[k], `${k}, ignition ${ignition}, batches of ${size}`).toBeCloseTo(v, 6);
+            else expect((g as any)[k], `${k}, ignition ${ignition}, batches of ${size}`).toEqual(v);
+          }
+        }
+      }
+    }
   });
 
   it('makes exactly one trip for a drive without ignition frames, ended after the stationary period', async () => {
