@@ -125,4 +125,15 @@ describe('message feed', () => {
     expect(wf.ids()).toEqual(flowing);
     await feed.close();
   }, 20_000);
+  it('prunes, in the recording statement, the rows 10,000 batches behind, once every 100 batches', async () => {
+    const d = await make.device();
+    const seqs = async () => (await db.knex('message_feed').select('seq').orderBy('seq')).map((r: { seq: string | number }) => Number(r.seq));
+    await db.knex('message_feed').del();
+    await db.knex('message_feed_seq').update({ seq: 20_098 });
+    await db.knex('message_feed').insert([10_099, 10_100, 10_101].map((seq) => ({ seq, message_ids: [], device_ids: [] })));
+    await batch(d.id, 1); // 20,099: not a multiple of 100, nothing pruned
+    expect(await seqs()).toEqual([10_099, 10_100, 10_101, 20_099]);
+    await batch(d.id, 1); // 20,100: everything at or below 10,100 goes
+    expect(await seqs()).toEqual([10_101, 20_099, 20_100]);
+  });
 });
