@@ -5,7 +5,7 @@ import { publicUrl as publicUrlOf, type Config, type PartName } from '../lib/con
 import { rethrowPortInUse } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
 import { createBus, type Bus } from '../lib/bus.js';
-import { migrateLatest, openDatabase, repositories, type Db, type Repositories } from '../db/index.js';
+import { autoAnalyze, migrateLatest, openDatabase, repositories, type Db, type Repositories } from '../db/index.js';
 import { buildApi } from '../api/app.js';
 import { createMessageFeed } from '../db/message-feed.js';
 import type { Part, PartDeps } from '../db/part.js';
@@ -48,6 +48,8 @@ export async function startPlatform(config: Config, log: Logger, opts: { db?: Db
   let api: FastifyInstance | undefined;
   let feed: ReturnType<typeof createMessageFeed> | null = null;
   let unfollow = () => {};
+  // The tables it analyzes grow by ingest and delivery: only the processes that run those parts watch them.
+  const analyzer = runs(config, 'gateway') || runs(config, 'workers') ? autoAnalyze(db.knex) : null;
   try {
     await migrateLatest(db.knex);
     unfollow = await followApiUrl(db.knex, config, log);
@@ -89,6 +91,7 @@ export async function startPlatform(config: Config, log: Logger, opts: { db?: Db
       config, db, repos, bus, api: server, apiUrl: publicUrl(), parts,
       credentials: held(credentials, config.dataDir), credentialsFile: credentials, credentialsCreated: created,
       async close() {
+        analyzer?.stop();
         unfollow();
         await feed?.close();
         await server.close();
@@ -97,6 +100,7 @@ export async function startPlatform(config: Config, log: Logger, opts: { db?: Db
       },
     };
   } catch (err) {
+    analyzer?.stop();
     unfollow();
     await api?.close().catch(() => {});
     await feed?.close();

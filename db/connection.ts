@@ -7,6 +7,7 @@ import knexPglite from 'knex-pglite';
 import { acquireDataDirLock } from './data-dir-lock.js';
 import { slimPostgis } from './pglite-postgis.js';
 import { installAcquireLimit } from './acquire-limit.js';
+import { runNamedOnPglite } from './prepared.js';
 
 export type { Knex };
 
@@ -29,6 +30,13 @@ const BaseClientPGlite = ((knexPglite as unknown as { default?: unknown }).defau
  * affected row count that the pg driver gives; answer the count like pg does.
  */
 class ClientPGlite extends BaseClientPGlite {
+  /** A query with a statement name (db/prepared.ts) runs as a named statement, as the pg driver does. */
+  async _query(connection: PGlite, obj: any) {
+    if (!obj.options?.name) return super._query(connection, obj);
+    obj.response = await runNamedOnPglite(connection, obj.options.name, obj.sql, obj.bindings ?? []);
+    return obj;
+  }
+
   processResponse(obj: any, runner: unknown) {
     if (obj?.method === 'del' && !obj.returning) return obj.response?.affectedRows ?? 0;
     return super.processResponse(obj, runner);
@@ -70,8 +78,7 @@ export async function openDatabase(opts: OpenOptions): Promise<Db> {
     });
     installAcquireLimit(knex);
     await knex.raw('select 1');
-    const analyzer = autoAnalyze(knex);
-    return { knex, kind: 'pg', close: async () => { analyzer.stop(); await knex.destroy(); } };
+    return { knex, kind: 'pg', close: () => knex.destroy() };
   }
   if (opts.pgliteDir) fs.mkdirSync(path.dirname(opts.pgliteDir), { recursive: true });
   const lock = opts.pgliteDir ? acquireDataDirLock(opts.pgliteDir, opts.warn) : null;
@@ -86,12 +93,10 @@ export async function openDatabase(opts: OpenOptions): Promise<Db> {
   await pglite.waitReady.catch((err) => { lock?.release(); throw err; });
   const knex = knexFactory({ client: ClientPGlite as unknown as Knex.Config['client'], connection: { pglite } as never, useNullAsDefault: true });
   installAcquireLimit(knex);
-  const analyzer = autoAnalyze(knex);
   return {
     knex,
     kind: 'pglite',
     close: async () => {
-      analyzer.stop();
       await knex.destroy();
       if (!pglite.closed) await pglite.close();
       lock?.release();
@@ -128,6 +133,7 @@ const SIZES = `SELECT t, pg_relation_size(t::regclass)::float8 AS bytes FROM unn
  *   batch of 26 frames; 4 ms once analyzed). Here: by autovacuum's own rule on its counters (a tenth of the
  *   rows changed), so several processes on one database do not repeat each other's work.
  * An ANALYZE also makes every cached plan that reads the table be planned again. A refusal (not the owner) is ignored.
+ * Started by the processes that ingest or deliver (bin/platform.ts), not by every connection (the CLI, API-only parts).
  */
 export function autoAnalyze(knex: Knex, everyMs = 5000, tables = ANALYZED): { stop(): void } {
   const pglite = knex.client.config.client !== 'pg';

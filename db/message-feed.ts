@@ -7,27 +7,26 @@ import { prepared } from './prepared.js';
 export const FEED_CHANNEL = 'drivewire_feed';
 /** Batches kept in message_feed: a reader more than this far behind has been down, not slow. */
 const KEEP_BATCHES = 10_000;
-/** The writers prune once every this many batches (one extra range delete on the primary key). */
+/** The writers prune once every this many batches (a range delete on the primary key, in the same statement). */
 const PRUNE_EVERY = 100;
 
 const RECORD_BATCH = `
   WITH s AS (UPDATE message_feed_seq SET seq = seq + 1 RETURNING seq),
-  f AS (INSERT INTO message_feed (seq, message_ids, device_ids) SELECT s.seq, ?::uuid[], ?::uuid[] FROM s)
-  SELECT s.seq, pg_notify(?, s.seq::text) FROM s`;
+  f AS (INSERT INTO message_feed (seq, message_ids, device_ids) SELECT s.seq, ?::uuid[], ?::uuid[] FROM s),
+  pruned AS (DELETE FROM message_feed WHERE (SELECT seq FROM s) % ${PRUNE_EVERY} = 0 AND seq <= (SELECT seq FROM s) - ${KEEP_BATCHES})
+  SELECT s.seq, pg_notify('${FEED_CHANNEL}', s.seq::text) FROM s`;
 
 /**
  * Called at the very end of each ingest transaction that stored messages (migration 009): takes the next
  * feed number (the counter row stays locked until commit, so numbers follow commit order without gaps),
  * records the batch's message and device ids under it as ONE row (two arrays: the feed costs the ingest
  * path one row per batch, not one per message) and notifies the readers (PostgreSQL delivers NOTIFY at
- * commit, in commit order). One statement per batch, plus a range delete every PRUNE_EVERY batches.
+ * commit, in commit order). One statement per batch, which every PRUNE_EVERY batches also deletes the
+ * rows more than KEEP_BATCHES behind (a one-time filter otherwise: no scan).
  */
 export async function recordFeedBatch(trx: Knex.Transaction, messages: { id: string; deviceId: string }[]): Promise<void> {
   if (!messages.length) return;
-  const { rows } = await prepared(trx, RECORD_BATCH,
-  [messages.map((m) => m.id), messages.map((m) => m.deviceId), FEED_CHANNEL]);
-  const seq = Number(rows[0].seq);
-  if (seq % PRUNE_EVERY === 0) await trx.raw('DELETE FROM message_feed WHERE seq <= ?', [seq - KEEP_BATCHES]);
+  await prepared(trx, RECORD_BATCH, [messages.map((m) => m.id), messages.map((m) => m.deviceId)]);
 }
 
 /** The newest committed feed number. */

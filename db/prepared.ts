@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { parse, protocol, type PGlite, type Results } from '@electric-sql/pglite';
+import type { Knex } from 'knex';
 
 type BackendMessage = Parameters<typeof parse.parseResults>[0][number];
 type Parsers = Parameters<typeof parse.parseResults>[1];
-import type { Knex } from 'knex';
 
 const names = new Map<string, string>();
 
@@ -16,9 +16,6 @@ function nameOf(sql: string): string {
   }
   return name;
 }
-
-/** The rows a prepared statement answers (PostgreSQL's pg result and PGlite's Results both carry them). */
-export interface PreparedResult { rows: any[] }
 
 /** A statement parsed on one PGlite instance: its name and the parameter types PostgreSQL inferred. */
 interface PgliteStatement { name: string; types: number[] }
@@ -33,34 +30,32 @@ interface PgliteProtocol {
 const parsedOn = new WeakMap<PGlite, Map<string, PgliteStatement>>();
 
 /**
- * PGlite's query() parses and plans its statement anew each time (the unnamed statement). For the big
- * set-based statements of the ingest path the planner cost as much as the execution (3-10 ms of a 20 ms
- * trips statement), batch after batch. This runs them as named statements over the extended protocol,
- * the way PostgreSQL's driver does: parsed once per PGlite instance, the plan reused after a few runs.
- * The steps run under PGlite's query lock, so no other query interleaves with them.
+ * Runs `text` ($n placeholders) as the named statement `name` on a PGlite instance, over the extended protocol,
+ * the way PostgreSQL's driver runs a named query: parsed once per instance, bound each time, so its plan is
+ * reused after a few runs. PGlite's own query() parses and plans anew each time (the unnamed statement), and
+ * the big set-based ingest statements spent 3-10 ms of a ~20 ms run in the planner. The steps run under PGlite's
+ * query lock, so no other query interleaves with them. Called by the knex client (db/connection.ts), for the
+ * queries that carry a statement name, inside knex's own connection handling.
  */
-async function onPglite(trx: Knex, sql: string, bindings: readonly Knex.RawBinding[]): Promise<PreparedResult> {
-  const pg = (trx.client.config.connection as { pglite: PGlite }).pglite;
+export async function runNamedOnPglite(pg: PGlite, name: string, text: string, bindings: readonly unknown[]): Promise<Results> {
   const p = pg as unknown as PgliteProtocol;
   const { serialize } = protocol;
   let statements = parsedOn.get(pg);
   if (!statements) parsedOn.set(pg, (statements = new Map()));
   const step = (message: Uint8Array) => p.execProtocolStream(message, { syncToFs: false });
-  const run = () => pg.runExclusive(async () => {
+  return pg.runExclusive(async () => {
     const messages: BackendMessage[] = [];
     try {
-      let st = statements.get(sql);
+      let st = statements.get(name);
       if (!st) {
-        const name = nameOf(sql);
-        const text = (trx.client as unknown as { positionBindings(s: string): string }).positionBindings(sql);
         await step(serialize.parse({ name, text, types: [] }));
         st = { name, types: parse.parseDescribeStatementResults(await step(serialize.describe({ type: 'S', name }))) };
-        statements.set(sql, st);
+        statements.set(name, st);
       }
       const types = st.types;
       const values = bindings.map((b, i) => (b === null || b === undefined ? null : (p.serializers[types[i]] ?? String)(b)));
       messages.push(
-        ...await step(serialize.bind({ statement: st.name, values })),
+        ...await step(serialize.bind({ statement: name, values })),
         ...await step(serialize.describe({ type: 'P' })),
         ...await step(serialize.execute({})),
       );
@@ -69,21 +64,14 @@ async function onPglite(trx: Knex, sql: string, bindings: readonly Knex.RawBindi
     }
     return parse.parseResults(messages, p.parsers)[0] as Results;
   });
-  // Outside a transaction the statement needs the pool's connection like any knex query: inside one, the
-  // transaction holds it and this runs in its flow.
-  if ((trx as Knex.Transaction).isTransaction) return run();
-  const conn = await trx.client.acquireConnection();
-  try { return await run(); } finally { await trx.client.releaseConnection(conn); }
 }
 
 /**
- * Runs one of the ingest path's constant statements as a named prepared statement: each PostgreSQL
- * connection (or the PGlite instance) parses it once and, after a few executions, reuses its plan. The big
- * set-based statements (trips, distance, rules) spend as long in the planner as in execution, batch after
- * batch. Fires knex's `query` event like any statement, so statement counts still see it.
+ * Runs one of the ingest path's constant statements as a named prepared statement: each PostgreSQL connection
+ * (the pg driver) or the PGlite instance (runNamedOnPglite, through the knex client) parses it once and, after a
+ * few executions, reuses its plan. The big set-based statements (trips, distance, rules) spend as long in the
+ * planner as in execution, batch after batch.
  */
-export async function prepared(trx: Knex, sql: string, bindings: readonly Knex.RawBinding[]): Promise<PreparedResult> {
-  if (trx.client.config.client === 'pg') return trx.raw(sql, bindings as Knex.RawBinding[]).options({ name: nameOf(sql) });
-  trx.client.emit('query', { sql, bindings, method: 'raw', __knexTxId: (trx as { txid?: string }).txid });
-  return onPglite(trx, sql, bindings);
+export function prepared(trx: Knex, sql: string, bindings: readonly Knex.RawBinding[]): Knex.Raw {
+  return trx.raw(sql, bindings as Knex.RawBinding[]).options({ name: nameOf(sql) });
 }

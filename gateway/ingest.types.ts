@@ -35,10 +35,22 @@ export interface DeviceBatch {
   /** This batch's new messages of the device, oldest first (ties keep arrival order). */
   messages: IngestedMessage[];
   /**
-   * The device's newest stored timestamp before this batch, or null. Messages at or before it arrived
-   * late: a stage keeping state over time (rules, trips) must re-derive from the first late one.
+   * The device's newest stored timestamp before this batch, or null. A batch starting before it arrived late
+   * (isLate): a stage keeping state over time (trips, collisions) re-derives from the first late message.
    */
   previousLatest: Date | null;
+}
+
+/**
+ * Whether the batch's first message is older than the device's newest stored one. A first message at that very
+ * millisecond is in order (frames stamped with Date.now() share milliseconds) unless `tiesLate`, for a stage
+ * that would rather re-derive than miss one.
+ */
+export function isLate(d: DeviceBatch, tiesLate = false): boolean {
+  if (d.previousLatest === null) return false;
+  const first = d.messages[0].timestamp.getTime();
+  const latest = d.previousLatest.getTime();
+  return tiesLate ? first <= latest : first < latest;
 }
 
 export interface StageContext {

@@ -179,7 +179,7 @@ function coerce(field: Field, raw: unknown, problems: string[]): unknown {
       // A Leaflet template: an http(s) URL once its {s}/{z}/{x}/{y}/{r} placeholders are filled in.
       try {
         const u = new URL(text.replace(/\{[a-z]+\}/g, '0'));
-        if (!/^https?:$/.test(u.protocol) || !/\{z\}/.test(text)) throw new Error('template');
+        if (!/^https?:$/.test(u.protocol) || !['{z}', '{x}', '{y}'].every((p) => text.includes(p))) throw new Error('template');
         return text;
       } catch {
         problems.push(`${where}: "${text}" is not an http(s) tile URL template with {z}, {x} and {y}`);

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { ValidationError } from '../../lib/errors.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../../lib/json-bounds.js';
 
@@ -19,6 +19,12 @@ export function registerInputGuard(app: FastifyInstance): void {
       if (err) return done(err, undefined);
       // Checked here, before anything walks the value recursively (schema validation, services, JSON.stringify).
       if (nestsDeeperThan(value)) return done(new ValidationError(`The body nests arrays/objects more than ${MAX_JSON_DEPTH} levels deep`), undefined);
+      // JSON text cannot hold a raw NUL: one in the value came from the escape, so only such a body is walked.
+      try {
+        if ((body as string).includes('\\u0000')) refuseNul(value, '');
+      } catch (nul) {
+        return done(nul as Error, undefined);
+      }
       done(null, value);
     });
   });
@@ -26,9 +32,6 @@ export function registerInputGuard(app: FastifyInstance): void {
   app.addHook('onRequest', async (request) => {
     refuseNul(request.params, 'path parameter ');
     refuseNul(request.query, 'query parameter ');
-  });
-  app.addHook('preValidation', async (request: FastifyRequest) => {
-    if (request.body !== undefined) refuseNul(request.body, '');
   });
 }
 

@@ -198,7 +198,9 @@ export const REPORT_CARD = {
   bands: [['A', 1], ['B', 2], ['C', 4], ['D', 8]] as [string, number][],
 } as const;
 
-export type Grade = 'A' | 'B' | 'C' | 'D' | 'F' | 'I';
+/** Report-card grades: A-F by penalty points, I = incomplete (too short or too little data). */
+export const GRADES = ['A', 'B', 'C', 'D', 'F', 'I'] as const;
+export type Grade = typeof GRADES[number];
 
 /** Penalty points per REPORT_CARD.perKm km; null when the trip is too short or thin to grade. */
 export function reportCardScore(s: Pick<TripStats, 'distance' | 'hardBrakeCount' | 'hardAccelCount' | 'substantial'>, speedingMs: number): number | null {

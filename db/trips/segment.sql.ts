@@ -225,7 +225,7 @@ export const SEGMENT = `
  * ids, then those of SEGMENT's `p`.
  */
 export const CONTINUE = `
-  WITH batch AS (SELECT DISTINCT device_id, false AS late FROM unnest(?::uuid[]) AS b(device_id)),
+  WITH batch AS (SELECT device_id, false AS late FROM unnest(?::uuid[]) AS b(device_id)),
   batch_ids AS (SELECT ?::uuid[] AS ids), ${PARAMS},
   cont AS (${OPEN_TRIP}),
   ctx AS (
@@ -245,9 +245,10 @@ export const CONTINUE = `
       max(f.ts) FILTER (WHERE f.mv) AS last_mv_ts, max(f.ts) AS end_ts, NULL::text AS end_reason
     FROM flagged f CROSS JOIN p
     GROUP BY f.device_id, f.ignition, p.gap, p.still
-    -- what would make SEGMENT see a boundary: a startup or shutdown, a reporting gap; in a motion trip a new
-    -- island (moving samples more than \`still\` apart) or the island ending (still for \`still\` at the end)
-    HAVING NOT bool_or(NOT f.virt AND f.kind IN ('startup', 'shutdown')) AND NOT bool_or(f.dt > p.gap)
+    -- what would make SEGMENT see a boundary: a reporting gap; in a motion trip a new island (moving samples
+    -- more than \`still\` apart) or the island ending (still for \`still\` at the end). A startup or shutdown cannot
+    -- be among the rows: the caller leaves out batches holding one, and one stored earlier closed the open trip.
+    HAVING NOT bool_or(f.dt > p.gap)
       AND (f.ignition OR (NOT bool_or(f.mv AND f.ts - f.prev_mv_ts > p.still)
         AND max(f.ts) <= max(f.ts) FILTER (WHERE f.mv) + p.still))),
   rows4 AS (SELECT f.*, 0::bigint AS sess, 0::bigint AS seg FROM flagged f JOIN segs g ON g.device_id = f.device_id),

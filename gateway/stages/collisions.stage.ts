@@ -1,6 +1,6 @@
 import type { NewEvent } from '../../db/repositories/events.repository.js';
 import { impactMagnitudeG, recomputeCollisions, type CollisionBatch } from '../../db/safety/collisions.sql.js';
-import type { DeviceBatch, IngestedMessage, StageFactory } from '../ingest.types.js';
+import { isLate, type DeviceBatch, type IngestedMessage, type StageFactory } from '../ingest.types.js';
 
 /**
  * Where a device's collisions must be re-derived from, or undefined when its batch cannot change them. A
@@ -10,7 +10,8 @@ import type { DeviceBatch, IngestedMessage, StageFactory } from '../ingest.types
  * late frames re-derives from its first frame with `accel` or `collision`, as before.
  */
 function spanStart(d: DeviceBatch, impactG: number): IngestedMessage | undefined {
-  const late = d.previousLatest !== null && d.messages[0].timestamp <= d.previousLatest;
+  // a frame at the newest stored millisecond may still be the speed a stored sample there lacked
+  const late = isLate(d, true);
   const accel = (m: IngestedMessage) => m.data.accel as Record<string, number> | undefined;
   if (late) return d.messages.find((m) => m.collision !== null || accel(m) !== undefined);
   return d.messages.find((m) => m.collision !== null || (accel(m) !== undefined && !(impactMagnitudeG(accel(m)!) < impactG - 1e-9)));

@@ -1,5 +1,5 @@
 import { advanceTrips, type TripSpan } from '../../db/trips/segment.js';
-import type { IngestedMessage, StageFactory } from '../ingest.types.js';
+import { isLate, type IngestedMessage, type StageFactory } from '../ingest.types.js';
 
 /**
  * Whether a message may begin a trip: a startup, or a speed (the statement's: vehicleSpeed, else GPS speed)
@@ -24,7 +24,7 @@ export const tripsStage: StageFactory = ({ config }) => ({
       firstTs: d.messages[0].timestamp,
       // Strictly before: a frame at the newest stored millisecond continues the open trip (frames stamped
       // with Date.now() share milliseconds); re-deriving the whole trip for it would cost O(trip) per batch.
-      late: d.previousLatest !== null && d.messages[0].timestamp.getTime() < d.previousLatest.getTime(),
+      late: isLate(d),
       messageIds: d.messages.map((m) => m.id),
       mayOpen: d.messages.some((m) => mayOpen(m, config.tripMotionKmh)),
       ignition: d.messages.some((m) => m.kind === 'startup' || m.kind === 'shutdown'),

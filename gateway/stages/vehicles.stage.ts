@@ -1,17 +1,11 @@
+import { LRUCache } from 'lru-cache';
 import type { VehicleDetails } from '../../db/repositories/vehicles.repository.js';
 import type { Association } from '../../db/repositories/ingest.repository.js';
 import type { DeviceBatch, IngestedMessage, StageFactory } from '../ingest.types.js';
 import { startVinDecoder } from '../vin.decoder.js';
 
-/** Decoded details (and VINs known to have a vehicle) kept from prepare to apply; bounded, oldest dropped first. */
+/** Decoded details (and VINs known to have a vehicle) kept from prepare to apply; bounded, least recent dropped first. */
 const CACHE = 1000;
-
-/** A bounded insertion-ordered map: the oldest entry goes when it is full. */
-function remember<K, V>(map: Map<K, V>, key: K, value: V): void {
-  map.delete(key);
-  map.set(key, value);
-  if (map.size > CACHE) map.delete(map.keys().next().value!);
-}
 
 /**
  * Per device, its frames carrying a VIN, oldest first; round k holds every device's k-th one (one statement per
@@ -35,8 +29,8 @@ function vinRounds(devices: DeviceBatch[]): { deviceId: string; m: IngestedMessa
  */
 export const vehiclesStage: StageFactory = ({ repos, log }) => {
   const decoder = startVinDecoder(log);
-  const details = new Map<string, VehicleDetails>();
-  const known = new Map<string, true>();
+  const details = new LRUCache<string, VehicleDetails>({ max: CACHE });
+  const known = new LRUCache<string, true>({ max: CACHE });
 
   return {
     name: 'vehicles',
@@ -47,8 +41,8 @@ export const vehiclesStage: StageFactory = ({ repos, log }) => {
       if (!vins.length) return;
       const existing = await repos.ingest.knownVins(vins);
       for (const vin of vins) {
-        if (existing.has(vin)) remember(known, vin, true);
-        else remember(details, vin, await decoder.decode(vin));
+        if (existing.has(vin)) known.set(vin, true);
+        else details.set(vin, await decoder.decode(vin));
       }
     },
     async apply({ trx, devices }) {
@@ -60,7 +54,7 @@ export const vehiclesStage: StageFactory = ({ repos, log }) => {
           vin, details: known.has(vin) ? null : details.get(vin) ?? await decoder.decode(vin),
         })));
         const vehicleOf = await repos.ingest.vehiclesForVins(rows, trx);
-        for (const vin of vins) remember(known, vin, true);
+        for (const vin of vins) known.set(vin, true);
         for (const round of rounds) {
           await repos.ingest.associateMany(round.map((r) => ({ deviceId: r.deviceId, vehicleId: vehicleOf.get(r.m.vin)!, at: r.m.timestamp })), trx);
         }

@@ -21,7 +21,7 @@ export function unitFromHeaders(headers: Headers): DistanceUnit {
   return unitOf(name, value);
 }
 
-/** `since` must come before `until` in every distance query. */
+/** An odometer reading from a request: its unit checked, in meters, dated no later than now (a minute of skew allowed). */
 export function parseReading(input: { reading: number; unit: string; date?: string }, now = new Date()) {
   const unit = unitOf('odometer.unit', input.unit);
   if (!Number.isFinite(input.reading) || input.reading < 0) throw new ValidationError('odometer.reading must be a number ≥ 0');

@@ -3,10 +3,9 @@ import { Type } from 'typebox';
 import { NotFound } from '../../../lib/errors.js';
 import type { LinkBuilder } from '../../context.js';
 import type { ReportCard } from '../../../db/trips/trips.repository.js';
-import { overallGrade, type Grade } from '../../../db/trips/formulas.js';
+import { GRADES, overallGrade } from '../../../db/trips/formulas.js';
 import { DeviceIdParams, errorResponses, StreamQuery, VehicleIdParams } from '../../schemas/common.js';
-import { streamMeta, type StreamParams } from '../../plugins/pagination.js';
-import { tripWindow } from '../trips/trips.routes.js';
+import { parseStreamWindow, streamMeta, type StreamParams } from '../../plugins/pagination.js';
 import { TripIdParams } from '../trips/trips.schemas.js';
 import { OverallQuery, OverallResponse, ReportCardIdParams, ReportCardList, ReportCardResponse } from './report-cards.schemas.js';
 
@@ -20,7 +19,6 @@ export function presentReportCard(links: LinkBuilder, c: ReportCard) {
 }
 
 const ListQuery = Type.Object(StreamQuery);
-const GRADES: Grade[] = ['A', 'B', 'C', 'D', 'F', 'I'];
 
 /** Report cards (spec 4.9): one per completed trip; lists of a device or vehicle, overall, a trip's, by id. */
 export default async function reportCardsRoutes(app: FastifyInstance) {
@@ -36,7 +34,7 @@ export default async function reportCardsRoutes(app: FastifyInstance) {
   app.get('/api/v1/devices/:deviceId/report_cards', { config, schema: schema("A device's report cards, newest first", DeviceIdParams, ListQuery, ReportCardList) },
     async (request) => {
       const { deviceId } = request.params as { deviceId: string };
-      const w = tripWindow(request.query);
+      const w = parseStreamWindow(request.query as Record<string, string | undefined>);
       await repos.devices.requireReadable(request.principal!, deviceId);
       return list(`/api/v1/devices/${deviceId}/report_cards`, w, await repos.trips.cardsForDevice(request.principal!, deviceId, w));
     });
@@ -44,7 +42,7 @@ export default async function reportCardsRoutes(app: FastifyInstance) {
   app.get('/api/v1/vehicles/:vehicleId/report_cards', { config, schema: schema("A vehicle's report cards from the devices the application can read", VehicleIdParams, ListQuery, ReportCardList) },
     async (request) => {
       const { vehicleId } = request.params as { vehicleId: string };
-      const w = tripWindow(request.query);
+      const w = parseStreamWindow(request.query as Record<string, string | undefined>);
       await repos.vehicles.requireReadable(request.principal!, vehicleId);
       const devices = await repos.vehicles.readableDeviceIds(request.principal!, vehicleId, 20);
       return list(`/api/v1/vehicles/${vehicleId}/report_cards`, w, await repos.trips.cardsForVehicle(request.principal!, vehicleId, devices, w));
@@ -53,7 +51,7 @@ export default async function reportCardsRoutes(app: FastifyInstance) {
   app.get('/api/v1/devices/:deviceId/report_cards/overall', { config, schema: schema('Overall grade of a device over a time segment', DeviceIdParams, OverallQuery, OverallResponse) },
     async (request) => {
       const { deviceId } = request.params as { deviceId: string };
-      const w = tripWindow(request.query);
+      const w = parseStreamWindow(request.query as Record<string, string | undefined>);
       await repos.devices.requireReadable(request.principal!, deviceId);
       const { lifetime, inWindow } = await repos.trips.gradeCounts(request.principal!, deviceId, w);
       const tripSampleSize = GRADES.reduce((n, g) => n + (inWindow[g] ?? 0), 0);

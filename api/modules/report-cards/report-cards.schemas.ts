@@ -1,7 +1,8 @@
 import { Type } from 'typebox';
 import { Links, Nullable, StreamMeta, Uuid } from '../../schemas/common.js';
+import { GRADES } from '../../../db/trips/formulas.js';
 
-const Grade = Type.Union(['A', 'B', 'C', 'D', 'F', 'I'].map((g) => Type.Literal(g)), {
+const Grade = Type.Union(GRADES.map((g) => Type.Literal(g)), {
   description: 'A-F from penalty points per 10 km (README "Report cards"); I = too short or too little data',
 });
 

@@ -9,9 +9,6 @@ import { TripIdParams, TripList, TripResponse } from './trips.schemas.js';
 
 const ListQuery = Type.Object(StreamQuery);
 
-/** since/until/limit of a stream list (parseStreamWindow refuses since after until). */
-export const tripWindow = (query: unknown): StreamParams => parseStreamWindow(query as Record<string, string | undefined>);
-
 /** Trips (spec 4.7): of a device (open ones too), of a vehicle, one by id; newest start first. */
 export default async function tripsRoutes(app: FastifyInstance) {
   const { repos } = app.deps;
@@ -27,7 +24,7 @@ export default async function tripsRoutes(app: FastifyInstance) {
       querystring: ListQuery, response: { 200: TripList, ...errorResponses(404) } },
   }, async (request) => {
     const { deviceId } = request.params as { deviceId: string };
-    const w = tripWindow(request.query);
+    const w = parseStreamWindow(request.query as Record<string, string | undefined>);
     await repos.devices.requireReadable(request.principal!, deviceId);
     return list(`/api/v1/devices/${deviceId}/trips`, w, await repos.trips.listForDevice(request.principal!, deviceId, w));
   });
@@ -38,7 +35,7 @@ export default async function tripsRoutes(app: FastifyInstance) {
       params: VehicleIdParams, querystring: ListQuery, response: { 200: TripList, ...errorResponses(404) } },
   }, async (request) => {
     const { vehicleId } = request.params as { vehicleId: string };
-    const w = tripWindow(request.query);
+    const w = parseStreamWindow(request.query as Record<string, string | undefined>);
     await repos.vehicles.requireReadable(request.principal!, vehicleId);
     const devices = await repos.vehicles.readableDeviceIds(request.principal!, vehicleId, 20);
     return list(`/api/v1/vehicles/${vehicleId}/trips`, w, await repos.trips.listForVehicle(request.principal!, vehicleId, devices, w));
