@@ -18,8 +18,9 @@ export const INGEST_STAGES: StageFactory[] = [
   vehiclesStage,
   deviceEventsStage,
   rulesStage,
-  tripsStage,
   diagnosticsStage,
   collisionsStage,
+  // trips and distance read nothing the other writes: their first statements share one round trip (`plan`)
+  tripsStage,
   distanceStage,
 ];

@@ -6,6 +6,7 @@ import type { Logger } from '../lib/logger.js';
 import type { Repositories } from '../db/index.js';
 import type { NewEvent } from '../db/repositories/events.repository.js';
 import type { DeadLetterRow } from '../db/repositories/ingest.repository.js';
+import { runParts, type PartRow, type SqlPart } from '../db/fused.js';
 import type { DecodedFrame, FrameKind } from './frame.decoder.js';
 
 /** A message committed in this batch (never a duplicate), with what its frame carried besides telemetry. */
@@ -68,7 +69,25 @@ export interface IngestStage {
   prepare?(devices: DeviceBatch[]): Promise<void>;
   /** Runs in the batch transaction, in list order; the events it returns are stored through events.insert. */
   apply(ctx: StageContext): Promise<NewEvent[]>;
+  /**
+   * For a stage whose batch work starts with one statement that reads nothing the stages around it write: the
+   * pipeline runs the statements of consecutive such stages in one round trip (db/fused.ts), then each stage's
+   * `after`, in list order. Doing the same as `apply` (which `applyPlan` gives) is the stage's contract.
+   */
+  plan?(ctx: StageContext): StagePlan;
   close?(): Promise<void>;
+}
+
+/** A stage's statement (null: none this batch) and what follows once its rows are back. */
+export interface StagePlan {
+  part: SqlPart | null;
+  after(rows: PartRow[] | null): Promise<NewEvent[]>;
+}
+
+/** A plan run on its own: the stage's `apply`. */
+export async function applyPlan(trx: Knex, plan: StagePlan): Promise<NewEvent[]> {
+  const [rows] = await runParts(trx, [plan.part]);
+  return plan.after(rows);
 }
 
 export interface StageDeps {

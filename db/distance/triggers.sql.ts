@@ -1,8 +1,7 @@
 // Distance and odometer triggers, set-based per ingest batch (spec 2.11, 4.8; reference-notes §1.9, §5): one statement.
-import type { Knex } from 'knex';
 import { MAX_MILESTONES_PER_BATCH } from './model.js';
 import { STEP_CTES } from './steps.sql.js';
-import { prepared } from '../prepared.js';
+import { runParts, type PartRow, type SqlPart } from '../fused.js';
 
 export interface TriggerFiring {
   triggerId: string; vehicleId: string; applicationId: string; deviceId: string; ts: Date;
@@ -27,8 +26,8 @@ export interface TriggerFiring {
  * neither in its starting total nor evaluated for it. The UPDATE re-checks `next_m` and `done` on the row it locks,
  * so two batches committing concurrently cannot fire the same target twice.
  */
-const DISTANCE = `
-  WITH ${STEP_CTES},
+const DISTANCE_CTES = `
+  ${STEP_CTES},
   base AS (
     SELECT t.vehicle_id, t.travelled_m - d.total AS before
     FROM totals t JOIN (SELECT vehicle_id, sum(meters) AS total FROM delta GROUP BY vehicle_id) d ON d.vehicle_id = t.vehicle_id),
@@ -71,20 +70,26 @@ const DISTANCE = `
     UPDATE odometer_triggers t SET events = t.events + c.n, done = t.type <> 'milestone',
       next_m = CASE WHEN t.type = 'milestone' THEN c.last_target + t.threshold_m ELSE t.next_m END
     FROM counted c WHERE t.id = c.trigger_id AND NOT t.done AND t.next_m = c.next_m
-    RETURNING t.id, t.vehicle_id, t.application_id, t.type, t.threshold_m, t.events, c.n)
+    RETURNING t.id, t.vehicle_id, t.application_id, t.type, t.threshold_m, t.events, c.n)`;
+
+const DISTANCE_MAIN = `
   SELECT u.id AS trigger_id, u.vehicle_id, u.application_id, u.type, u.threshold_m, f.device_id, f.ts, f.estimate,
     u.events - u.n + row_number() OVER (PARTITION BY u.id ORDER BY f.target) AS events
   FROM fire f JOIN updated u ON u.id = f.trigger_id
   ORDER BY f.ts, u.id, f.target`;
 
 /**
- * Measures the steps of the batch's messages (db/distance/steps.sql.ts), moves the vehicles' totals, and fires the
- * triggers the new distance reached, in one statement; returns one firing per event to store.
+ * The batch's distance statement (a db/fused.ts part): measures the steps of its messages (db/distance/steps.sql.ts),
+ * moves the vehicles' totals, and fires the triggers the new distance reached; `firings` reads its rows. Null
+ * without messages. At ingest it shares its round trip with the trips continuation.
  */
-export async function advanceDistance(trx: Knex, messageIds: string[]): Promise<TriggerFiring[]> {
-  if (!messageIds.length) return [];
-  const { rows } = await prepared(trx, DISTANCE, [messageIds]);
-  return (rows as Record<string, any>[]).map((r) => ({
+export function distancePart(messageIds: string[]): SqlPart | null {
+  return messageIds.length ? { ctes: DISTANCE_CTES, main: DISTANCE_MAIN, bindings: [messageIds] } : null;
+}
+
+/** One firing per event to store, from the distance part's rows, in time order. */
+export function firings(rows: PartRow[] | null): TriggerFiring[] {
+  return (rows ?? []).map((r) => ({
     triggerId: r.trigger_id, vehicleId: r.vehicle_id, applicationId: r.application_id, deviceId: r.device_id,
     ts: new Date(r.ts), type: r.type, thresholdM: Number(r.threshold_m), events: Number(r.events), estimatedOdometer: Number(r.estimate),
   }));

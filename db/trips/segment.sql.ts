@@ -222,10 +222,12 @@ export const SEGMENT = `
  * samples less than `still` apart and no stillness of `still` at the end), so its rows are the open trip's
  * segment as SEGMENT would find it, and MEMBERS and SUMS, shared with SEGMENT, advance the trip the same way.
  * Returns the devices it advanced; the others go through SEGMENT. Parameters: device ids, the batch's message
- * ids, then those of SEGMENT's `p`.
+ * ids, then those of SEGMENT's `p`. Written as CTEs and a main statement (db/fused.ts): the ingest pipeline runs it
+ * in one round trip with the distance statement.
  */
-export const CONTINUE = `
-  WITH batch AS (SELECT device_id, false AS late FROM unnest(?::uuid[]) AS b(device_id)),
+export const CONTINUE = {
+  ctes: `
+  batch AS (SELECT device_id, false AS late FROM unnest(?::uuid[]) AS b(device_id)),
   batch_ids AS (SELECT ?::uuid[] AS ids), ${PARAMS},
   cont AS (${OPEN_TRIP}),
   ctx AS (
@@ -252,8 +254,10 @@ export const CONTINUE = `
       AND (f.ignition OR (NOT bool_or(f.mv AND f.ts - f.prev_mv_ts > p.still)
         AND max(f.ts) <= max(f.ts) FILTER (WHERE f.mv) + p.still))),
   rows4 AS (SELECT f.*, 0::bigint AS sess, 0::bigint AS seg FROM flagged f JOIN segs g ON g.device_id = f.device_id),
-  ${MEMBERS}, ${SUMS}
+  ${MEMBERS}, ${SUMS}`,
+  main: `
   INSERT INTO trips (${COLUMNS}, touched_at)
   SELECT ${COLUMNS}, now() FROM final
   ON CONFLICT (device_id, start_ts) DO UPDATE SET ${UPDATES}, touched_at = EXCLUDED.touched_at
-  RETURNING device_id`;
+  RETURNING device_id`,
+};

@@ -1,11 +1,13 @@
 // Runs trip segmentation for a batch (or the silent-device sweep): a constant number of statements whatever
-// the number of devices: continue (1, when a device's batch is in order without startup or shutdown), segment
+// the number of devices: continue (1, when a device's batch is in order without startup or shutdown; at ingest it
+// shares its round trip with the distance statement), segment
 // (1, for the devices the first did not advance), then, when trips closed, preview (1) and report cards (1),
 // then, when a trip opened, closed or was re-derived, events (1).
 import type { Knex } from 'knex';
 import type { NewEvent } from '../repositories/events.repository.js';
 import { CONTINUE, SEGMENT } from './segment.sql.js';
 import { prepared } from '../prepared.js';
+import { runParts, type PartRow, type SqlPart } from '../fused.js';
 import { EVENT_DIFF, FINALIZE, SWEEP, UPSERT_REPORT_CARDS } from './finalize.sql.js';
 import {
   HARD, PREVIEW_TOLERANCE_DEG, REPORT_CARD, STOPPED_KMH, gradeFor, reportCardScore, tripStats, type SegmentOptions, type TripSums,
@@ -41,11 +43,17 @@ export function sumsOf(r: Record<string, any>): TripSums {
 /** SEGMENT's and CONTINUE's `p`. */
 const params = (o: SegmentOptions) => [o.gapMs, o.stationaryMs, o.motionKmh, STOPPED_KMH, HARD.accelMs2, HARD.brakeMs2, HARD.minSpeedKmh, REPORT_CARD.speedingKmh];
 
-/** Advances the open trips that continue through the batch unchanged in shape (one statement); returns their devices. */
-async function continueOpen(trx: Knex, spans: TripSpan[], o: SegmentOptions): Promise<Set<string>> {
-  if (!spans.length) return new Set();
-  const { rows } = await prepared(trx, CONTINUE, [spans.map((s) => s.deviceId), spans.flatMap((s) => s.messageIds), ...params(o)]);
-  return new Set((rows as { device_id: string }[]).map((r) => r.device_id));
+/** The spans CONTINUE may advance: in order, without startup or shutdown. */
+const continuable = (spans: TripSpan[]) => spans.filter((s) => !s.late && !s.ignition);
+
+/**
+ * CONTINUE for the batch (db/fused.ts part): advances the open trips that continue through the batch unchanged in
+ * shape; its rows are the devices it advanced. Null when no span qualifies.
+ */
+export function continuePart(spans: TripSpan[], o: SegmentOptions): SqlPart | null {
+  const eligible = continuable(spans);
+  if (!eligible.length) return null;
+  return { ...CONTINUE, bindings: [eligible.map((s) => s.deviceId), eligible.flatMap((s) => s.messageIds), ...params(o)] };
 }
 
 async function segment(trx: Knex, spans: TripSpan[], o: SegmentOptions) {
@@ -87,14 +95,23 @@ async function tripEvents(trx: Knex, touched: string[]): Promise<NewEvent[]> {
   }));
 }
 
-/** Advances (or, for late spans, re-derives) the trips of a batch's devices; returns the events to store. */
-export async function advanceTrips(trx: Knex, spans: TripSpan[], o: SegmentOptions): Promise<NewEvent[]> {
-  const advanced = await continueOpen(trx, spans.filter((s) => !s.late && !s.ignition), o);
+/**
+ * After `continuePart` (its rows, or null when it had none): segments the devices it did not advance, finalizes the
+ * trips that closed and returns the events to store.
+ */
+export async function advanceTripsAfter(trx: Knex, spans: TripSpan[], continued: PartRow[] | null, o: SegmentOptions): Promise<NewEvent[]> {
+  const advanced = new Set((continued ?? []).map((r) => r.device_id as string));
   const rest = spans.filter((s) => !advanced.has(s.deviceId));
   if (!rest.length) return [];
   const { eventful, closed } = await segment(trx, rest, o);
   await finalize(trx, closed);
   return tripEvents(trx, eventful);
+}
+
+/** Advances (or, for late spans, re-derives) the trips of a batch's devices; returns the events to store. */
+export async function advanceTrips(trx: Knex, spans: TripSpan[], o: SegmentOptions): Promise<NewEvent[]> {
+  const [continued] = await runParts(trx, [continuePart(spans, o)]);
+  return advanceTripsAfter(trx, spans, continued, o);
 }
 
 /** Closes every open trip not advanced for `gapMs` (end reason `silent`); returns the events to store. */

@@ -1,7 +1,7 @@
 import type { NewEvent } from '../../db/repositories/events.repository.js';
-import { advanceDistance, type TriggerFiring } from '../../db/distance/triggers.sql.js';
+import { distancePart, firings, type TriggerFiring } from '../../db/distance/triggers.sql.js';
 import { urlForConfig, type UrlFor } from '../../db/rules/rule-copy.js';
-import type { StageFactory } from '../ingest.types.js';
+import { applyPlan, type StageContext, type StageFactory, type StagePlan } from '../ingest.types.js';
 
 /** The distance-trigger event (reference-notes §5): object `odometer-trigger`, meta with the trigger and the estimate. */
 export function triggerEvent(url: UrlFor, f: TriggerFiring): NewEvent {
@@ -26,14 +26,13 @@ export function triggerEvent(url: UrlFor, f: TriggerFiring): NewEvent {
  * then the odometer triggers the batch reached fire. One statement per batch for all its devices
  * (db/distance/steps.sql.ts + triggers.sql.ts); a late frame re-measures only itself and its successor, and a
  * trigger's target moves past what fired, so nothing fires twice. Runs last: it needs the vehicle associations.
+ * Its statement shares a round trip with the trips continuation (`plan`).
  */
 export const distanceStage: StageFactory = ({ config }) => {
   const url = urlForConfig(config);
-  return {
-    name: 'distance',
-    async apply({ trx, devices }) {
-      const ids = devices.flatMap((d) => d.messages.map((m) => m.id));
-      return (await advanceDistance(trx, ids)).map((f) => triggerEvent(url, f));
-    },
-  };
+  const plan = ({ devices }: StageContext): StagePlan => ({
+    part: distancePart(devices.flatMap((d) => d.messages.map((m) => m.id))),
+    after: async (rows) => firings(rows).map((f) => triggerEvent(url, f)),
+  });
+  return { name: 'distance', plan, apply: (ctx) => applyPlan(ctx.trx, plan(ctx)) };
 };

@@ -1,5 +1,5 @@
-import { advanceTrips, type TripSpan } from '../../db/trips/segment.js';
-import { isLate, type IngestedMessage, type StageFactory } from '../ingest.types.js';
+import { advanceTripsAfter, continuePart, type TripSpan } from '../../db/trips/segment.js';
+import { applyPlan, isLate, type IngestedMessage, type StageContext, type StageFactory, type StagePlan } from '../ingest.types.js';
 
 /**
  * Whether a message may begin a trip: a startup, or a speed (the statement's: vehicleSpeed, else GPS speed)
@@ -13,12 +13,13 @@ function mayOpen(m: IngestedMessage, motionKmh: number): boolean {
 /**
  * Trips (issue 11, spec 1.3, 2.10, 6.1): segmentation and statistics advance per batch for all its devices in
  * a constant number of statements (db/trips/segment.ts); a device whose batch holds a late frame re-derives
- * its trips from the first one the frame can touch. Events: trip-started, trip-stopped, trip-completed.
+ * its trips from the first one the frame can touch. Events: trip-started, trip-stopped, trip-completed. Its first
+ * statement (the continuation of open trips) shares a round trip with the distance stage's (`plan`).
  */
-export const tripsStage: StageFactory = ({ config }) => ({
-  name: 'trips',
-  async apply({ trx, devices }) {
-    if (!config.trips) return [];
+export const tripsStage: StageFactory = ({ config }) => {
+  const options = { gapMs: config.tripGapMs, stationaryMs: config.tripStationaryMs, motionKmh: config.tripMotionKmh };
+  const plan = ({ trx, devices }: StageContext): StagePlan => {
+    if (!config.trips) return { part: null, after: async () => [] };
     const spans: TripSpan[] = devices.filter((d) => d.messages.length).map((d) => ({
       deviceId: d.deviceId,
       firstTs: d.messages[0].timestamp,
@@ -29,8 +30,7 @@ export const tripsStage: StageFactory = ({ config }) => ({
       mayOpen: d.messages.some((m) => mayOpen(m, config.tripMotionKmh)),
       ignition: d.messages.some((m) => m.kind === 'startup' || m.kind === 'shutdown'),
     }));
-    return advanceTrips(trx, spans, {
-      gapMs: config.tripGapMs, stationaryMs: config.tripStationaryMs, motionKmh: config.tripMotionKmh,
-    });
-  },
-});
+    return { part: continuePart(spans, options), after: (rows) => advanceTripsAfter(trx, spans, rows, options) };
+  };
+  return { name: 'trips', plan, apply: (ctx) => applyPlan(ctx.trx, plan(ctx)) };
+};

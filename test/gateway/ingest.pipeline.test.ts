@@ -8,6 +8,9 @@ import { uplinkJob } from '../../gateway/uplink.js';
 import type { DeviceBatch, IngestStage } from '../../gateway/ingest.types.js';
 import { createTestDb } from '../helpers/db.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { recordStatements } from '../helpers/statements.js';
+import { tripsStage } from '../../gateway/stages/trips.stage.js';
+import { distanceStage } from '../../gateway/stages/distance.stage.js';
 
 let t: TestApp;
 beforeAll(async () => { t = await buildTestApp(); });
@@ -90,6 +93,43 @@ describe('stages and events', () => {
     expect(row).toMatchObject({ event_type: 'test-mark', meta: { rpm: 1500 } });
     expect(messages.map((m) => [m.timestamp, m.data])).toEqual([[at(1), { rpm: 1500 }]]);
     expect(events.flat().map((e) => e.id)).toEqual([row.id]);
+  });
+});
+
+describe('planned stages', () => {
+  it('runs the statements of consecutive planned stages in one round trip, then each one\'s after in list order', async () => {
+    const d = await t.make.device();
+    const order: string[] = [];
+    const planned = (name: string, value: number): IngestStage => ({
+      name,
+      apply: async () => { throw new Error('the pipeline runs the plan'); },
+      plan: () => ({
+        part: { ctes: `${name}_in AS (SELECT ?::int AS v)`, main: `SELECT v FROM ${name}_in`, bindings: [value] },
+        after: async (rows) => { order.push(`${name}:${rows!.map((r) => r.v)}`); return []; },
+      }),
+    });
+    const plain: IngestStage = { name: 'plain', apply: async () => { order.push('plain'); return []; } };
+    const { p } = pipeline({ stages: [planned('a', 1), planned('b', 2), plain, planned('c', 3)] });
+    const { sql } = await recordStatements(t.db.knex, () => p.submit(job(d.id, { ts: at(1).getTime() })), /part_0/);
+    expect(sql).toHaveLength(2);
+    expect(order).toEqual(['a:1', 'b:2', 'plain', 'c:3']);
+  });
+
+  it('continues an open trip and measures its distance in one statement', async () => {
+    const d = await t.make.device();
+    const deps = { config: t.config, knex: t.db.knex, repos: t.repos, log: silentLogger };
+    const { p } = pipeline({ stages: [tripsStage(deps), distanceStage(deps)] });
+    const frame = (s: number, kind?: string) => ({ ts: at(s).getTime(), ...(kind ? { kind } : {}), data: { vehicleSpeed: 40 },
+      location: { lat: 32.78 + s * 0.0001, lon: -96.8 } });
+    await p.submit(job(d.id, [frame(1, 'startup'), frame(2)]));
+    const { sql } = await recordStatements(t.db.knex, () => p.submit(job(d.id, [frame(3), frame(4)])), /part_0|INSERT INTO trips/);
+    expect(sql).toHaveLength(1);
+    expect(sql[0]).toMatch(/INSERT INTO trips/);
+    expect(sql[0]).toMatch(/INSERT INTO distance_steps/);
+    const [trip] = await t.db.knex('trips').where('device_id', d.id);
+    expect(trip).toMatchObject({ message_count: 4, stop_ts: null });
+    const steps = await t.db.knex('distance_steps').where('device_id', d.id);
+    expect(steps).toHaveLength(4);
   });
 });
 

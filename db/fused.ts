@@ -1,0 +1,80 @@
+// Several set-based statements in one round trip. Under load a batch transaction's time goes more to its round
+// trips (each waits for a busy core on both sides) than to its statements' work, so independent derived-state
+// statements of a batch run as one statement (issues 11 and 13).
+import type { Knex } from 'knex';
+import { prepared } from './prepared.js';
+
+/**
+ * A statement written as `WITH <ctes> <main>` (`?` placeholders, `bindings` in text order), so that it can run
+ * alone or fused with others. `main` is a SELECT or a data-modifying statement with RETURNING.
+ */
+export interface SqlPart {
+  ctes: string;
+  main: string;
+  bindings: readonly unknown[];
+}
+
+/** A row of a part's result, as JSON: timestamps as ISO text, numbers as numbers. */
+export type PartRow = Record<string, any>;
+
+/**
+ * The parts as one statement: each part's CTEs, then its main statement as the CTE `part_<i>`, and one row
+ * holding each part's rows as a JSON array (in the order its main statement returns them). The parts see the
+ * same snapshot and cannot see each other's writes, so only independent statements may be fused; their CTE
+ * names must differ (checked here for the names a part defines at its top level).
+ */
+export function fuse(parts: readonly SqlPart[]): { sql: string; bindings: unknown[] } {
+  const seen = new Map<string, number>();
+  parts.forEach((part, i) => {
+    for (const name of cteNames(part.ctes)) {
+      if (seen.has(name) && seen.get(name) !== i) throw new Error(`fused statements both define the CTE "${name}"`);
+      seen.set(name, i);
+    }
+  });
+  const ctes = parts.map((part, i) => `${part.ctes},\n  part_${i} AS (${part.main})`).join(',\n');
+  const select = parts.map((_, i) => `(SELECT coalesce(jsonb_agg(to_jsonb(x)), '[]'::jsonb) FROM part_${i} x) AS part_${i}`).join(', ');
+  return { sql: `WITH ${ctes}\n  SELECT ${select}`, bindings: parts.flatMap((part) => [...part.bindings]) };
+}
+
+/** The CTE names defined at the top level of a CTE list (`name AS (` or `name AS MATERIALIZED (` at depth 0). */
+function cteNames(ctes: string): string[] {
+  const names: string[] = [];
+  let depth = 0;
+  let start = 0;
+  const flush = (end: number) => {
+    const m = /^\s*([a-z_][a-z0-9_]*)\s+AS\s+(NOT\s+)?(MATERIALIZED\s+)?$/i.exec(ctes.slice(start, end));
+    if (m) names.push(m[1].toLowerCase());
+  };
+  for (let i = 0; i < ctes.length; i++) {
+    const c = ctes[i];
+    if (c === '-' && ctes[i + 1] === '-') {
+      // a comment, to its line's end (its parentheses do not count)
+      const nl = ctes.indexOf('\n', i);
+      i = nl < 0 ? ctes.length : nl;
+      if (depth === 0) start = i + 1;
+    } else if (c === '(') {
+      if (depth === 0) flush(i);
+      depth++;
+    } else if (c === ')') depth--;
+    else if (c === ',' && depth === 0) start = i + 1;
+  }
+  return names;
+}
+
+/**
+ * Runs the parts (null ones skipped) as one named prepared statement; returns each part's rows (null for the
+ * skipped ones). No parts: no statement.
+ */
+export async function runParts(trx: Knex, parts: readonly (SqlPart | null)[]): Promise<(PartRow[] | null)[]> {
+  const present = parts.filter((p): p is SqlPart => p !== null);
+  if (!present.length) return parts.map(() => null);
+  const { sql, bindings } = fuse(present);
+  const { rows } = await prepared(trx, sql, bindings as Knex.RawBinding[]);
+  const row = (rows as Record<string, unknown>[])[0];
+  let k = 0;
+  return parts.map((p) => {
+    if (!p) return null;
+    const value = row[`part_${k++}`];
+    return (typeof value === 'string' ? JSON.parse(value) : value) as PartRow[];
+  });
+}
