@@ -3,6 +3,7 @@
 import type { Knex } from 'knex';
 import { prepared } from '../prepared.js';
 import type { DtcInfo } from './dtc-info.js';
+import { vehicleAt } from '../vehicle-at.sql.js';
 
 /** Where a device's recomputation starts: its oldest message in the batch that carried `dtcs`. */
 export interface DtcSpan { deviceId: string; from: Date }
@@ -49,8 +50,7 @@ const RECOMPUTE = `
   derived AS (
     SELECT DISTINCT ON (isl.device_id, isl.number, coalesce(p.start, r1.ts))
       isl.device_id, isl.number, coalesce(p.start, r1.ts) AS start, r2.ts AS stop, coalesce(p.code_id, dc.id) AS code_id,
-      coalesce(p.vehicle_id, (SELECT dv.vehicle_id FROM device_vehicles dv WHERE dv.device_id = isl.device_id
-        AND dv.started_at <= r1.ts ORDER BY dv.started_at DESC, dv.created_at DESC LIMIT 1)) AS vehicle_id
+      coalesce(p.vehicle_id, ${vehicleAt('isl.device_id', 'r1.ts')}) AS vehicle_id
     FROM islands isl
     LEFT JOIN prior p ON isl.first_i = 0 AND p.device_id = isl.device_id AND p.number = isl.number
     LEFT JOIN reports r1 ON r1.device_id = isl.device_id AND r1.i = isl.first_i

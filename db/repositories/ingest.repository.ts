@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { prepared } from '../prepared.js';
 import type { Knex } from 'knex';
-import type { VehicleDetails } from './vehicles.repository.js';
+import { vehicleAt } from '../vehicle-at.sql.js';
 
 /** One telemetry message row as the gateway writes it (location as lon/lat, turned into a PostGIS point here). */
 export interface MessageRow {
@@ -61,8 +61,7 @@ const ASSOCIATE = `
   c AS (
     SELECT v.*, cur.vehicle_id AS current_vehicle, nx.id AS next_id, nx.vehicle_id AS next_vehicle
     FROM v
-    LEFT JOIN LATERAL (SELECT dv.vehicle_id FROM device_vehicles dv WHERE dv.device_id = v.device_id AND dv.started_at <= v.at
-      ORDER BY dv.started_at DESC, dv.created_at DESC LIMIT 1) cur ON true
+    LEFT JOIN LATERAL (SELECT ${vehicleAt('v.device_id', 'v.at')} AS vehicle_id) cur ON true
     LEFT JOIN LATERAL (SELECT dv.id, dv.vehicle_id FROM device_vehicles dv WHERE dv.device_id = v.device_id AND dv.started_at > v.at
       ORDER BY dv.started_at, dv.created_at LIMIT 1) nx ON true
     WHERE cur.vehicle_id IS DISTINCT FROM v.vehicle_id),
@@ -73,18 +72,6 @@ const ASSOCIATE = `
     SELECT gen_random_uuid(), c.device_id, c.vehicle_id, c.at, clock_timestamp() FROM c
     WHERE c.next_vehicle IS DISTINCT FROM c.vehicle_id RETURNING id)
   SELECT (SELECT count(*) FROM moved) + (SELECT count(*) FROM added) AS changed`;
-
-const KNOWN_VINS = `SELECT vin FROM vehicles WHERE vin = ANY(?::text[])`;
-
-const VEHICLES_FOR_VINS = `
-  WITH v AS (SELECT * FROM json_to_recordset(?::json) AS v(id uuid, vin text, year text, make text, model text, trim text, data jsonb)),
-  added AS (
-    INSERT INTO vehicles (id, vin, year, make, model, trim, data, created_at, last_startup)
-    SELECT v.id, v.vin, v.year, v.make, v.model, v.trim, v.data, now(), NULL FROM v
-    ON CONFLICT (vin) DO NOTHING RETURNING id, vin)
-  SELECT id, vin FROM added
-  UNION ALL
-  SELECT x.id, x.vin FROM vehicles x JOIN v ON x.vin = v.vin WHERE NOT EXISTS (SELECT 1 FROM added a WHERE a.vin = x.vin)`;
 
 const ASSOCIATIONS = `
   SELECT b.device_id, a.vehicle_id, a.started_at
@@ -155,34 +142,6 @@ export function ingestRepository(knex: Knex) {
       const json = rows.map((r) => ({ device_id: r.deviceId, vehicle_id: r.vehicleId, at: r.at.toISOString() }));
       const { rows: out } = await prepared(trx, ASSOCIATE, [JSON.stringify(json)]);
       return Number(out[0].changed);
-    },
-
-    /** Of these VINs, the ones with a vehicle already: one statement. */
-    async knownVins(vins: string[], trx: Knex = knex): Promise<Set<string>> {
-      if (!vins.length) return new Set();
-      const { rows } = await prepared(trx, KNOWN_VINS, [vins]);
-      return new Set((rows as { vin: string }[]).map((r) => r.vin));
-    },
-
-    /**
-     * The vehicle of each VIN, created (with its decoded details) where there is none yet: one statement
-     * for all the VINs of a batch. A VIN another transaction creates meanwhile keeps that one.
-     */
-    async vehiclesForVins(vins: { vin: string; details: VehicleDetails | null }[], trx: Knex = knex): Promise<Map<string, string>> {
-      if (!vins.length) return new Map();
-      const json = vins.map(({ vin, details: d }) => ({
-        id: randomUUID(), vin, year: d?.year ?? null, make: d?.make ?? null, model: d?.model ?? null, trim: d?.trim ?? null,
-        data: d?.data ?? null,
-      }));
-      const { rows } = await prepared(trx, VEHICLES_FOR_VINS, [JSON.stringify(json)]);
-      const found = new Map((rows as { vin: string; id: string }[]).map((r) => [r.vin, r.id]));
-      // A VIN another batch created concurrently: its insert made ours do nothing once it committed, after this
-      // statement's snapshot was taken, so only a new statement sees it.
-      const late = vins.filter((v) => !found.has(v.vin)).map((v) => v.vin);
-      if (late.length) {
-        for (const r of (await trx('vehicles').select('id', 'vin').whereIn('vin', late)) as { id: string; vin: string }[]) found.set(r.vin, r.id);
-      }
-      return found;
     },
 
     /** Dead letters of a device, newest first (operators and tests read them; no API serves them yet). */

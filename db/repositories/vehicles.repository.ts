@@ -3,6 +3,8 @@ import type { Knex } from 'knex';
 import { NotFound } from '../../lib/errors.js';
 import { offsetPage, type OffsetWindow } from '../paging.js';
 import { readableDeviceIds, type Principal } from './scope.js';
+import { vehicleAt } from '../vehicle-at.sql.js';
+import { prepared } from '../prepared.js';
 
 export interface Vehicle {
   id: string; vin: string; year: string | null; make: string | null; model: string | null; trim: string | null;
@@ -33,6 +35,18 @@ const toVehicle = (r: Record<string, any>): Vehicle => ({
   createdAt: r.created_at, lastStartup: r.last_startup,
 });
 
+const KNOWN_VINS = `SELECT vin FROM vehicles WHERE vin = ANY(?::text[])`;
+
+const VEHICLES_FOR_VINS = `
+  WITH v AS (SELECT * FROM json_to_recordset(?::json) AS v(id uuid, vin text, year text, make text, model text, trim text, data jsonb)),
+  added AS (
+    INSERT INTO vehicles (id, vin, year, make, model, trim, data, created_at, last_startup)
+    SELECT v.id, v.vin, v.year, v.make, v.model, v.trim, v.data, now(), NULL FROM v
+    ON CONFLICT (vin) DO NOTHING RETURNING id, vin)
+  SELECT id, vin FROM added
+  UNION ALL
+  SELECT x.id, x.vin FROM vehicles x JOIN v ON x.vin = v.vin WHERE NOT EXISTS (SELECT 1 FROM added a WHERE a.vin = x.vin)`;
+
 export function vehiclesRepository(knex: Knex) {
   return {
     /** Vehicles the device was in, chronologically; a vehicle repeats when the device moved back (reference-notes §1.1). */
@@ -51,17 +65,14 @@ export function vehiclesRepository(knex: Knex) {
 
     /** The vehicle the device was in at `at` (late frames are attributed to the vehicle of their time). */
     async vehicleIdAt(deviceId: string, at: Date, trx: Knex = knex): Promise<string | null> {
-      const row = await trx('device_vehicles').select('vehicle_id').where('device_id', deviceId).where('started_at', '<=', at)
-        .orderBy([{ column: 'started_at', order: 'desc' }, { column: 'created_at', order: 'desc' }]).first();
-      return row?.vehicle_id ?? null;
+      return (await this.vehicleIdsAt([{ deviceId, at }], trx))[0];
     },
 
     /** vehicleIdAt for many (device, time) points in one statement, in the order given. */
     async vehicleIdsAt(points: { deviceId: string; at: Date }[], trx: Knex = knex): Promise<(string | null)[]> {
       if (!points.length) return [];
       const { rows } = await trx.raw(`
-        SELECT p.i, (SELECT dv.vehicle_id FROM device_vehicles dv WHERE dv.device_id = p.device_id AND dv.started_at <= p.at
-          ORDER BY dv.started_at DESC, dv.created_at DESC LIMIT 1) AS vehicle_id
+        SELECT p.i, ${vehicleAt('p.device_id', 'p.at')} AS vehicle_id
         FROM unnest(?::uuid[], ?::timestamptz[]) WITH ORDINALITY AS p(device_id, at, i)`,
       [points.map((p) => p.deviceId), points.map((p) => p.at.toISOString())]);
       const out = new Array<string | null>(points.length).fill(null);
@@ -101,17 +112,40 @@ export function vehiclesRepository(knex: Knex) {
       return row && toVehicle(row);
     },
 
-    /** Creates the vehicle of a VIN once; details come from the offline VIN decoder. */
+    /** The vehicle of a VIN, created once (through vehiclesForVins) with the details `details` gives. */
     async upsertByVin(vin: string, details: () => Promise<VehicleDetails>, trx: Knex = knex): Promise<Vehicle> {
       const found = await this.findByVin(vin, trx);
       if (found) return found;
-      const d = await details();
-      const row = {
-        id: randomUUID(), vin, year: d.year ?? null, make: d.make ?? null, model: d.model ?? null, trim: d.trim ?? null,
-        data: d.data ? JSON.stringify(d.data) : null, created_at: new Date(), last_startup: null,
-      };
-      await trx('vehicles').insert(row).onConflict('vin').ignore();
+      await this.vehiclesForVins([{ vin, details: await details() }], trx);
       return (await this.findByVin(vin, trx))!;
+    },
+
+    /** Of these VINs, the ones with a vehicle already: one statement. */
+    async knownVins(vins: string[], trx: Knex = knex): Promise<Set<string>> {
+      if (!vins.length) return new Set();
+      const { rows } = await prepared(trx, KNOWN_VINS, [vins]);
+      return new Set((rows as { vin: string }[]).map((r) => r.vin));
+    },
+
+    /**
+     * The vehicle of each VIN, created (with its decoded details) where there is none yet: one statement
+     * for all the VINs of a batch. A VIN another transaction creates meanwhile keeps that one.
+     */
+    async vehiclesForVins(vins: { vin: string; details: VehicleDetails | null }[], trx: Knex = knex): Promise<Map<string, string>> {
+      if (!vins.length) return new Map();
+      const json = vins.map(({ vin, details: d }) => ({
+        id: randomUUID(), vin, year: d?.year ?? null, make: d?.make ?? null, model: d?.model ?? null, trim: d?.trim ?? null,
+        data: d?.data ?? null,
+      }));
+      const { rows } = await prepared(trx, VEHICLES_FOR_VINS, [JSON.stringify(json)]);
+      const found = new Map((rows as { vin: string; id: string }[]).map((r) => [r.vin, r.id]));
+      // A VIN another batch created concurrently: its insert made ours do nothing once it committed, after this
+      // statement's snapshot was taken, so only a new statement sees it.
+      const late = vins.filter((v) => !found.has(v.vin)).map((v) => v.vin);
+      if (late.length) {
+        for (const r of (await trx('vehicles').select('id', 'vin').whereIn('vin', late)) as { id: string; vin: string }[]) found.set(r.vin, r.id);
+      }
+      return found;
     },
 
     async associate(deviceId: string, vehicleId: string, at: Date, trx: Knex = knex): Promise<boolean> {

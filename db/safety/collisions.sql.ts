@@ -1,6 +1,7 @@
 // Collisions (spec 2.14, 4.11), set-based per ingest batch: two statements for all the devices of a batch.
 import type { Knex } from 'knex';
 import { prepared } from '../prepared.js';
+import { vehicleAt } from '../vehicle-at.sql.js';
 
 export interface CollisionOptions {
   /** g (9.80665 m/s²): the accelerometer magnitude that is an impact. */
@@ -72,8 +73,7 @@ const RECOMPUTE = `
   located AS (
     SELECT i.*, coalesce(i.location, (SELECT m.location FROM messages m WHERE m.device_id = i.device_id AND m.ts <= i.ts
         AND m.ts >= i.ts - interval '5 minutes' AND m.location IS NOT NULL ORDER BY m.ts DESC LIMIT 1)) AS point,
-      (SELECT dv.vehicle_id FROM device_vehicles dv WHERE dv.device_id = i.device_id AND dv.started_at <= i.ts
-        ORDER BY dv.started_at DESC, dv.created_at DESC LIMIT 1) AS vehicle_id
+      ${vehicleAt('i.device_id', 'i.ts')} AS vehicle_id
     FROM impacts i),
   upserted AS (
     INSERT INTO collisions (id, device_id, vehicle_id, ts, last_ts, message_id, latitude, longitude, peak_g, source)

@@ -1,5 +1,6 @@
 // Trip segmentation and running statistics (spec 1.3, 2.10), set-based per ingest batch: one statement
 // advances every device of the batch. The rules are in SEGMENT below; the formulas in formulas.ts.
+import { vehicleAt } from '../vehicle-at.sql.js';
 
 /**
  * Per device of the batch, the span to (re)derive:
@@ -165,8 +166,7 @@ const SUMS = `
     FROM mem3 m, p GROUP BY m.device_id, m.sess, m.seg),
   final AS (
     SELECT g.device_id, coalesce(c.id, gen_random_uuid()) AS id,
-      coalesce(c.vehicle_id, (SELECT dv.vehicle_id FROM device_vehicles dv WHERE dv.device_id = g.device_id
-        AND dv.started_at <= g.first_ts ORDER BY dv.started_at DESC, dv.created_at DESC LIMIT 1)) AS vehicle_id,
+      coalesce(c.vehicle_id, ${vehicleAt('g.device_id', 'g.first_ts')}) AS vehicle_id,
       coalesce(c.start_ts, g.first_ts) AS start_ts, CASE WHEN g.end_reason IS NOT NULL THEN g.end_ts END AS stop_ts,
       s.last_ts, coalesce(c.start_reason, CASE WHEN g.ignition THEN 'startup' ELSE 'motion' END) AS start_reason, g.end_reason,
       coalesce(c.start_point, s.first_location) AS start_point, coalesce(s.last_location, c.stop_point) AS stop_point,

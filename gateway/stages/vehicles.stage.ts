@@ -39,7 +39,7 @@ export const vehiclesStage: StageFactory = ({ repos, log }) => {
       const vins = [...new Set(devices.flatMap((d) => d.messages.flatMap((m) => (m.vin ? [m.vin] : []))))]
         .filter((vin) => !details.has(vin) && !known.has(vin));
       if (!vins.length) return;
-      const existing = await repos.ingest.knownVins(vins);
+      const existing = await repos.vehicles.knownVins(vins);
       for (const vin of vins) {
         if (existing.has(vin)) known.set(vin, true);
         else details.set(vin, await decoder.decode(vin));
@@ -53,7 +53,7 @@ export const vehiclesStage: StageFactory = ({ repos, log }) => {
         const rows = await Promise.all(vins.map(async (vin) => ({
           vin, details: known.has(vin) ? null : details.get(vin) ?? await decoder.decode(vin),
         })));
-        const vehicleOf = await repos.ingest.vehiclesForVins(rows, trx);
+        const vehicleOf = await repos.vehicles.vehiclesForVins(rows, trx);
         for (const vin of vins) known.set(vin, true);
         for (const round of rounds) {
           await repos.ingest.associateMany(round.map((r) => ({ deviceId: r.deviceId, vehicleId: vehicleOf.get(r.m.vin)!, at: r.m.timestamp })), trx);
