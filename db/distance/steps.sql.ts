@@ -1,6 +1,7 @@
 // Distance steps, set-based per ingest batch (spec 2.11): the first half of the batch's one distance statement
 // (db/distance/triggers.sql.ts adds the triggers). Parameter: the batch's new message ids.
 import { STEP } from './model.js';
+import { vehicleAt } from '../vehicle-at.sql.js';
 
 const SPEED = (alias: string) =>
   `CASE WHEN jsonb_typeof(${alias}.data -> 'vehicleSpeed') = 'number' THEN (${alias}.data ->> 'vehicleSpeed')::float8 END`;
@@ -9,7 +10,7 @@ const SPEED = (alias: string) =>
  * `delta` holds the changes of vehicle totals (per vehicle, device and time), `totals` the new totals, `readings` the
  * readings whose anchor moved, with their new value.
  * The messages whose step changes are the batch's new ones and, for each, the next stored message of its device
- * (a late frame splits its successor's step). Each gets its step from its predecessor (db/distance/model.ts),
+ * (a late frame splits its successor's step), each read once. Each gets its step from its predecessor (db/distance/model.ts),
  * is upserted, and the difference with the stored step moves the vehicle's total (`vehicle_distances`) and the
  * totals recorded at odometer readings dated after it: a late frame before a reading leaves the estimate from it.
  * Data-modifying CTEs run to completion whether or not the final SELECT reads them. `old` looks each stored step
@@ -19,19 +20,19 @@ const SPEED = (alias: string) =>
  */
 export const STEP_CTES = `
   fresh AS (
-    SELECT m.id, m.device_id, m.ts FROM unnest(?::uuid[]) AS n(id)
-    CROSS JOIN LATERAL (SELECT mm.id, mm.device_id, mm.ts FROM messages mm WHERE mm.id = n.id OFFSET 0) m),
+    SELECT m.id, m.device_id, m.ts, m.location, m.v FROM unnest(?::uuid[]) AS n(id)
+    CROSS JOIN LATERAL (SELECT mm.id, mm.device_id, mm.ts, mm.location, ${SPEED('mm')} AS v FROM messages mm WHERE mm.id = n.id OFFSET 0) m),
   successors AS (
-    SELECT s.id, s.device_id, s.ts FROM fresh f CROSS JOIN LATERAL (
-      SELECT m.id, m.device_id, m.ts FROM messages m
+    SELECT DISTINCT ON (s.id) s.id, s.device_id, s.ts, s.location, s.v FROM fresh f CROSS JOIN LATERAL (
+      SELECT m.id, m.device_id, m.ts, m.location, ${SPEED('m')} AS v FROM messages m
       WHERE m.device_id = f.device_id AND m.ts >= f.ts AND (m.ts, m.id) > (f.ts, f.id)
-      ORDER BY m.ts, m.id LIMIT 1) s),
-  affected AS (SELECT id, device_id, ts FROM fresh UNION SELECT id, device_id, ts FROM successors),
+      ORDER BY m.ts, m.id LIMIT 1) s
+    WHERE NOT EXISTS (SELECT 1 FROM fresh f2 WHERE f2.id = s.id)),
+  affected AS (SELECT * FROM fresh UNION ALL SELECT * FROM successors),
   pairs AS (
-    SELECT a.id, a.device_id, a.ts, cur.location AS loc, ${SPEED('cur')} AS v, p.ts AS p_ts, p.location AS p_loc, p.v AS p_v,
-      (SELECT dv.vehicle_id FROM device_vehicles dv WHERE dv.device_id = a.device_id AND dv.started_at <= a.ts
-        ORDER BY dv.started_at DESC, dv.created_at DESC LIMIT 1) AS vehicle_id
-    FROM affected a CROSS JOIN LATERAL (SELECT mm.location, mm.data FROM messages mm WHERE mm.id = a.id OFFSET 0) cur
+    SELECT a.id, a.device_id, a.ts, a.location AS loc, a.v, p.ts AS p_ts, p.location AS p_loc, p.v AS p_v,
+      ${vehicleAt('a.device_id', 'a.ts')} AS vehicle_id
+    FROM affected a
     LEFT JOIN LATERAL (
       SELECT m.ts, m.location, ${SPEED('m')} AS v FROM messages m
       WHERE m.device_id = a.device_id AND m.ts <= a.ts AND (m.ts, m.id) < (a.ts, a.id)
