@@ -24,6 +24,16 @@ const PARAMS = `
     ?::float8 AS motion, ?::float8 AS stopped, ?::float8 AS accel, ?::float8 AS brake, ?::float8 AS hard_min,
     ?::float8 AS speeding)`;
 
+/**
+ * The boundary rules, shared by SEGMENT (which derives sessions and islands from them) and CONTINUE (which
+ * checks that none applies): a reporting gap between two samples; a moving sample more than `still` after the
+ * previous moving one begins a new motion island; a motion trip ends once its last sample is `still` past its
+ * last moving one (stationary).
+ */
+const IS_GAP = (interval: string) => `${interval} > p.gap`;
+const IS_NEW_ISLAND = (ts: string, prevMovingTs: string) => `${ts} - ${prevMovingTs} > p.still`;
+const IS_STATIONARY = (lastTs: string, lastMovingTs: string) => `${lastTs} > ${lastMovingTs} + p.still`;
+
 /** Each device's open trip, newest first: one index probe per device of `batch`. */
 const OPEN_TRIP = `SELECT t.* FROM batch b CROSS JOIN LATERAL (SELECT * FROM trips t WHERE t.device_id = b.device_id
     AND t.stop_ts IS NULL ORDER BY t.start_ts DESC LIMIT 1) t`;
@@ -73,7 +83,7 @@ const ROWS0 = `
 const ROWS = `${ROWS0},
   rows1 AS (
     SELECT r.*, coalesce(r.v_mv, r.spd >= p.motion, false) AS mv,
-      CASE WHEN r.ts - lag(r.ts) OVER w > p.gap THEN 'gap'
+      CASE WHEN ${IS_GAP('r.ts - lag(r.ts) OVER w')} THEN 'gap'
         WHEN r.kind = 'startup' THEN 'startup'
         WHEN lag(r.kind) OVER w = 'shutdown' THEN 'shutdown' END AS brk
     FROM rows0 r, p WINDOW w AS (PARTITION BY r.device_id ORDER BY r.rn)),
@@ -90,14 +100,14 @@ const ROWS = `${ROWS0},
     FROM rows2 r),
   rows4 AS (
     SELECT r.*, s.first_kind = 'startup' AS ignition,
-      CASE WHEN s.first_kind = 'startup' THEN 0 ELSE count(CASE WHEN r.mv AND (r.prev_mv_ts IS NULL OR r.ts - r.prev_mv_ts > p.still)
+      CASE WHEN s.first_kind = 'startup' THEN 0 ELSE count(CASE WHEN r.mv AND (r.prev_mv_ts IS NULL OR ${IS_NEW_ISLAND('r.ts', 'r.prev_mv_ts')})
         THEN 1 END) OVER (PARTITION BY r.device_id, r.sess ORDER BY r.rn) END AS seg
     FROM rows3 r JOIN sessions s ON s.device_id = r.device_id AND s.sess = r.sess, p),
   segs AS (
     SELECT g.*, s.sess_last_ts, s.has_next, s.next_brk, s.last_kind AS sess_last_kind,
       CASE WHEN g.ignition THEN g.last_row_ts ELSE coalesce(g.rest_ts, g.last_mv_ts) END AS end_ts,
       CASE WHEN g.ignition AND g.last_kind = 'shutdown' THEN 'shutdown'
-        WHEN NOT g.ignition AND s.sess_last_ts > g.last_mv_ts + p.still THEN 'stationary'
+        WHEN NOT g.ignition AND ${IS_STATIONARY('s.sess_last_ts', 'g.last_mv_ts')} THEN 'stationary'
         WHEN s.has_next THEN s.next_brk WHEN s.last_kind = 'shutdown' THEN 'shutdown' END AS end_reason
     FROM (SELECT r.device_id, r.sess, r.seg, bool_or(r.ignition) AS ignition, bool_or(r.virt) AS is_cont,
         min(r.ts) AS first_ts, max(r.ts) AS last_row_ts, max(CASE WHEN r.mv THEN r.ts END) AS last_mv_ts,
@@ -250,9 +260,9 @@ export const CONTINUE = {
     -- what would make SEGMENT see a boundary: a reporting gap; in a motion trip a new island (moving samples
     -- more than \`still\` apart) or the island ending (still for \`still\` at the end). A startup or shutdown cannot
     -- be among the rows: the caller leaves out batches holding one, and one stored earlier closed the open trip.
-    HAVING NOT bool_or(f.dt > p.gap)
-      AND (f.ignition OR (NOT bool_or(f.mv AND f.ts - f.prev_mv_ts > p.still)
-        AND max(f.ts) <= max(f.ts) FILTER (WHERE f.mv) + p.still))),
+    HAVING NOT bool_or(${IS_GAP('f.dt')})
+      AND (f.ignition OR (NOT bool_or(f.mv AND ${IS_NEW_ISLAND('f.ts', 'f.prev_mv_ts')})
+        AND NOT ${IS_STATIONARY('max(f.ts)', 'max(f.ts) FILTER (WHERE f.mv)')}))),
   rows4 AS (SELECT f.*, 0::bigint AS sess, 0::bigint AS seg FROM flagged f JOIN segs g ON g.device_id = f.device_id),
   ${MEMBERS}, ${SUMS}`,
   main: `
