@@ -68,3 +68,41 @@ export function streamMeta(links: LinkBuilder, service: ServiceKind, path: strin
     },
   };
 }
+
+/** A page as the repositories return it: `remaining`, and the items under the list's own name. */
+export type ListPage<K extends string, T> = { remaining: number } & { [P in K]: T[] };
+
+/** One stream-paginated list of a module: where it is, how its caller is checked, how it loads and shows its items. */
+export interface StreamList<K extends string, T, C> {
+  service: ServiceKind;
+  /** The name of the items, in the repository's page and in the answer. */
+  key: K;
+  /** The list's path; the `prior` link repeats it. */
+  path: string;
+  present: (item: T) => unknown;
+  /** The item's place in the stream (newest first): the `prior` link continues just before the last one's. */
+  at: (item: T) => Date;
+  /**
+   * Runs once the window is valid: the list's own query parameters, then the 404 when the caller cannot read
+   * what the list belongs to. What it returns goes to `load`.
+   */
+  check?: (q: Query) => Promise<C>;
+  load: (w: StreamParams, checked: C) => Promise<ListPage<K, T>>;
+  /** Query parameters the `prior` link keeps besides the window. */
+  keep?: (q: Query, checked: C) => Extra;
+}
+
+/** The answer of a stream-paginated list: its items under `key`, and `meta.pagination` (streamMeta). */
+export async function streamList<K extends string, T, C = void>(links: LinkBuilder, query: unknown, list: StreamList<K, T, C>) {
+  const q = query as Query;
+  const w = parseStreamWindow(q);
+  const checked = (await list.check?.(q)) as C;
+  const page = await list.load(w, checked);
+  const items: T[] = page[list.key];
+  const last = items.at(-1);
+  return {
+    [list.key]: items.map(list.present),
+    meta: streamMeta(links, list.service, list.path, w, { remaining: page.remaining, lastTimestamp: last ? list.at(last) : null },
+      list.keep?.(q, checked)),
+  } as { [P in K]: unknown[] } & { meta: ReturnType<typeof streamMeta> };
+}

@@ -28,6 +28,22 @@ describe('per-request database cost', () => {
     expect(log.transactions.map((x: { path: string }) => x.path)).toContain(url);
   });
 
+  it("a vehicle's trip and report-card lists check the caller's access once: its readable recent devices, then the page", async () => {
+    const app = await t.make.application();
+    const device = await t.make.device(app);
+    const vehicle = await t.repos.vehicles.upsertByVin('1HGCM82633A004352', async () => ({}));
+    await t.repos.vehicles.associate(device.id, vehicle.id, new Date('2026-03-01T00:00:00Z'));
+    for (const list of ['trips', 'report_cards']) {
+      const url = `/api/v1/vehicles/${vehicle.id}/${list}`;
+      expect((await t.get(url, app.auth)).statusCode).toBe(200);
+      await t.repos.transactions.flush();
+      const sql = await statements(async () => { expect((await t.get(url, app.auth)).statusCode).toBe(200); });
+      // the vehicle's recent devices, which of them the application reads, the page (nothing remains: no count)
+      expect(sql).toHaveLength(3);
+      expect(sql.filter((s) => /from "vehicles"/.test(s))).toEqual([]);
+    }
+  });
+
   it('counts `remaining` up to the cap, not over the whole history', async () => {
     const app = await t.make.application();
     await t.db.knex.raw(`

@@ -64,6 +64,27 @@ describe('trips API (spec 4.7)', () => {
     expect((await t.get(`/api/v1/trips/${trip.id}`, other.auth)).statusCode).toBe(404);
   });
 
+  it("lists a vehicle's trips and report cards only from the readable devices among its 20 most recent", async () => {
+    const { app: old, device: first, vehicle } = await setup(); // `first` joined the vehicle before the 20 below
+    await feed(t, first.id, drive(0, 120, 30), 50);
+    const recent = await t.make.application();
+    const devices = [];
+    for (let i = 0; i < 20; i++) {
+      const d = await t.make.device(recent.principal);
+      await t.repos.vehicles.associate(d.id, vehicle.id, at(-50 + i));
+      devices.push(d);
+    }
+    await feed(t, devices[0].id, drive(1000, 120, 30), 50);
+    const lists = async (auth: string) => Promise.all(['trips', 'report_cards'].map(async (list) => {
+      const res = await t.get(`/api/v1/vehicles/${vehicle.id}/${list}`, auth);
+      return res.statusCode === 200 ? [...(res.json().trips ?? []), ...(res.json().reportCards ?? [])].map((x: any) => x.deviceId) : res.statusCode;
+    }));
+    expect(await lists(recent.auth)).toEqual([[devices[0].id], [devices[0].id]]);
+    // `first` still makes the vehicle readable to its application, but it is no longer one of the recent devices
+    expect(await lists(old.auth)).toEqual([[], []]);
+    expect(await lists((await t.make.application()).auth)).toEqual([404, 404]);
+  });
+
   it('refuses since after until and malformed bounds with 400 naming the field', async () => {
     const { app, device } = await setup();
     const res = await t.get(`/api/v1/devices/${device.id}/trips?since=2026-01-02&until=2026-01-01`, app.auth);

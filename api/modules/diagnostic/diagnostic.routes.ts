@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { NotFound, ValidationError } from '../../../lib/errors.js';
-import type { CodeState } from '../../../db/repositories/diagnostics.repository.js';
+import type { CodeState, DtcOccurrence } from '../../../db/repositories/diagnostics.repository.js';
 import { batteryStatus } from '../../../db/diagnostics/battery.js';
 import { errorResponses, VehicleIdParams } from '../../schemas/common.js';
-import { parseStreamWindow, streamMeta } from '../../plugins/pagination.js';
+import { streamList } from '../../plugins/pagination.js';
 import { presentCode, presentOccurrence } from './diagnostic.presenters.js';
 import { BatteryResponse, CodeIdParams, CodeList, CodeListQuery, CodeResponse } from './diagnostic.schemas.js';
 
@@ -30,16 +30,17 @@ export default async function diagnosticRoutes(app: FastifyInstance) {
     },
   }, async (request) => {
     const { vehicleId } = request.params as { vehicleId: string };
-    const q = request.query as Record<string, string | undefined>;
-    const [w, state] = [parseStreamWindow(q), parseState(q.state)];
-    await repos.vehicles.requireReadable(request.principal!, vehicleId);
-    const page = await repos.diagnostics.listForVehicle(request.principal!, vehicleId, state, w);
-    const path = `/api/v1/vehicles/${vehicleId}/codes`;
-    return {
-      codes: page.codes.map((o) => presentOccurrence(app.links, o)),
-      meta: streamMeta(app.links, 'diagnostic', path, w, { remaining: page.remaining, lastTimestamp: page.codes.at(-1)?.start ?? null },
-        { state: q.state?.trim() || undefined }),
-    };
+    return streamList(app.links, request.query, {
+      service: 'diagnostic', key: 'codes', path: `/api/v1/vehicles/${vehicleId}/codes`,
+      present: (o: DtcOccurrence) => presentOccurrence(app.links, o), at: (o: DtcOccurrence) => o.start,
+      check: async (q) => {
+        const state = parseState(q.state);
+        await repos.vehicles.requireReadable(request.principal!, vehicleId);
+        return state;
+      },
+      load: (w, state) => repos.diagnostics.listForVehicle(request.principal!, vehicleId, state, w),
+      keep: (q) => ({ state: q.state?.trim() || undefined }),
+    });
   });
 
   app.get('/api/v1/codes/:codeId', {

@@ -1,9 +1,11 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { Type, type Static } from 'typebox';
+import { Type, type Static, type TSchema } from 'typebox';
 import { NotFound } from '../../../lib/errors.js';
+import type { LinkBuilder } from '../../context.js';
 import { errorResponses, StreamQuery, VehicleIdParams } from '../../schemas/common.js';
-import { parseStreamWindow, streamMeta, type StreamParams } from '../../plugins/pagination.js';
+import { streamList, type ListPage, type StreamParams } from '../../plugins/pagination.js';
 import { currentState } from '../../../db/distance/estimate.sql.js';
+import type { Odometer, OdometerTrigger } from '../../../db/distance/odometers.repository.js';
 import {
   CreateOdometerBody, CreateTriggerBody, OdometerIdParams, OdometerList, OdometerResponse, TriggerIdParams, TriggerList, TriggerResponse,
 } from './distance.schemas.js';
@@ -11,6 +13,85 @@ import { parseReading, parseTrigger, presentOdometer, presentTrigger } from './d
 
 const ListQuery = Type.Object(StreamQuery);
 const Empty = Type.Null({ description: 'No content' });
+const config = { service: 'distance' as const };
+const tags = ['distance'];
+
+/** What readings and triggers share: the application's own, listed per vehicle, read and deleted by id. */
+interface RecordKind<K extends string, T extends { id: string; vehicleId: string }> {
+  /** The path segment: `/vehicles/:vehicleId/<segment>` lists them, `/<segment>/:<idParam>` is one. */
+  segment: string;
+  idParam: string;
+  /** The answer's field for one record, and for a list. */
+  one: string;
+  many: K;
+  present: (links: LinkBuilder, record: T) => unknown;
+  /** The record's place in its list, newest first. */
+  at: (record: T) => Date;
+  schemas: { params: TSchema; one: TSchema; list: TSchema };
+  summaries: { list: string; get: string; delete: string };
+}
+
+/** Where a kind of record is kept (the odometers repository's functions for it). */
+interface RecordStore<T> {
+  list: (appId: string, vehicleId: string, w: StreamParams) => Promise<{ remaining: number; rows: T[] }>;
+  get: (appId: string, id: string) => Promise<T | undefined>;
+  delete: (appId: string, id: string) => Promise<boolean>;
+}
+
+const READINGS = {
+  segment: 'odometers', idParam: 'odometerId', one: 'odometer', many: 'odometers', present: presentOdometer, at: (o: Odometer) => o.date,
+  schemas: { params: OdometerIdParams, one: OdometerResponse, list: OdometerList },
+  summaries: { list: "The application's readings of a vehicle, newest date first", get: 'One reading', delete: 'Delete a reading' },
+} as const;
+
+const TRIGGERS = {
+  segment: 'odometer_triggers', idParam: 'triggerId', one: 'odometerTrigger', many: 'odometerTriggers', present: presentTrigger,
+  at: (t: OdometerTrigger) => t.createdAt, schemas: { params: TriggerIdParams, one: TriggerResponse, list: TriggerList },
+  summaries: { list: "The application's triggers on a vehicle, newest first", get: 'One trigger', delete: 'Delete a trigger (its events stay)' },
+} as const;
+
+/** The list, get and delete routes of one kind of record. */
+function appRecordRoutes<K extends string, T extends { id: string; vehicleId: string }>(
+  app: FastifyInstance, kind: RecordKind<K, T>, store: RecordStore<T>,
+) {
+  const { repos } = app.deps;
+  const onePath = `/api/v1/${kind.segment}/:${kind.idParam}`;
+  /** The record named in the path: the application's, on a vehicle it can still read; else 404. */
+  const owned = async (request: FastifyRequest) => {
+    const id = (request.params as Record<string, string>)[kind.idParam];
+    const record = await store.get(request.principal!.id, id);
+    if (!record || !(await repos.vehicles.canRead(request.principal!, record.vehicleId))) throw new NotFound();
+    return record;
+  };
+
+  app.get(`/api/v1/vehicles/:vehicleId/${kind.segment}`, {
+    config, schema: { tags, summary: kind.summaries.list, params: VehicleIdParams, querystring: ListQuery,
+      response: { 200: kind.schemas.list, ...errorResponses(404) } },
+  }, async (request) => {
+    const { vehicleId } = request.params as { vehicleId: string };
+    return streamList(app.links, request.query, {
+      service: 'distance', key: kind.many, path: `/api/v1/vehicles/${vehicleId}/${kind.segment}`,
+      present: (r: T) => kind.present(app.links, r), at: kind.at,
+      check: () => repos.vehicles.requireReadable(request.principal!, vehicleId),
+      load: async (w) => {
+        const { remaining, rows } = await store.list(request.principal!.id, vehicleId, w);
+        return { remaining, [kind.many]: rows } as ListPage<K, T>;
+      },
+    });
+  });
+
+  app.get(onePath, {
+    config, schema: { tags, summary: kind.summaries.get, params: kind.schemas.params, response: { 200: kind.schemas.one, ...errorResponses(404) } },
+  }, async (request) => ({ [kind.one]: kind.present(app.links, await owned(request)) }));
+
+  app.delete(onePath, {
+    config, schema: { tags, summary: kind.summaries.delete, params: kind.schemas.params, response: { 204: Empty, ...errorResponses(404) } },
+  }, async (request, reply) => {
+    const record = await owned(request);
+    await store.delete(request.principal!.id, record.id);
+    return reply.code(204).send();
+  });
+}
 
 /**
  * Odometer readings and triggers (spec 4.8): the calling application's own, on vehicles it can read. Create answers
@@ -18,21 +99,14 @@ const Empty = Type.Null({ description: 'No content' });
  */
 export default async function odometersRoutes(app: FastifyInstance) {
   const { repos, db } = app.deps;
-  const config = { service: 'distance' as const };
   const readableVehicle = async (request: FastifyRequest) => {
     const { vehicleId } = request.params as { vehicleId: string };
     await repos.vehicles.requireReadable(request.principal!, vehicleId);
     return vehicleId;
   };
-  const window = (request: FastifyRequest): StreamParams => parseStreamWindow(request.query as Record<string, string | undefined>);
-  /** A record of the application's, on a vehicle it can still read; else 404. */
-  const owned = async <T extends { vehicleId: string }>(request: FastifyRequest, record: T | undefined): Promise<T> => {
-    if (!record || !(await repos.vehicles.canRead(request.principal!, record.vehicleId))) throw new NotFound();
-    return record;
-  };
 
   app.post('/api/v1/vehicles/:vehicleId/odometers', {
-    config, schema: { tags: ['distance'], summary: 'Record an odometer reading (stored in meters)', params: VehicleIdParams,
+    config, schema: { tags, summary: 'Record an odometer reading (stored in meters)', params: VehicleIdParams,
       body: CreateOdometerBody, response: { 200: OdometerResponse, ...errorResponses(404, 415) } },
   }, async (request) => {
     const input = parseReading((request.body as Static<typeof CreateOdometerBody>).odometer);
@@ -41,38 +115,10 @@ export default async function odometersRoutes(app: FastifyInstance) {
     return { odometer: presentOdometer(app.links, odometer) };
   });
 
-  app.get('/api/v1/vehicles/:vehicleId/odometers', {
-    config, schema: { tags: ['distance'], summary: "The application's readings of a vehicle, newest date first", params: VehicleIdParams,
-      querystring: ListQuery, response: { 200: OdometerList, ...errorResponses(404) } },
-  }, async (request) => {
-    const w = window(request);
-    const vehicleId = await readableVehicle(request);
-    const page = await repos.odometers.listOdometers(request.principal!.id, vehicleId, w);
-    return {
-      odometers: page.rows.map((o) => presentOdometer(app.links, o)),
-      meta: streamMeta(app.links, 'distance', `/api/v1/vehicles/${vehicleId}/odometers`, w,
-        { remaining: page.remaining, lastTimestamp: page.rows.at(-1)?.date ?? null }),
-    };
-  });
-
-  app.get('/api/v1/odometers/:odometerId', {
-    config, schema: { tags: ['distance'], summary: 'One reading', params: OdometerIdParams, response: { 200: OdometerResponse, ...errorResponses(404) } },
-  }, async (request) => {
-    const { odometerId } = request.params as { odometerId: string };
-    return { odometer: presentOdometer(app.links, await owned(request, await repos.odometers.getOdometer(request.principal!.id, odometerId))) };
-  });
-
-  app.delete('/api/v1/odometers/:odometerId', {
-    config, schema: { tags: ['distance'], summary: 'Delete a reading', params: OdometerIdParams, response: { 204: Empty, ...errorResponses(404) } },
-  }, async (request, reply) => {
-    const { odometerId } = request.params as { odometerId: string };
-    await owned(request, await repos.odometers.getOdometer(request.principal!.id, odometerId));
-    await repos.odometers.deleteOdometer(request.principal!.id, odometerId);
-    return reply.code(204).send();
-  });
+  appRecordRoutes(app, READINGS, { list: repos.odometers.listOdometers, get: repos.odometers.getOdometer, delete: repos.odometers.deleteOdometer });
 
   app.post('/api/v1/vehicles/:vehicleId/odometer_triggers', {
-    config, schema: { tags: ['distance'], summary: 'Set an odometer trigger (threshold stored in meters)', params: VehicleIdParams,
+    config, schema: { tags, summary: 'Set an odometer trigger (threshold stored in meters)', params: VehicleIdParams,
       body: CreateTriggerBody, response: { 200: TriggerResponse, ...errorResponses(404, 415) } },
   }, async (request) => {
     const input = parseTrigger((request.body as Static<typeof CreateTriggerBody>).odometerTrigger);
@@ -83,33 +129,5 @@ export default async function odometersRoutes(app: FastifyInstance) {
     return { odometerTrigger: presentTrigger(app.links, trigger) };
   });
 
-  app.get('/api/v1/vehicles/:vehicleId/odometer_triggers', {
-    config, schema: { tags: ['distance'], summary: "The application's triggers on a vehicle, newest first", params: VehicleIdParams,
-      querystring: ListQuery, response: { 200: TriggerList, ...errorResponses(404) } },
-  }, async (request) => {
-    const w = window(request);
-    const vehicleId = await readableVehicle(request);
-    const page = await repos.odometers.listTriggers(request.principal!.id, vehicleId, w);
-    return {
-      odometerTriggers: page.rows.map((t) => presentTrigger(app.links, t)),
-      meta: streamMeta(app.links, 'distance', `/api/v1/vehicles/${vehicleId}/odometer_triggers`, w,
-        { remaining: page.remaining, lastTimestamp: page.rows.at(-1)?.createdAt ?? null }),
-    };
-  });
-
-  app.get('/api/v1/odometer_triggers/:triggerId', {
-    config, schema: { tags: ['distance'], summary: 'One trigger', params: TriggerIdParams, response: { 200: TriggerResponse, ...errorResponses(404) } },
-  }, async (request) => {
-    const { triggerId } = request.params as { triggerId: string };
-    return { odometerTrigger: presentTrigger(app.links, await owned(request, await repos.odometers.getTrigger(request.principal!.id, triggerId))) };
-  });
-
-  app.delete('/api/v1/odometer_triggers/:triggerId', {
-    config, schema: { tags: ['distance'], summary: 'Delete a trigger (its events stay)', params: TriggerIdParams, response: { 204: Empty, ...errorResponses(404) } },
-  }, async (request, reply) => {
-    const { triggerId } = request.params as { triggerId: string };
-    await owned(request, await repos.odometers.getTrigger(request.principal!.id, triggerId));
-    await repos.odometers.deleteTrigger(request.principal!.id, triggerId);
-    return reply.code(204).send();
-  });
+  appRecordRoutes(app, TRIGGERS, { list: repos.odometers.listTriggers, get: repos.odometers.getTrigger, delete: repos.odometers.deleteTrigger });
 }

@@ -3,14 +3,15 @@ import { NotFound, ValidationError } from '../../../lib/errors.js';
 import type { EventFilters } from '../../../db/repositories/events-query.js';
 import type { EventRecord } from '../../../db/repositories/events.repository.js';
 import { DeviceIdParams, errorResponses, VehicleIdParams } from '../../schemas/common.js';
-import { parseStreamWindow, streamMeta, type StreamParams } from '../../plugins/pagination.js';
+import { streamList } from '../../plugins/pagination.js';
 import { presentEvent } from './events.presenters.js';
 import { EventIdParams, EventList, EventListQuery, EventResponse } from './events.schemas.js';
 import { isUuid } from '../../../lib/uuid.js';
 
+type Query = Record<string, string | undefined>;
 
 /** Filters of the event lists; empty values count as absent (the SDK sends `since=`, reference-notes §3.1). */
-function parseFilters(q: Record<string, string | undefined>): EventFilters {
+function parseFilters(q: Query): EventFilters {
   const pick = (v: string | undefined) => (v === undefined || v.trim() === '' ? undefined : v.trim());
   const f = { type: pick(q.type), objectId: pick(q.objectId), objectType: pick(q.objectType) };
   if (f.objectId && !isUuid(f.objectId)) throw new ValidationError(`objectId must be a UUID, got "${f.objectId}"`);
@@ -21,10 +22,16 @@ function parseFilters(q: Record<string, string | undefined>): EventFilters {
 export default async function eventsRoutes(app: FastifyInstance) {
   const { repos } = app.deps;
   const config = { service: 'event' as const };
-  const list = (path: string, w: StreamParams, f: EventFilters, page: { remaining: number; events: EventRecord[] }) => ({
-    events: page.events.map((e) => presentEvent(app.links, e)),
-    meta: streamMeta(app.links, 'event', path, w, { remaining: page.remaining, lastTimestamp: page.events.at(-1)?.timestamp ?? null }, { ...f }),
-  });
+  const events = {
+    service: 'event', key: 'events', present: (e: EventRecord) => presentEvent(app.links, e), at: (e: EventRecord) => e.timestamp,
+    keep: (_q: Query, f: EventFilters) => ({ ...f }),
+  } as const;
+  /** The filters, checked before whether the caller can read the device or vehicle. */
+  const filtersThen = async (q: Query, requireReadable: () => Promise<void>) => {
+    const f = parseFilters(q);
+    await requireReadable();
+    return f;
+  };
 
   app.get('/api/v1/devices/:deviceId/events', {
     config,
@@ -34,10 +41,11 @@ export default async function eventsRoutes(app: FastifyInstance) {
     },
   }, async (request) => {
     const { deviceId } = request.params as { deviceId: string };
-    const q = request.query as Record<string, string | undefined>;
-    const [w, f] = [parseStreamWindow(q), parseFilters(q)];
-    await repos.devices.requireReadable(request.principal!, deviceId);
-    return list(`/api/v1/devices/${deviceId}/events`, w, f, await repos.eventsQuery.listForDevice(request.principal!, deviceId, f, w));
+    return streamList(app.links, request.query, {
+      ...events, path: `/api/v1/devices/${deviceId}/events`,
+      check: (q) => filtersThen(q, () => repos.devices.requireReadable(request.principal!, deviceId)),
+      load: (w, f) => repos.eventsQuery.listForDevice(request.principal!, deviceId, f, w),
+    });
   });
 
   app.get('/api/v1/vehicles/:vehicleId/events', {
@@ -48,10 +56,11 @@ export default async function eventsRoutes(app: FastifyInstance) {
     },
   }, async (request) => {
     const { vehicleId } = request.params as { vehicleId: string };
-    const q = request.query as Record<string, string | undefined>;
-    const [w, f] = [parseStreamWindow(q), parseFilters(q)];
-    await repos.vehicles.requireReadable(request.principal!, vehicleId);
-    return list(`/api/v1/vehicles/${vehicleId}/events`, w, f, await repos.eventsQuery.listForVehicle(request.principal!, vehicleId, f, w));
+    return streamList(app.links, request.query, {
+      ...events, path: `/api/v1/vehicles/${vehicleId}/events`,
+      check: (q) => filtersThen(q, () => repos.vehicles.requireReadable(request.principal!, vehicleId)),
+      load: (w, f) => repos.eventsQuery.listForVehicle(request.principal!, vehicleId, f, w),
+    });
   });
 
   app.get('/api/v1/events/:eventId', {

@@ -5,8 +5,9 @@ import type { LinkBuilder } from '../../context.js';
 import type { ReportCard } from '../../../db/trips/trips.repository.js';
 import { GRADES, overallGrade } from '../../../db/trips/formulas.js';
 import { DeviceIdParams, errorResponses, StreamQuery, VehicleIdParams } from '../../schemas/common.js';
-import { parseStreamWindow, streamMeta, type StreamParams } from '../../plugins/pagination.js';
+import { parseStreamWindow, streamList } from '../../plugins/pagination.js';
 import { TripIdParams } from '../trips/trips.schemas.js';
+import { readableRecentDevices } from '../trips/trips.service.js';
 import { OverallQuery, OverallResponse, ReportCardIdParams, ReportCardList, ReportCardResponse } from './report-cards.schemas.js';
 
 export function presentReportCard(links: LinkBuilder, c: ReportCard) {
@@ -24,28 +25,30 @@ const ListQuery = Type.Object(StreamQuery);
 export default async function reportCardsRoutes(app: FastifyInstance) {
   const { repos } = app.deps;
   const config = { service: 'behavioral' as const };
-  const list = (path: string, w: StreamParams, page: { remaining: number; reportCards: ReportCard[] }) => ({
-    reportCards: page.reportCards.map((c) => presentReportCard(app.links, c)),
-    meta: streamMeta(app.links, 'behavioral', path, w, { remaining: page.remaining, lastTimestamp: page.reportCards.at(-1)?.ts ?? null }),
-  });
+  const cards = {
+    service: 'behavioral', key: 'reportCards', present: (c: ReportCard) => presentReportCard(app.links, c), at: (c: ReportCard) => c.ts,
+  } as const;
   const schema = (summary: string, params: any, querystring: any, ok: any) =>
     ({ tags: ['report cards'], summary, params, querystring, response: { 200: ok, ...errorResponses(404) } });
 
   app.get('/api/v1/devices/:deviceId/report_cards', { config, schema: schema("A device's report cards, newest first", DeviceIdParams, ListQuery, ReportCardList) },
     async (request) => {
       const { deviceId } = request.params as { deviceId: string };
-      const w = parseStreamWindow(request.query as Record<string, string | undefined>);
-      await repos.devices.requireReadable(request.principal!, deviceId);
-      return list(`/api/v1/devices/${deviceId}/report_cards`, w, await repos.trips.cardsForDevice(request.principal!, deviceId, w));
+      return streamList(app.links, request.query, {
+        ...cards, path: `/api/v1/devices/${deviceId}/report_cards`,
+        check: () => repos.devices.requireReadable(request.principal!, deviceId),
+        load: (w) => repos.trips.cardsForDevice(request.principal!, deviceId, w),
+      });
     });
 
   app.get('/api/v1/vehicles/:vehicleId/report_cards', { config, schema: schema("A vehicle's report cards from the devices the application can read", VehicleIdParams, ListQuery, ReportCardList) },
     async (request) => {
       const { vehicleId } = request.params as { vehicleId: string };
-      const w = parseStreamWindow(request.query as Record<string, string | undefined>);
-      await repos.vehicles.requireReadable(request.principal!, vehicleId);
-      const devices = await repos.vehicles.readableDeviceIds(request.principal!, vehicleId, 20);
-      return list(`/api/v1/vehicles/${vehicleId}/report_cards`, w, await repos.trips.cardsForVehicle(request.principal!, vehicleId, devices, w));
+      return streamList(app.links, request.query, {
+        ...cards, path: `/api/v1/vehicles/${vehicleId}/report_cards`,
+        check: () => readableRecentDevices(repos, request.principal!, vehicleId),
+        load: (w, devices) => repos.trips.cardsForVehicle(request.principal!, vehicleId, devices, w),
+      });
     });
 
   app.get('/api/v1/devices/:deviceId/report_cards/overall', { config, schema: schema('Overall grade of a device over a time segment', DeviceIdParams, OverallQuery, OverallResponse) },

@@ -3,7 +3,7 @@ import { NotFound } from '../../../lib/errors.js';
 import type { Collision } from '../../../db/repositories/collisions.repository.js';
 import type { LinkBuilder } from '../../context.js';
 import { DeviceIdParams, errorResponses, StreamQuery, VehicleIdParams } from '../../schemas/common.js';
-import { parseStreamWindow, streamMeta, type StreamParams } from '../../plugins/pagination.js';
+import { streamList } from '../../plugins/pagination.js';
 import { Type } from 'typebox';
 import { CollisionIdParams, CollisionList, CollisionResponse } from './safety.schemas.js';
 
@@ -26,10 +26,9 @@ const ListQuery = Type.Object(StreamQuery);
 export default async function safetyRoutes(app: FastifyInstance) {
   const { repos } = app.deps;
   const config = { service: 'safety' as const };
-  const list = (path: string, w: StreamParams, page: { remaining: number; collisions: Collision[] }) => ({
-    collisions: page.collisions.map((c) => presentCollision(app.links, c)),
-    meta: streamMeta(app.links, 'safety', path, w, { remaining: page.remaining, lastTimestamp: page.collisions.at(-1)?.timestamp ?? null }),
-  });
+  const collisions = {
+    service: 'safety', key: 'collisions', present: (c: Collision) => presentCollision(app.links, c), at: (c: Collision) => c.timestamp,
+  } as const;
 
   app.get('/api/v1/devices/:deviceId/collisions', {
     config,
@@ -37,9 +36,11 @@ export default async function safetyRoutes(app: FastifyInstance) {
       response: { 200: CollisionList, ...errorResponses(404) } },
   }, async (request) => {
     const { deviceId } = request.params as { deviceId: string };
-    const w = parseStreamWindow(request.query as Record<string, string | undefined>);
-    await repos.devices.requireReadable(request.principal!, deviceId);
-    return list(`/api/v1/devices/${deviceId}/collisions`, w, await repos.collisions.listForDevice(request.principal!, deviceId, w));
+    return streamList(app.links, request.query, {
+      ...collisions, path: `/api/v1/devices/${deviceId}/collisions`,
+      check: () => repos.devices.requireReadable(request.principal!, deviceId),
+      load: (w) => repos.collisions.listForDevice(request.principal!, deviceId, w),
+    });
   });
 
   app.get('/api/v1/vehicles/:vehicleId/collisions', {
@@ -48,9 +49,11 @@ export default async function safetyRoutes(app: FastifyInstance) {
       params: VehicleIdParams, querystring: ListQuery, response: { 200: CollisionList, ...errorResponses(404) } },
   }, async (request) => {
     const { vehicleId } = request.params as { vehicleId: string };
-    const w = parseStreamWindow(request.query as Record<string, string | undefined>);
-    await repos.vehicles.requireReadable(request.principal!, vehicleId);
-    return list(`/api/v1/vehicles/${vehicleId}/collisions`, w, await repos.collisions.listForVehicle(request.principal!, vehicleId, w));
+    return streamList(app.links, request.query, {
+      ...collisions, path: `/api/v1/vehicles/${vehicleId}/collisions`,
+      check: () => repos.vehicles.requireReadable(request.principal!, vehicleId),
+      load: (w) => repos.collisions.listForVehicle(request.principal!, vehicleId, w),
+    });
   });
 
   app.get('/api/v1/collisions/:collisionId', {

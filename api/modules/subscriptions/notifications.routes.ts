@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { NotFound } from '../../../lib/errors.js';
 import { errorResponses, StreamQuery } from '../../schemas/common.js';
-import { parseStreamWindow, streamMeta } from '../../plugins/pagination.js';
+import { streamList } from '../../plugins/pagination.js';
 import type { NotificationRecord } from '../../../db/repositories/notifications.repository.js';
 import { presentNotification } from './subscriptions.presenters.js';
 import {
@@ -17,16 +17,10 @@ export default async function notificationsRoutes(app: FastifyInstance) {
   const { repos } = app.deps;
   const config = { service: 'event' as const };
   const tags = ['event'];
-  const list = async (path: string, query: unknown, load: (w: ReturnType<typeof parseStreamWindow>) =>
-    Promise<{ remaining: number; notifications: NotificationRecord[] }>) => {
-    const w = parseStreamWindow(query as Record<string, string>);
-    const page = await load(w);
-    return {
-      notifications: page.notifications.map((n) => presentNotification(app.links, n)),
-      meta: streamMeta(app.links, 'event', path, w,
-        { remaining: page.remaining, lastTimestamp: page.notifications.at(-1)?.createdAt ?? null }),
-    };
-  };
+  const notifications = {
+    service: 'event', key: 'notifications', present: (n: NotificationRecord) => presentNotification(app.links, n),
+    at: (n: NotificationRecord) => n.createdAt,
+  } as const;
 
   app.get('/api/v1/notifications/:notificationId', {
     config,
@@ -50,8 +44,10 @@ export default async function notificationsRoutes(app: FastifyInstance) {
   }, async (request) => {
     const { subscriptionId } = request.params as { subscriptionId: string };
     if (!(await repos.subscriptions.get(request.principal!, subscriptionId))) throw new NotFound();
-    return list(`/api/v1/subscriptions/${subscriptionId}/notifications`, request.query,
-      (w) => repos.notifications.listForSubscription(request.principal!, subscriptionId, w));
+    return streamList(app.links, request.query, {
+      ...notifications, path: `/api/v1/subscriptions/${subscriptionId}/notifications`,
+      load: (w) => repos.notifications.listForSubscription(request.principal!, subscriptionId, w),
+    });
   });
 
   app.get('/api/v1/events/:eventId/notifications', {
@@ -63,7 +59,9 @@ export default async function notificationsRoutes(app: FastifyInstance) {
   }, async (request) => {
     const { eventId } = request.params as { eventId: string };
     if (!(await repos.notifications.eventVisible(request.principal!, eventId))) throw new NotFound();
-    return list(`/api/v1/events/${eventId}/notifications`, request.query,
-      (w) => repos.notifications.listForEvent(request.principal!, eventId, w));
+    return streamList(app.links, request.query, {
+      ...notifications, path: `/api/v1/events/${eventId}/notifications`,
+      load: (w) => repos.notifications.listForEvent(request.principal!, eventId, w),
+    });
   });
 }

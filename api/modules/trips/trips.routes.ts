@@ -3,9 +3,10 @@ import { Type } from 'typebox';
 import { NotFound } from '../../../lib/errors.js';
 import type { Trip } from '../../../db/trips/trips.repository.js';
 import { DeviceIdParams, errorResponses, StreamQuery, VehicleIdParams } from '../../schemas/common.js';
-import { parseStreamWindow, streamMeta, type StreamParams } from '../../plugins/pagination.js';
+import { streamList } from '../../plugins/pagination.js';
 import { presentTrip } from './trips.presenters.js';
 import { TripIdParams, TripList, TripResponse } from './trips.schemas.js';
+import { readableRecentDevices } from './trips.service.js';
 
 const ListQuery = Type.Object(StreamQuery);
 
@@ -13,10 +14,7 @@ const ListQuery = Type.Object(StreamQuery);
 export default async function tripsRoutes(app: FastifyInstance) {
   const { repos } = app.deps;
   const config = { service: 'trip' as const };
-  const list = (path: string, w: StreamParams, page: { remaining: number; trips: Trip[] }) => ({
-    trips: page.trips.map((t) => presentTrip(app.links, t)),
-    meta: streamMeta(app.links, 'trip', path, w, { remaining: page.remaining, lastTimestamp: page.trips.at(-1)?.start ?? null }),
-  });
+  const trips = { service: 'trip', key: 'trips', present: (t: Trip) => presentTrip(app.links, t), at: (t: Trip) => t.start } as const;
 
   app.get('/api/v1/devices/:deviceId/trips', {
     config,
@@ -24,9 +22,11 @@ export default async function tripsRoutes(app: FastifyInstance) {
       querystring: ListQuery, response: { 200: TripList, ...errorResponses(404) } },
   }, async (request) => {
     const { deviceId } = request.params as { deviceId: string };
-    const w = parseStreamWindow(request.query as Record<string, string | undefined>);
-    await repos.devices.requireReadable(request.principal!, deviceId);
-    return list(`/api/v1/devices/${deviceId}/trips`, w, await repos.trips.listForDevice(request.principal!, deviceId, w));
+    return streamList(app.links, request.query, {
+      ...trips, path: `/api/v1/devices/${deviceId}/trips`,
+      check: () => repos.devices.requireReadable(request.principal!, deviceId),
+      load: (w) => repos.trips.listForDevice(request.principal!, deviceId, w),
+    });
   });
 
   app.get('/api/v1/vehicles/:vehicleId/trips', {
@@ -35,10 +35,11 @@ export default async function tripsRoutes(app: FastifyInstance) {
       params: VehicleIdParams, querystring: ListQuery, response: { 200: TripList, ...errorResponses(404) } },
   }, async (request) => {
     const { vehicleId } = request.params as { vehicleId: string };
-    const w = parseStreamWindow(request.query as Record<string, string | undefined>);
-    await repos.vehicles.requireReadable(request.principal!, vehicleId);
-    const devices = await repos.vehicles.readableDeviceIds(request.principal!, vehicleId, 20);
-    return list(`/api/v1/vehicles/${vehicleId}/trips`, w, await repos.trips.listForVehicle(request.principal!, vehicleId, devices, w));
+    return streamList(app.links, request.query, {
+      ...trips, path: `/api/v1/vehicles/${vehicleId}/trips`,
+      check: () => readableRecentDevices(repos, request.principal!, vehicleId),
+      load: (w, devices) => repos.trips.listForVehicle(request.principal!, vehicleId, devices, w),
+    });
   });
 
   app.get('/api/v1/trips/:tripId', {
