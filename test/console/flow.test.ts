@@ -34,6 +34,8 @@ describe('console end to end', () => {
     const errors: string[] = [];
     page.on('pageerror', (err) => errors.push(String(err)));
     page.on('console', (m) => { if (/Content Security Policy/i.test(m.text())) errors.push(m.text()); });
+    const calls: string[] = [];
+    page.on('request', (r) => { if (r.url().includes('/api/v1/')) calls.push(new URL(r.url()).pathname); });
     await signIn(page, env);
 
     // A dummy, made in the Runs panel.
@@ -103,6 +105,10 @@ describe('console end to end', () => {
     await expect.poll(() => page.locator('#trip-detail .timeline .tick').count(), { timeout: 10_000 }).toBeGreaterThanOrEqual(3);
     expect(await page.locator('#trip-detail').textContent()).toMatch(/hard brakes? × 2 points/);
     await shot(page, 'trip');
+    // The completed trip's card came with the device's report-card list, once: a later refresh asks for none.
+    const refreshes = calls.filter((c) => c.endsWith('/trips')).length;
+    await expect.poll(() => calls.filter((c) => c.endsWith('/trips')).length, { timeout: 15_000 }).toBeGreaterThan(refreshes);
+    expect(calls.filter((c) => c.includes('/report_cards'))).toEqual([`/api/v1/devices/${deviceId}/report_cards`]);
 
     // The rule-enter event, live in the Rules panel, and its delivered notification.
     await page.getByRole('tab', { name: 'Rules & events' }).click();

@@ -72,19 +72,39 @@ export function mountTripsPanel(root: HTMLElement, ctx: Ctx): void {
     return c;
   }
 
+  /**
+   * The report cards of the completed trips not yet cached, from the device's (or vehicle's) report-card list over
+   * their time span (a card is dated at its trip's stop): one request per refresh, more only past 100 cards. A
+   * completed trip's card does not change, so a cached one is not asked for again.
+   */
+  async function fetchCards(owner: string, trips: any[]): Promise<void> {
+    const missing = new Set(trips.filter((t) => t.status === 'completed' && !cards.has(t.id)).map((t) => t.id));
+    if (!missing.size) return;
+    const span = trips.filter((t) => missing.has(t.id));
+    const since = Math.min(...span.map((t) => Date.parse(t.start))) - 1;
+    const until = Math.max(...span.map((t) => Date.parse(t.stop)));
+    let url: string | undefined = `${owner}/report_cards?since=${since}&until=${until}&limit=100`;
+    while (url && missing.size) {
+      const page: any = await get(url);
+      for (const c of page.reportCards) if (missing.delete(c.tripId)) cards.set(c.tripId, c);
+      url = page.meta.pagination.links.prior;
+    }
+  }
+
   async function load(): Promise<void> {
     window.clearTimeout(timer);
     const n = ++seq;
     const deviceId = ctx.selected();
     if (!deviceId) { list.replaceChildren(); note.textContent = 'Pick a device.'; return; }
-    let url = `/api/v1/devices/${deviceId}/trips?limit=20`;
+    let owner = `/api/v1/devices/${deviceId}`;
     if (byVehicle.checked) {
       const v = (await get(`/api/v1/devices/${deviceId}/vehicles/_latest`)).vehicle;
       if (!v?.id) { note.textContent = 'The device has reported no vehicle yet.'; list.replaceChildren(); return; }
-      url = `/api/v1/vehicles/${v.id}/trips?limit=20`;
+      owner = `/api/v1/vehicles/${v.id}`;
     }
-    const trips: any[] = (await get(url)).trips;
-    const graded = await Promise.all(trips.map(async (t) => ({ t, c: await card(t) })));
+    const trips: any[] = (await get(`${owner}/trips?limit=20`)).trips;
+    await fetchCards(owner, trips);
+    const graded = trips.map((t) => ({ t, c: cards.get(t.id) ?? null }));
     if (n !== seq) return;
     note.textContent = trips.length ? `${trips.length} trip${trips.length === 1 ? '' : 's'}, newest first.` : 'No trips yet. Start a run in Runs.';
     list.replaceChildren(...graded.map(({ t, c }) => h('li', {},
