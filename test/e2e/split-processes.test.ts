@@ -1,47 +1,28 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
 import { connectAsync } from 'mqtt';
-import { loadConfig } from '../../lib/config.js';
-import { silentLogger } from '../../lib/logger.js';
-import { startPlatform, type Platform } from '../../bin/platform.js';
-import { createTestDb } from '../helpers/db.js';
+import type { Platform } from '../../bin/platform.js';
+import { readableDevice, startParts, streamSocket, type Parts } from './support/start-parts.js';
 
 /**
  * `--only gateway` and `--only api` on one database (as two processes would run them): a frame
  * published to the gateway reaches a live-stream client of the API, which reads it from the database.
  */
-let db: Awaited<ReturnType<typeof createTestDb>>;
+let parts: Parts;
 let gateway: Platform;
 let api: Platform;
-let dataDir: string;
 
 beforeAll(async () => {
-  db = await createTestDb();
-  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dw-split-'));
-  const config = (only: string) => loadConfig({ only, httpPort: 0, mqttPort: 0, host: '127.0.0.1', mqttHost: '127.0.0.1', dataDir, logLevel: 'silent' }, {});
-  gateway = await startPlatform(config('gateway'), silentLogger, { db });
-  api = await startPlatform(config('api'), silentLogger, { db });
+  parts = await startParts(['gateway', 'api']);
+  [gateway, api] = parts.platforms;
 });
-afterAll(async () => {
-  await api?.close(); await gateway?.close(); await db?.close();
-  fs.rmSync(dataDir, { recursive: true, force: true });
-});
+afterAll(async () => { await parts?.close(); });
 
 describe('gateway and API in separate parts', () => {
   it('streams a message published to the gateway to a client of the API', async () => {
     expect(gateway.parts.map((p) => p.name)).toEqual(['gateway']);
-    const app = api.credentials.application;
-    const owner = await api.repos.devices.createOwner({ name: 'split' });
-    const { device, secret } = await api.repos.devices.provision({ name: 'split', ownerId: owner.id });
-    await api.repos.devices.authorize(device.id, app.id);
-    await api.repos.devices.register(app.id, device.id);
+    const { device, secret } = await readableDevice(api, 'split');
 
-    const ws = new WebSocket(`${api.apiUrl.replace('http', 'ws')}/api/v1/messages`, {
-      headers: { authorization: `Basic ${Buffer.from(`${app.id}:${app.secret}`).toString('base64')}` },
-    });
+    const ws = streamSocket(api);
     const frames: any[] = [];
     ws.on('message', (m) => frames.push(JSON.parse(String(m))));
     await new Promise((r) => ws.once('open', r));

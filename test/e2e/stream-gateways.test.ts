@@ -1,14 +1,8 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
 import { connectAsync } from 'mqtt';
-import { loadConfig } from '../../lib/config.js';
-import { silentLogger } from '../../lib/logger.js';
-import { startPlatform, type Platform } from '../../bin/platform.js';
-import { createTestDb } from '../helpers/db.js';
+import type { Platform } from '../../bin/platform.js';
 import { waitFor } from '../workers/receiver.js';
+import { readableDevice, startParts, streamSocket, type Parts } from './support/start-parts.js';
 
 /**
  * On PostgreSQL an API that runs a gateway in its own process (`--only api,gateway`) still streams what
@@ -16,32 +10,19 @@ import { waitFor } from '../workers/receiver.js';
  * Two platforms on one database need PostgreSQL.
  */
 describe.runIf(process.env.TEST_DATABASE_URL)('live stream with a gateway in the API process and another elsewhere', () => {
-  let db: Awaited<ReturnType<typeof createTestDb>>;
+  let parts: Parts;
   let both: Platform;
   let other: Platform;
-  let dataDir: string;
 
   beforeAll(async () => {
-    db = await createTestDb();
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dw-stream-gw-'));
-    const config = (only: string) => loadConfig({ only, httpPort: 0, mqttPort: 0, host: '127.0.0.1', mqttHost: '127.0.0.1', dataDir, logLevel: 'silent' }, {});
-    both = await startPlatform(config('api,gateway'), silentLogger, { db });
-    other = await startPlatform(config('gateway'), silentLogger, { db });
+    parts = await startParts(['api,gateway', 'gateway']);
+    [both, other] = parts.platforms;
   });
-  afterAll(async () => {
-    await other?.close(); await both?.close(); await db?.close();
-    fs.rmSync(dataDir, { recursive: true, force: true });
-  });
+  afterAll(async () => { await parts?.close(); });
 
   it('streams messages of both gateways once', async () => {
-    const app = both.credentials.application;
-    const owner = await both.repos.devices.createOwner({ name: 'two' });
-    const { device, secret } = await both.repos.devices.provision({ name: 'two', ownerId: owner.id });
-    await both.repos.devices.authorize(device.id, app.id);
-    await both.repos.devices.register(app.id, device.id);
-    const ws = new WebSocket(`${both.apiUrl.replace('http', 'ws')}/api/v1/messages`, {
-      headers: { authorization: `Basic ${Buffer.from(`${app.id}:${app.secret}`).toString('base64')}` },
-    });
+    const { device, secret } = await readableDevice(both, 'two');
+    const ws = streamSocket(both);
     const pubs: string[] = [];
     let acked = false;
     ws.on('message', (m) => {
