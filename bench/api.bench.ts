@@ -73,7 +73,13 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
     if (ingest) await new Promise((r) => setTimeout(r, o.warmupS * 1000));
     const path = `/api/v1/devices/${target.id}/messages?limit=${LIMIT}`;
     await hammer(`${apiUrl}${path}`, auth, 1); // warm caches and JIT
+    const from = await bench.monitor.mark();
     const platform = await hammer(`${apiUrl}${path}`, auth, o.durationS);
+    // autocannon's worker thread is not ours to instrument: its CPU is in the bench process's.
+    const processes = bench.monitor.figures(from, await bench.monitor.mark(), {
+      where: ingest ? 'autocannon and ingest load worker threads' : 'autocannon worker thread', cpuUserSeconds: null, cpuSystemSeconds: null,
+      reason: 'autocannon runs in a worker thread of the bench process that it does not instrument: its CPU is in the platform\'s',
+    });
     const bare = o.baselines === false ? null : await bareFastify(o.databaseUrl, knex);
     const baseline = bare ? await hammer(`${bare.url}/messages/${target.id}`, {}, o.durationS) : null;
     await bare?.close();
@@ -81,6 +87,7 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
     return {
       scenario: 'api',
       database: bench.database,
+      versions: await bench.versions(),
       request: `GET /api/v1/devices/{id}/messages?limit=${LIMIT} over ${HISTORY} stored messages, ${CONNECTIONS} connections`,
       ingestDuringMeasurement: load && {
         framesPerSecondOffered: o.ingestRate,
@@ -88,6 +95,7 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
         publishToCommitMs: { p50: round(quantile(load.latencies, 0.5)), p99: round(quantile(load.latencies, 0.99)) },
       },
       platform,
+      processes,
       baselines: baseline && {
         bareFastifyPg: baseline,
         ratioToBareFastify: round(platform.requestsPerSecond / baseline.requestsPerSecond, 2),

@@ -16,21 +16,35 @@ export interface BareAedesFigures {
   publishToAckMs: { p50: number; p99: number };
 }
 
-/** The same load against a bare Aedes (no authentication, no decoding, no storage). */
-export async function bareAedes(load: Omit<LoadOptions, 'url'>): Promise<BareAedesFigures> {
+/** A bare Aedes on loopback, port 0: no authentication, no decoding, no storage; counts the PUBLISHes it handles. */
+export async function startBareAedes(): Promise<{ url: string; published(): number; close(): Promise<void> }> {
   const broker = await Aedes.createBroker();
+  let published = 0;
+  broker.on('publish', (_packet, client) => { if (client) published++; });
   const server = net.createServer(broker.handle as (socket: net.Socket) => void);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as net.AddressInfo;
+  return {
+    url: `mqtt://127.0.0.1:${port}`,
+    published: () => published,
+    async close() {
+      await new Promise<void>((resolve) => broker.close(() => resolve()));
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** The same load against a bare Aedes (no authentication, no decoding, no storage). */
+export async function bareAedes(load: Omit<LoadOptions, 'url'>): Promise<BareAedesFigures> {
+  const bare = await startBareAedes();
   try {
-    const r = await runLoad({ ...load, url: `mqtt://127.0.0.1:${port}` });
+    const r = await runLoad({ ...load, url: bare.url });
     return {
       framesPerSecond: round(r.acked / (r.measuredMs / 1000), 0),
       publishToAckMs: { p50: round(quantile(r.latencies, 0.5)), p99: round(quantile(r.latencies, 0.99)) },
     };
   } finally {
-    await new Promise<void>((resolve) => broker.close(() => resolve()));
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await bare.close();
   }
 }
 

@@ -8,6 +8,8 @@ import { Worker } from 'node:worker_threads';
 import { loadConfig } from '../lib/config.js';
 import { createLogger, silentLogger } from '../lib/logger.js';
 import { startPlatform, type Platform } from '../bin/platform.js';
+import { startProcessMonitor, workerThreadFigures, type ProcessFigures, type ProcessMonitor } from './processes.js';
+import { versions, type Versions } from './versions.js';
 
 export interface BenchPlatformOptions {
   /** PostgreSQL + PostGIS; default: embedded PGlite in a temporary data directory. */
@@ -27,8 +29,19 @@ export interface BenchPlatform {
   app: { id: string; secret: string };
   /** Provisions n devices (authorized for and registered with the default application). */
   devices(n: number): Promise<{ id: string; secret: string }[]>;
+  /** CPU and RSS of the bench process, the load generator and PostgreSQL's backends, over windows (processes.ts). */
+  monitor: ProcessMonitor;
+  /** Node, Aedes, mqtt, the database client, PostgreSQL and PostGIS versions. */
+  versions(): Promise<Versions>;
   close(): Promise<void>;
 }
+
+/**
+ * Devices provisioned per transaction: one commit per device (its statements autocommitted) took ~10 ms
+ * a device on PostgreSQL on the 2-core bench machine, ~100 s for the connections scenario's 10,000; the
+ * same repository calls in transactions of this many took ~1.8 ms a device.
+ */
+const PROVISION_CHUNK = 250;
 
 export async function startBenchPlatform(o: BenchPlatformOptions = {}): Promise<BenchPlatform> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'drivewire-bench-'));
@@ -44,21 +57,28 @@ export async function startBenchPlatform(o: BenchPlatformOptions = {}): Promise<
   // (nothing rotates it at start, issue 14): the bench then uses an application of its own.
   const app = platform.credentialsFile.application
     ?? await platform.repos.applications.create({ name: `bench ${new Date().toISOString()}`, kind: 'enterprise' });
+  const monitor = await startProcessMonitor({ databaseUrl: platform.db.kind === 'pg' ? o.databaseUrl ?? null : null });
   return {
-    platform, mqttUrl, database: platform.db.kind, app,
+    platform, mqttUrl, database: platform.db.kind, app, monitor,
     async devices(n) {
       const { repos } = platform;
       const owner = await repos.devices.createOwner({ name: 'bench' });
       const out: { id: string; secret: string }[] = [];
-      for (let i = 0; i < n; i++) {
-        const { device, secret } = await repos.devices.provision({ name: `bench ${i + 1}`, ownerId: owner.id });
-        await repos.devices.authorize(device.id, app.id);
-        await repos.devices.register(app.id, device.id);
-        out.push({ id: device.id, secret });
+      for (let from = 0; from < n; from += PROVISION_CHUNK) {
+        await platform.db.knex.transaction(async (trx) => {
+          for (let i = from; i < Math.min(n, from + PROVISION_CHUNK); i++) {
+            const { device, secret } = await repos.devices.provision({ name: `bench ${i + 1}`, ownerId: owner.id }, trx);
+            await repos.devices.authorize(device.id, app.id, trx);
+            await repos.devices.register(app.id, device.id, trx);
+            out.push({ id: device.id, secret });
+          }
+        });
       }
       return out;
     },
+    versions: () => versions(platform.db.knex, platform.db.kind),
     async close() {
+      await monitor.close();
       await platform.close();
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
@@ -89,11 +109,19 @@ export interface LoadResult {
   latencies: Float64Array;
   /** The platform's event loop delay over the whole load (warm-up included), ms. */
   eventLoopDelayMs?: { p50: number; p99: number; max: number };
+  /** Each process's CPU and RSS over the measured window, when runLoad was given a monitor. */
+  processes?: ProcessFigures;
 }
 
-export function runLoad(o: LoadOptions): Promise<LoadResult> {
+/** The worker's last message: its counts, and its own thread's CPU over the measured window. */
+type LoadDone = Omit<LoadResult, 'eventLoopDelayMs' | 'processes'> & { type: 'done'; thread: Parameters<typeof workerThreadFigures>[0] };
+
+/** Runs the load generator on its own thread; with a monitor, marks the measured window the worker announces. */
+export function runLoad(o: LoadOptions, monitor?: ProcessMonitor): Promise<LoadResult> {
   return new Promise((resolve, reject) => {
     const worker = new Worker(new URL('./load.worker.js', import.meta.url), { workerData: { frameBytes: 0, ...o } });
+    let from: ReturnType<ProcessMonitor['mark']> | null = null;
+    let to: ReturnType<ProcessMonitor['mark']> | null = null;
     // The platform's main thread while the load runs: how long a ready callback waits (decoding, SQL results, PUBACKs).
     const delay = monitorEventLoopDelay({ resolution: 10 });
     delay.enable();
@@ -101,7 +129,18 @@ export function runLoad(o: LoadOptions): Promise<LoadResult> {
       delay.disable();
       return { p50: round(delay.percentile(50) / 1e6), p99: round(delay.percentile(99) / 1e6), max: round(delay.max / 1e6) };
     };
-    worker.once('message', (m: LoadResult) => resolve({ ...m, eventLoopDelayMs: lag() }));
+    worker.on('message', (m: { type: 'measuring' } | { type: 'measured' } | LoadDone) => {
+      if (m.type === 'measuring') from = monitor?.mark() ?? null;
+      else if (m.type === 'measured') to = monitor?.mark() ?? null;
+      else {
+        const { type, thread, ...counts } = m;
+        const eventLoopDelayMs = lag();
+        const window = from && to ? Promise.all([from, to]) : Promise.resolve(null);
+        window.then((marks) => resolve({
+          ...counts, eventLoopDelayMs, ...(marks && monitor ? { processes: monitor.figures(marks[0], marks[1], workerThreadFigures(thread)) } : {}),
+        }), reject);
+      }
+    });
     worker.once('error', (err) => { lag(); reject(err); });
     worker.once('exit', (code) => { if (code !== 0) { lag(); reject(new Error(`load generator exited with code ${code}`)); } });
   });

@@ -11,7 +11,7 @@ async function measure(o: BenchOptions, trips: boolean): Promise<Record<string, 
   try {
     const devices = await bench.devices(o.devices);
     const loadOptions = { devices, durationMs: o.durationS * 1000, warmupMs: o.warmupS * 1000, window: o.window, rate: o.rate ?? 0 };
-    const load = await runLoad({ ...loadOptions, url: bench.mqttUrl });
+    const load = await runLoad({ ...loadOptions, url: bench.mqttUrl }, bench.monitor);
     const { knex } = bench.platform.db;
     const [{ n: stored }] = await knex('messages').whereIn('device_id', devices.map((d) => d.id)).count({ n: '*' });
     const metrics = (await bench.platform.parts.find((p) => p.name === 'gateway')?.metrics?.()) ?? '';
@@ -23,6 +23,7 @@ async function measure(o: BenchOptions, trips: boolean): Promise<Record<string, 
       scenario: 'ingest',
       trips: trips ? 'on' : 'off',
       database: bench.database,
+      versions: await bench.versions(),
       devices: o.devices,
       window: o.window,
       ratePerDevice: o.rate || 'unbounded',
@@ -35,6 +36,7 @@ async function measure(o: BenchOptions, trips: boolean): Promise<Record<string, 
       framesStored: Number(stored),
       publishErrors: load.errors,
       eventLoopDelayMs: load.eventLoopDelayMs,
+      processes: load.processes,
       ...batchFigures(metrics),
       baselines: bare && {
         bareAedes: bare,
@@ -61,7 +63,7 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
   const fps = (r: Record<string, unknown>) => r.framesStoredPerSecond as number;
   const p99 = (r: Record<string, unknown>) => (r.publishToCommitMs as { p99: number }).p99;
   return {
-    scenario: 'ingest', trips: 'compare', off, on,
+    scenario: 'ingest', trips: 'compare', versions: on.versions, off, on,
     ratioOnToOff: { framesStoredPerSecond: round(fps(on) / fps(off), 3), publishToCommitP99: round(p99(on) / p99(off), 3) },
   };
 }

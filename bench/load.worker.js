@@ -2,45 +2,19 @@
 // with the broker it measures. Plain JavaScript: worker threads start outside tsx's loader.
 // Each device keeps up to `window` QoS 1 publishes in flight (or publishes at `rate` frames/s);
 // the time from publish to PUBACK is the time to a committed row, since the gateway acks only then.
+// It tells the bench when the measured window starts and ends ('measuring', 'measured'), so the bench
+// can read each process's CPU over that window, and reports its own thread's CPU over it.
+import { performance } from 'node:perf_hooks';
 import { parentPort, workerData } from 'node:worker_threads';
-import mqtt from 'mqtt';
+import { connect, cpuSince, frame, threadCpu } from './load.common.js';
 
 const { url, devices, durationMs, warmupMs, window: inflightMax, rate, frameBytes } = workerData;
-const lastTs = new Map();
 const latencies = [];
 let acked = 0;
 let ackedTotal = 0;
 let errors = 0;
 let measureFrom = 0;
 let stopAt = 0;
-
-/** A telemetry frame like a dongle's: raw PIDs, location and accelerometer extremes (~300 bytes). */
-function frame(deviceIndex, seq) {
-  // Strictly increasing per device, so every frame is in order and `ts` is its publish time.
-  const t = Math.max(Date.now(), (lastTs.get(deviceIndex) ?? 0) + 1);
-  lastTs.set(deviceIndex, t);
-  const speed = (seq * 7) % 120;
-  return JSON.stringify({
-    id: `${deviceIndex}-${seq}`, ts: t,
-    location: { lat: 32.7767 + (seq % 1000) * 1e-5, lon: -96.797 + deviceIndex * 1e-4, speed, heading: seq % 360 },
-    accel: { maxX: 0.12, maxY: 0.31, maxZ: 9.9, minX: -0.1, minY: -0.2, minZ: 9.6 },
-    pids: {
-      '0C': ((800 + speed * 25) * 4).toString(16).padStart(4, '0'), '0D': speed.toString(16).padStart(2, '0'),
-      '04': '5A', '05': '7B', '10': '01F4', '11': '33', '0B': '65', '2F': '80',
-    },
-    ...(frameBytes ? { data: { fuelType: 'x'.repeat(frameBytes) } } : {}),
-  });
-}
-
-function connect(device) {
-  return new Promise((resolve, reject) => {
-    const client = mqtt.connect(url, {
-      username: device.id, password: device.secret, clientId: device.id, reconnectPeriod: 0, connectTimeout: 30_000,
-    });
-    client.once('connect', () => resolve(client));
-    client.once('error', reject);
-  });
-}
 
 function drive(client, device, index) {
   const topic = `devices/${device.id}/frames`;
@@ -51,7 +25,7 @@ function drive(client, device, index) {
       if (performance.now() >= stopAt) { if (inflight === 0) resolve(); return; }
       inflight++;
       const started = performance.now();
-      client.publish(topic, frame(index, seq++), { qos: 1 }, (err) => {
+      client.publish(topic, frame(index, seq++, frameBytes), { qos: 1 }, (err) => {
         inflight--;
         const now = performance.now();
         if (err) errors++;
@@ -74,11 +48,29 @@ function drive(client, device, index) {
   });
 }
 
-const clients = await Promise.all(devices.map(connect));
+const clients = await Promise.all(devices.map((d) => connect(url, d)));
 const start = performance.now();
 measureFrom = start + warmupMs;
 stopAt = start + warmupMs + durationMs;
+// This thread's CPU and event loop utilization over the measured window.
+let cpuAtStart = null;
+let eluAtStart = null;
+let measured = null;
+const beginWindow = () => {
+  cpuAtStart = threadCpu();
+  eluAtStart = performance.eventLoopUtilization();
+  parentPort.postMessage({ type: 'measuring' });
+};
+const endWindow = () => {
+  if (measured) return;
+  measured = { cpu: cpuSince(cpuAtStart), eventLoopUtilization: eluAtStart && performance.eventLoopUtilization(eluAtStart).utilization };
+  parentPort.postMessage({ type: 'measured' });
+};
+const timers = [setTimeout(beginWindow, warmupMs), setTimeout(endWindow, warmupMs + durationMs)];
 await Promise.all(clients.map((c, i) => drive(c, devices[i], i)));
+timers.forEach(clearTimeout);
+if (!eluAtStart) beginWindow();
+endWindow();
 await Promise.all(clients.map((c) => c.endAsync()));
 const buffer = Float64Array.from(latencies);
-parentPort.postMessage({ acked, ackedTotal, errors, measuredMs: durationMs, latencies: buffer }, [buffer.buffer]);
+parentPort.postMessage({ type: 'done', acked, ackedTotal, errors, measuredMs: durationMs, latencies: buffer, thread: measured }, [buffer.buffer]);

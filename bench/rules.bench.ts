@@ -63,7 +63,7 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
     }
     const rate = o.rate ?? 2; // paced by default (rule transitions at a steady pace); --rate 0 = closed loop
     const started = new Date();
-    const load = await runLoad({ url: bench.mqttUrl, devices, durationMs: o.durationS * 1000, warmupMs: o.warmupS * 1000, window: o.window, rate });
+    const load = await runLoad({ url: bench.mqttUrl, devices, durationMs: o.durationS * 1000, warmupMs: o.warmupS * 1000, window: o.window, rate }, bench.monitor);
     const { knex } = platform.db;
     const ruleEvents = async () => Number((await knex('events').where('event_type', 'like', 'rule-%').where('stored', '>=', started).count({ n: '*' }))[0].n);
     const events = await ruleEvents();
@@ -75,6 +75,7 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
     return {
       scenario: 'rules',
       database: bench.database,
+      versions: await bench.versions(),
       devices: o.devices,
       rulesPerDevice: o.rules,
       ratePerDevice: rate || 'unbounded',
@@ -87,6 +88,7 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
       publishToCommitMs: { p50: round(quantile(load.latencies, 0.5)), p99: round(quantile(load.latencies, 0.99)) },
       publishErrors: load.errors,
       eventLoopDelayMs: load.eventLoopDelayMs,
+      processes: load.processes,
       ...batchFigures((await platform.parts.find((p) => p.name === 'gateway')?.metrics?.()) ?? ''),
       machine: { cpus: os.cpus().length, node: process.version, loadAverage1m: round(os.loadavg()[0], 2) },
     };

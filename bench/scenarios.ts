@@ -1,18 +1,51 @@
 import type { BenchOptions, BenchScenario } from './types.js';
+import { connectionsLimitProblem } from './limits.js';
 
 export type { BenchOptions, BenchScenario };
 
 type Loader = () => Promise<BenchScenario>;
 
+export interface BenchScenarioEntry {
+  name: string;
+  description: string;
+  load: Loader;
+  /** Its devices when --devices is not given (default: the command's). */
+  defaultDevices?: number;
+  /** `--smoke`: what this scenario runs with on top of the shared smoke options. */
+  smoke?: Partial<BenchOptions>;
+  /** Why these options cannot run here (a clear error before anything starts), or null. */
+  check?(o: BenchOptions): string | null;
+}
+
 /**
  * The scenarios, in one explicit list. Each is loaded only when run, so listing them (and every
  * other CLI command) does not load the whole platform.
  */
-export const BENCH_SCENARIOS: { name: string; description: string; load: Loader }[] = [
+export const BENCH_SCENARIOS: BenchScenarioEntry[] = [
   { name: 'ingest', description: 'N devices publish QoS 1 frames; frames/s stored and publish→commit latency',
     load: async () => (await import('./ingest.bench.js')).ingestScenario },
   { name: 'rules', description: 'N devices with M rules each; rule events/s and publish→webhook latency',
     load: async () => (await import('./rules.bench.js')).rulesScenario },
   { name: 'api', description: 'GET …/messages under autocannon, idle or during ingest; ratio to bare Fastify + pg',
     load: async () => (await import('./api.bench.js')).apiScenario },
+  { name: 'connections', description: 'N idle authenticated devices (default 10000); time to connect, RSS and heap per device; ratio to bare Aedes',
+    load: async () => (await import('./connections.bench.js')).connectionsScenario,
+    defaultDevices: 10_000, smoke: { devices: 50 },
+    check: (o) => connectionsLimitProblem(o.devices) },
+  { name: 'knee', description: 'open-loop offered frames/s stepped up (--steps, --qos); offered vs stored, p99, the knee; ratio to bare Aedes',
+    load: async () => (await import('./knee.bench.js')).kneeScenario,
+    smoke: { steps: [100, 200], stepSeconds: 2 },
+    // Frame timestamps are ms and strictly increasing per device (load.common.js): beyond 1,000 frames/s a device's run ahead of time.
+    check: (o) => {
+      const top = Math.max(...(o.steps ?? [16_000]));
+      return top / o.devices > 1000
+        ? `knee: ${top} frames/s over ${o.devices} devices is more than 1000 frames/s per device (frame timestamps are whole ms): use more --devices`
+        : null;
+    } },
+  // Issue 11: the ingest scenario with the trips stage off then on, on fresh platforms, and their ratio.
+  { name: 'trips', description: 'the ingest scenario with trips off then on (--trips compare): the cost of the trips stage',
+    load: async () => {
+      const { ingestScenario } = await import('./ingest.bench.js');
+      return { ...ingestScenario, name: 'trips', run: (o) => ingestScenario.run({ ...o, trips: 'compare' }) };
+    } },
 ];

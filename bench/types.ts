@@ -7,7 +7,6 @@ export interface BenchOptions {
   warmupS: number;
   /** QoS 1 publishes in flight per device. */
   window: number;
-  /** Frames per second per device; 0 = as fast as acknowledgements allow. */
   /** Frames per second per device; 0 = closed loop (as fast as acknowledgements allow); undefined = the scenario's default. */
   rate?: number;
   databaseUrl: string | null;
@@ -21,6 +20,16 @@ export interface BenchOptions {
   baselines?: boolean;
   /** Trips stage on, off, or both one after the other with their ratio (ingest scenario); default on. */
   trips?: 'on' | 'off' | 'compare';
+  /** QoS of the knee scenario's frames; default 1. */
+  qos?: 0 | 1;
+  /** Total offered frames/s of each knee step, in order. */
+  steps?: number[];
+  /** Seconds each knee step lasts. */
+  stepSeconds?: number;
+  /** Connection attempts in flight at once (connections scenario). */
+  parallel?: number;
+  /** `--smoke`: a scenario may shorten what the shared smoke options do not cover (drain waits). */
+  smoke?: boolean;
 }
 
 export interface BenchScenario {

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { CliError } from '../client.js';
 import { BENCH_SCENARIOS, type BenchOptions } from '../../bench/scenarios.js';
+import { appendResult } from '../../bench/results.js';
 
 function count(name: string, text: string, min: number): number {
   const n = Number(text);
@@ -9,18 +10,39 @@ function count(name: string, text: string, min: number): number {
 }
 
 /** `--smoke` (CI): every scenario small and short; only loss, duplicates and errors fail it. */
-const SMOKE: Partial<BenchOptions> = { devices: 5, durationS: 3, warmupS: 1, rules: 2, baselines: false, ingestRate: 100 };
+const SMOKE: Partial<BenchOptions> = { devices: 5, durationS: 3, warmupS: 1, rules: 2, baselines: false, ingestRate: 100, smoke: true };
+/** Devices when --devices is not given and the scenario has no default of its own. */
+const DEVICES = 50;
+const STEPS = '1000,2000,4000,8000,12000,16000';
+
 function tripsMode(text: string): 'on' | 'off' | 'compare' {
   if (text === 'on' || text === 'off' || text === 'compare') return text;
   throw new CliError(`--trips must be on, off or compare, got "${text}"`);
 }
 
+function qosLevel(text: string): 0 | 1 {
+  if (text === '0' || text === '1') return Number(text) as 0 | 1;
+  throw new CliError(`--qos must be 0 or 1, got "${text}"`);
+}
+
+/** `--steps 1000,2000,4000`: offered total frames/s, each a positive integer, increasing. */
+function stepList(text: string): number[] {
+  const steps = text.split(',').map((s) => s.trim());
+  const rates = steps.map(Number);
+  if (!steps.length || rates.some((r, i) => !steps[i] || !Number.isInteger(r) || r < 1)) {
+    throw new CliError(`--steps must be frames/s as positive integers separated by commas (e.g. ${STEPS}), got "${text}"`);
+  }
+  if (rates.some((r, i) => i > 0 && r <= rates[i - 1])) throw new CliError(`--steps must increase, got "${text}"`);
+  return rates;
+}
+
 /** `drivewire bench [scenario]`: starts a fresh platform, drives it, prints the figures as JSON. */
 export function registerBenchCommands(program: Command): void {
   program.command('bench')
-    .description(`run a benchmark scenario and print its figures as JSON (${BENCH_SCENARIOS.map((s) => s.name).join(', ')})`)
+    .description(`run a benchmark scenario and print its figures as JSON (${BENCH_SCENARIOS.map((s) => s.name).join(', ')}); `
+      + 'each result is also appended to bench/results/<scenario>.jsonl')
     .argument('[scenario]', 'scenario name; without one, every scenario runs in turn')
-    .option('--devices <n>', 'simulated devices', '50')
+    .option('--devices <n>', `simulated devices (default: ${DEVICES}; connections scenario: 10000)`)
     .option('--duration <s>', 'seconds measured', '20')
     .option('--warmup <s>', 'seconds of load before measuring', '3')
     .option('--window <n>', 'QoS 1 publishes in flight per device', '4')
@@ -30,14 +52,20 @@ export function registerBenchCommands(program: Command): void {
     .option('--rules <m>', 'rules per device (rules scenario)', '5')
     .option('--ingest-rate <n>', 'api scenario: total frames/s the devices publish while the API is measured (0 = idle)', '0')
     .option('--trips <mode>', 'ingest scenario: trips stage on, off, or compare (both, same run, with their ratio)', 'on')
+    .option('--qos <0|1>', 'knee scenario: QoS of the open-loop frames', '1')
+    .option('--steps <list>', 'knee scenario: offered total frames/s of each step, comma-separated, increasing', STEPS)
+    .option('--step-seconds <s>', 'knee scenario: seconds each step lasts', '5')
+    .option('--parallel <n>', 'connections scenario: connection attempts in flight at once', '250')
     .option('--no-baselines', 'skip the bare baselines (bare Aedes, raw COPY) measured after the scenario')
-    .option('--smoke', 'every scenario, small and short, without baselines; exits 1 on lost or duplicated frames or errors (never on a timing)')
+    .option('--no-save', 'do not append the results to bench/results/<scenario>.jsonl')
+    .option('--smoke', 'every scenario, small and short, without baselines and not saved; exits 1 on lost or duplicated frames or errors (never on a timing)')
     .option('--database-url <url>', 'PostgreSQL + PostGIS to use (default: embedded PGlite in a temporary directory)')
     .action(async (name: string | undefined, o) => {
       const chosen = name ? BENCH_SCENARIOS.filter((s) => s.name === name) : BENCH_SCENARIOS;
       if (!chosen.length) throw new CliError(`unknown scenario "${name}"; choose one of ${BENCH_SCENARIOS.map((s) => s.name).join(', ')}`);
-      const options: BenchOptions = {
-        devices: count('devices', o.devices, 1), durationS: count('duration', o.duration, 1), warmupS: count('warmup', o.warmup, 0),
+      const devices = o.devices === undefined ? undefined : count('devices', o.devices, 1);
+      const options: Omit<BenchOptions, 'devices'> = {
+        durationS: count('duration', o.duration, 1), warmupS: count('warmup', o.warmup, 0),
         window: count('window', o.window, 1), rate: o.rate === undefined ? undefined : count('rate', o.rate, 0), databaseUrl: o.databaseUrl ?? process.env.DATABASE_URL ?? null,
         batchSize: o.batchSize === undefined ? undefined : count('batch-size', o.batchSize, 1),
         batchMs: o.batchMs === undefined ? undefined : count('batch-ms', o.batchMs, 0),
@@ -45,14 +73,27 @@ export function registerBenchCommands(program: Command): void {
         ingestRate: count('ingest-rate', o.ingestRate, 0),
         baselines: o.baselines !== false,
         trips: tripsMode(o.trips),
+        qos: qosLevel(o.qos),
+        steps: stepList(o.steps),
+        stepSeconds: count('step-seconds', o.stepSeconds, 1),
+        parallel: count('parallel', o.parallel, 1),
       };
-      if (o.smoke) Object.assign(options, SMOKE);
+      // Each scenario's options: what the command line gives, else the scenario's devices; --smoke over both.
+      const runs = chosen.map((entry) => {
+        const scenarioOptions: BenchOptions = { ...options, devices: devices ?? entry.defaultDevices ?? DEVICES };
+        if (o.smoke) Object.assign(scenarioOptions, SMOKE, entry.smoke);
+        const problem = entry.check?.(scenarioOptions);
+        if (problem) throw new CliError(problem);
+        return { entry, options: scenarioOptions };
+      });
+      const save = o.save !== false && !o.smoke;
       const problems: string[] = [];
-      for (const entry of chosen) {
+      for (const { entry, options: scenarioOptions } of runs) {
         process.stderr.write(`bench ${entry.name}: ${entry.description}\n`);
         const scenario = await entry.load();
-        const result = await scenario.run(options);
+        const result = await scenario.run(scenarioOptions);
         process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+        if (save) process.stderr.write(`bench ${entry.name}: appended to ${appendResult(entry.name, result)}\n`);
         problems.push(...(scenario.problems?.(result) ?? []));
       }
       for (const p of problems) process.stderr.write(`bench: ${p}\n`);

@@ -1,0 +1,73 @@
+// What the bench load generators share (load.worker.js, knee.worker.js, connections.child.js): a
+// dongle-like telemetry frame, an authenticated MQTT connection, and the CPU of the calling thread.
+// Plain JavaScript: worker threads and child processes start outside tsx's loader.
+import fs from 'node:fs';
+import mqtt from 'mqtt';
+
+const lastTs = new Map();
+
+/**
+ * A telemetry frame like a dongle's: raw PIDs, location and accelerometer extremes (~300 bytes).
+ * Its id is `<deviceIndex>-<seq>` (stored as the message's frame_id, which is how the knee scenario
+ * checks that every acknowledged frame was stored exactly once).
+ */
+export function frame(deviceIndex, seq, frameBytes = 0) {
+  // Strictly increasing per device, so every frame is in order and `ts` is its publish time.
+  const t = Math.max(Date.now(), (lastTs.get(deviceIndex) ?? 0) + 1);
+  lastTs.set(deviceIndex, t);
+  const speed = (seq * 7) % 120;
+  return JSON.stringify({
+    id: `${deviceIndex}-${seq}`, ts: t,
+    location: { lat: 32.7767 + (seq % 1000) * 1e-5, lon: -96.797 + deviceIndex * 1e-4, speed, heading: seq % 360 },
+    accel: { maxX: 0.12, maxY: 0.31, maxZ: 9.9, minX: -0.1, minY: -0.2, minZ: 9.6 },
+    pids: {
+      '0C': ((800 + speed * 25) * 4).toString(16).padStart(4, '0'), '0D': speed.toString(16).padStart(2, '0'),
+      '04': '5A', '05': '7B', '10': '01F4', '11': '33', '0B': '65', '2F': '80',
+    },
+    ...(frameBytes ? { data: { fuelType: 'x'.repeat(frameBytes) } } : {}),
+  });
+}
+
+/**
+ * Connects as the device: the gateway requires client id = username = device id, password = its secret.
+ * Rejects on a refused CONNACK and on a connection closed before it (no reconnection).
+ */
+export function connect(url, device, options = {}) {
+  return new Promise((resolve, reject) => {
+    const client = mqtt.connect(url, {
+      username: device.id, password: device.secret, clientId: device.id, reconnectPeriod: 0, connectTimeout: 30_000, ...options,
+    });
+    const fail = (err) => { client.end(true); reject(err); };
+    const closed = () => fail(new Error('connection closed before CONNACK'));
+    client.once('connect', () => {
+      client.off('error', fail);
+      client.off('close', closed);
+      client.on('error', () => {}); // a later error (a reset) must not throw: the caller watches 'close'
+      resolve(client);
+    });
+    client.once('error', fail);
+    client.once('close', closed);
+  });
+}
+
+/** USER_HZ: Linux reports CPU times in /proc in hundredths of a second on every architecture. */
+const TICKS = 100;
+
+/**
+ * CPU seconds { user, system } of the calling thread (Linux, /proc/thread-self/stat, 10 ms resolution);
+ * null elsewhere. Node 20 has no per-thread CPU API (process.cpuUsage() in a worker is the whole process's).
+ */
+export function threadCpu() {
+  try {
+    const text = fs.readFileSync('/proc/thread-self/stat', 'utf8');
+    const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
+    return { user: Number(f[11]) / TICKS, system: Number(f[12]) / TICKS };
+  } catch {
+    return null;
+  }
+}
+
+/** CPU seconds between two threadCpu() readings; null when either is. */
+export function cpuSince(a, b = threadCpu()) {
+  return a && b ? { user: b.user - a.user, system: b.system - a.system } : null;
+}

@@ -1,0 +1,53 @@
+// `drivewire bench` (the real binary) runs the connections and knee scenarios in smoke mode on the
+// embedded database and prints the figures issue 13 asks of the harness: each process's CPU and RSS,
+// the versions, what idle devices cost, the knee's steps, and no frame lost or stored twice. Both
+// start at once: each binary's platform start (PGlite, migrations) takes most of the time.
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
+
+/** The embedded database, whatever the test run uses: no DATABASE_URL for the binary. */
+const bench = (...args: string[]) => runCli(['bench', ...args, '--smoke'], { DATABASE_URL: undefined }, 110_000);
+
+const number = expect.any(Number);
+
+// Once per CI run: it always uses the embedded database, so the PostgreSQL phase would only repeat it (and
+// `.ci/run` runs every scenario's smoke on PostgreSQL anyway).
+describe.skipIf(Boolean(process.env.TEST_DATABASE_URL))('drivewire bench --smoke: connections and knee (the real binary)', { timeout: 120_000 }, () => {
+  it('reports processes, versions, the per-device cost of idle connections, and the knee steps without loss', async () => {
+    const [connections, knee] = await Promise.all([bench('connections'), bench('knee')]);
+    for (const r of [connections, knee]) {
+      expect(r.stderr).not.toMatch(/^(drivewire|bench): /m);
+      expect(r.code).toBe(0);
+    }
+    const c = JSON.parse(connections.stdout);
+    const k = JSON.parse(knee.stdout);
+    for (const r of [c, k]) {
+      expect(r.database).toBe('pglite');
+      expect(r.versions).toMatchObject({ node: process.version, aedes: expect.any(String), mqtt: expect.any(String), pglite: expect.any(String), postgresql: expect.any(String), postgis: expect.any(String) });
+      expect(r.processes.platform).toMatchObject({ cpuUserSeconds: number, cpuSystemSeconds: number, peakRssBytes: number, maxRssSinceStartBytes: number });
+      expect(r.processes.platform.peakRssBytes).toBeGreaterThan(0);
+      expect(r.processes.loadGenerator).toMatchObject({ cpuUserSeconds: number, cpuSystemSeconds: number });
+      // PGlite runs in the bench process: no PostgreSQL processes to read, and the reason says so.
+      expect(r.processes.postgres).toMatchObject({ cpuUserSeconds: null, reason: expect.stringContaining('PGlite') });
+    }
+
+    expect(c.scenario).toBe('connections');
+    expect(c.devices).toBe(50);
+    expect(c.processes.loadGenerator.where).toBe('child process');
+    expect(c.platform).toMatchObject({ devices: 50, connected: 50, failed: 0, countedByBroker: 50, droppedWhileHeld: 0, connectMs: number, connectionsPerSecond: number, heapPerDeviceBytes: number });
+    expect(c.platform.rssPerDeviceBytes).toBeGreaterThan(0);
+
+    expect(k.scenario).toBe('knee');
+    expect(k.qos).toBe(1);
+    expect(k.processes.loadGenerator.where).toBe('worker thread');
+    expect(k.steps.map((s: any) => s.offeredFramesPerSecond)).toEqual([100, 200].slice(0, k.steps.length));
+    expect(k.steps.length + k.stepsNotRun.length).toBe(2);
+    for (const s of k.steps) {
+      expect(s).toMatchObject({ sentFramesPerSecond: number, storedFramesPerSecond: number, backlogFrames: number, publishToAckMs: { p50: number, p99: number } });
+      expect(s.sentFramesPerSecond).toBeGreaterThan(0);
+    }
+    expect(k).toMatchObject({ lost: 0, duplicates: 0, publishErrors: 0, disconnects: 0 });
+    expect(k.framesAcknowledged).toBe(k.framesSent);
+    expect(k.framesStored).toBe(k.framesSent);
+  });
+});
