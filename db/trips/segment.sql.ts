@@ -200,8 +200,10 @@ const COLUMNS = `id, device_id, vehicle_id, start_ts, stop_ts, last_ts, start_re
   fuel_rate_l, air_g, fuel_n, diesel, hard_accel, hard_brake, stop_count, speeding_ms, last_location, last_speed,
   last_speed_ts, last_moving_ts, last_hard, last_stopped`;
 
-const UPDATES = COLUMNS.split(',').map((c) => c.trim()).filter((c) => !['id', 'device_id', 'start_ts'].includes(c))
-  .map((c) => `${c} = EXCLUDED.${c}`).join(', ');
+/** The columns a recomputation may change (a trip is identified by device and start), set from `from`. */
+const setFrom = (from: string) => COLUMNS.split(',').map((c) => c.trim()).filter((c) => !['id', 'device_id', 'start_ts'].includes(c))
+  .map((c) => `${c} = ${from}.${c}`).join(', ');
+const UPDATES = setFrom('EXCLUDED');
 
 /**
  * One statement: derives the segments of every span, upserts their trips by (device, start) (ids survive a
@@ -265,9 +267,8 @@ export const CONTINUE = {
         AND NOT ${IS_STATIONARY('max(f.ts)', 'max(f.ts) FILTER (WHERE f.mv)')}))),
   rows4 AS (SELECT f.*, 0::bigint AS sess, 0::bigint AS seg FROM flagged f JOIN segs g ON g.device_id = f.device_id),
   ${MEMBERS}, ${SUMS}`,
+  // every trip it advances exists (cont): an UPDATE by id, without the speculative insert of an upsert
   main: `
-  INSERT INTO trips (${COLUMNS}, touched_at)
-  SELECT ${COLUMNS}, now() FROM final
-  ON CONFLICT (device_id, start_ts) DO UPDATE SET ${UPDATES}, touched_at = EXCLUDED.touched_at
-  RETURNING device_id`,
+  UPDATE trips t SET ${setFrom('f')}, touched_at = now() FROM final f WHERE t.id = f.id
+  RETURNING t.device_id`,
 };

@@ -122,9 +122,9 @@ describe('planned stages', () => {
     const frame = (s: number, kind?: string) => ({ ts: at(s).getTime(), ...(kind ? { kind } : {}), data: { vehicleSpeed: 40 },
       location: { lat: 32.78 + s * 0.0001, lon: -96.8 } });
     await p.submit(job(d.id, [frame(1, 'startup'), frame(2)]));
-    const { sql } = await recordStatements(t.db.knex, () => p.submit(job(d.id, [frame(3), frame(4)])), /part_0|INSERT INTO trips/);
+    const { sql } = await recordStatements(t.db.knex, () => p.submit(job(d.id, [frame(3), frame(4)])), /part_0|INSERT INTO trips|UPDATE trips/);
     expect(sql).toHaveLength(1);
-    expect(sql[0]).toMatch(/INSERT INTO trips/);
+    expect(sql[0]).toMatch(/UPDATE trips t SET/);
     expect(sql[0]).toMatch(/INSERT INTO distance_steps/);
     const [trip] = await t.db.knex('trips').where('device_id', d.id);
     expect(trip).toMatchObject({ message_count: 4, stop_ts: null });
