@@ -36,7 +36,7 @@ const RECOMPUTE = `
   reports AS (
     SELECT m.device_id, m.id AS message_id, m.ts, m.extra -> 'dtcs' AS codes,
       row_number() OVER (PARTITION BY m.device_id ORDER BY m.ts, m.received_at, m.id) AS i
-    -- per device through messages_device_ts (OFFSET 0: never a hash over a sequential scan of every message)
+    -- per device through messages_device_ts_id (OFFSET 0: never a hash over a sequential scan of every message)
     FROM span s CROSS JOIN LATERAL (SELECT * FROM messages mm WHERE mm.device_id = s.device_id AND mm.ts >= s.from_ts OFFSET 0) m
     WHERE jsonb_typeof(m.extra -> 'dtcs') = 'array'),
   hits AS (

@@ -8,6 +8,7 @@ import * as m007 from './007_distance.js';
 import * as m008 from './008_diagnostics.js';
 import * as m009 from './009_feed.js';
 import * as m010 from './010_messages_indexes.js';
+import * as m011 from './011_messages_order.js';
 
 export const MIGRATIONS: Record<string, Knex.Migration> = {
   '001_core': m001,
@@ -19,4 +20,5 @@ export const MIGRATIONS: Record<string, Knex.Migration> = {
   '008_diagnostics': m008,
   '009_feed': m009,
   '010_messages_indexes': m010,
+  '011_messages_order': m011,
 };

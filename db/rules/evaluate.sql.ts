@@ -42,7 +42,7 @@ said AS (
         AND (m.data ->> b.parameter)::float8 <= coalesce(b.max, 'Infinity'::float8) END
     END AS said
   FROM plan p
-  -- per rule through messages_device_ts: OFFSET 0 keeps the planner from flattening the lateral into a hash join
+  -- per rule through messages_device_ts_id: OFFSET 0 keeps the planner from flattening the lateral into a hash join
   -- over a sequential scan of every stored message (measured: 800 ms per batch at 860k messages, vs ~1 ms)
   CROSS JOIN LATERAL (SELECT mm.id, mm.ts, mm.location, mm.data FROM messages mm WHERE mm.device_id = p.device_id
     AND mm.ts >= p.from_ts AND mm.received_at >= p.created_at OFFSET 0) m

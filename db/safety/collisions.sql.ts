@@ -52,7 +52,7 @@ const RECOMPUTE = `
       (m.extra -> 'collision' ->> 'peakG')::float8 AS reported_g,
       CASE WHEN m.data -> 'accel' IS NOT NULL THEN (SELECT ${MAGNITUDE} FROM (SELECT m.data -> 'accel' AS a) x) END AS g,
       coalesce((m.data ->> 'vehicleSpeed')::float8, (m.extra -> 'gps' ->> 'speed')::float8) AS speed
-    -- per device through messages_device_ts (OFFSET 0: never a hash over a sequential scan of every message)
+    -- per device through messages_device_ts_id (OFFSET 0: never a hash over a sequential scan of every message)
     FROM span s CROSS JOIN LATERAL (SELECT * FROM messages mm WHERE mm.device_id = s.device_id AND mm.ts >= s.from_ts OFFSET 0) m
     WHERE m.extra -> 'collision' IS NOT NULL OR m.data -> 'accel' IS NOT NULL),
   candidates AS (

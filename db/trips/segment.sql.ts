@@ -71,7 +71,7 @@ const ROWS0 = `
       NULL::text AS v_hard, false AS virt, NULL::boolean AS v_mv,
       row_number() OVER (PARTITION BY m.device_id ORDER BY m.ts, m.received_at, m.id) AS rn
     FROM ctx x CROSS JOIN batch_ids bi
-    -- per device through messages_device_ts (OFFSET 0 keeps the planner from turning it into a scan of the table)
+    -- per device through messages_device_ts_id (OFFSET 0 keeps the planner from turning it into a scan of the table)
     CROSS JOIN LATERAL (SELECT * FROM messages mm WHERE mm.device_id = x.device_id AND mm.ts >= x.from_ts OFFSET 0) m
     WHERE m.ts > x.from_ts OR x.late OR m.id = ANY(bi.ids)
     UNION ALL

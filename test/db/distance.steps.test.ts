@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { runStage, storeFrames, vehicleTotal, vehicleWithDevice, type Frame } from './distance-fixtures.js';
+import { distancePart } from '../../db/distance/triggers.sql.js';
+import { fuse } from '../../db/fused.js';
 
 let t: TestApp;
 beforeAll(async () => { t = await buildTestApp(); });
@@ -72,5 +74,33 @@ describe('distance steps', () => {
     const c = await runStage(t, async (trx) => Promise.all(twenty.map((d) => storeFrames(trx, t, d.device.id, d.vehicle.id, T0, late))));
     expect(c.statements).toBe(1);
     for (const d of twenty) expect((await vehicleTotal(t, d.vehicle.id)).total).toBeGreaterThan(100.5);
+  });
+
+  it('finds a new frame\'s neighbours in the device\'s history without reading it, whatever the statistics', async () => {
+    // 2,000 stored messages, no ANALYZE since; the statement's generic plan (what a prepared statement runs).
+    const { device, vehicle } = await vehicleWithDevice(t, T0);
+    const history = Array.from({ length: 2000 }, (_, k) => ({ s: k, north: k * 10, speed: 36 }));
+    await t.db.knex.transaction(async (trx) => { await storeFrames(trx, t, device.id, vehicle.id, T0, history); });
+    const plan = await t.db.knex.transaction(async (trx) => {
+      const batch = await storeFrames(trx, t, device.id, vehicle.id, T0, [{ s: 999.5, north: 9995, speed: 36 }, { s: 2000, north: 20000, speed: 36 }]);
+      const ids = batch.messages.map((m) => m.id);
+      const { sql } = fuse([distancePart(ids)!]);
+      await trx.raw(`PREPARE distance_probe(uuid[]) AS ${sql.replace('?', '$1')}`);
+      await trx.raw('SET LOCAL plan_cache_mode = force_generic_plan');
+      const { rows } = await trx.raw(`EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE distance_probe('{${ids.join(',')}}')`);
+      await trx.raw('DEALLOCATE distance_probe');
+      await trx.raw('SET LOCAL plan_cache_mode = auto');
+      const out = rows[0]['QUERY PLAN'];
+      return (typeof out === 'string' ? JSON.parse(out) : out)[0].Plan;
+    });
+    const reads: { node: string; rows: number }[] = [];
+    const walk = (n: any) => {
+      if (n['Relation Name'] === 'messages') reads.push({ node: n['Node Type'], rows: n['Actual Rows'] });
+      for (const c of n.Plans ?? []) walk(c);
+    };
+    walk(plan);
+    expect(reads.length).toBeGreaterThan(0);
+    // per lookup (rows are per loop): the message itself, its predecessor, its successor; never the history
+    for (const r of reads) expect(r.rows, `${r.node} on messages`).toBeLessThanOrEqual(2);
   });
 });
