@@ -2,11 +2,10 @@
 // idle or while devices publish at a given total rate, and the same load on a bare Fastify route running
 // the same page query (and a count of the same page's remaining rows) straight through the database
 // client — measured in the same run, so the figure is a ratio to what the machine can do with nothing of ours.
-import os from 'node:os';
 import Fastify from 'fastify';
 import pg from 'pg';
 import autocannon from 'autocannon';
-import { quantile, round, runLoad, startBenchPlatform, type LoadResult } from './harness.js';
+import { quantile, round, runLoad, startBenchPlatform, type LoadResult, machine } from './harness.js';
 import type { Knex } from 'knex';
 import type { BenchOptions, BenchScenario } from './types.js';
 
@@ -100,7 +99,7 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
         bareFastifyPg: baseline,
         ratioToBareFastify: round(platform.requestsPerSecond / baseline.requestsPerSecond, 2),
       },
-      machine: { cpus: os.cpus().length, cpu: os.cpus()[0]?.model, node: process.version, loadAverage1m: round(os.loadavg()[0], 2) },
+      machine: machine(),
     };
   } finally {
     await bench.close();

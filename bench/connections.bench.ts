@@ -3,13 +3,12 @@
 // idle connection costs the platform in RSS and heap, against a bare Aedes in a process of its own
 // (bare-aedes.child.js), in the same run. Provisioning is timed apart: it is not the measurement; a
 // few warm-up devices connect first and are not counted.
-import os from 'node:os';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
-import { round, sample, startBenchPlatform } from './harness.js';
+import { round, sample, startBenchPlatform, machine } from './harness.js';
 import { connectionsLimitProblem } from './limits.js';
 import type { LoadGeneratorFigures, ProcessFigures, ProcessMonitor } from './processes.js';
 import type { BenchOptions, BenchScenario } from './types.js';
@@ -176,7 +175,7 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
           heapPerDevice: b.heapPerDeviceBytes > 0 ? round(p.heapPerDeviceBytes / b.heapPerDeviceBytes, 2) : null,
         },
       },
-      machine: { cpus: os.cpus().length, cpu: os.cpus()[0]?.model, node: process.version, loadAverage1m: round(os.loadavg()[0], 2) },
+      machine: machine(),
     };
   } finally {
     await bench.close();

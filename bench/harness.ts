@@ -155,6 +155,11 @@ export function quantile(values: Float64Array, q: number): number {
 
 export const round = (x: number, digits = 1) => Math.round(x * 10 ** digits) / 10 ** digits;
 
+/** The machine a result was measured on (every scenario's `machine`). */
+export const machine = () => ({
+  cpus: os.cpus().length, cpu: os.cpus()[0]?.model, node: process.version, loadAverage1m: round(os.loadavg()[0], 2),
+});
+
 /** A metric's value from Prometheus text (first sample of that exact name). */
 export function sample(text: string, name: string): number {
   const line = text.split('\n').find((l) => l.startsWith(`${name} `));

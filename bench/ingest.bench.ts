@@ -1,7 +1,6 @@
 // Ingest scenario (issue 3): N devices publish QoS 1 telemetry frames to the gateway; reports the
 // sustained frames/s stored and the time from publish to committed row (= PUBACK, sent after commit).
-import os from 'node:os';
-import { batchFigures, quantile, round, runLoad, startBenchPlatform } from './harness.js';
+import { batchFigures, quantile, round, runLoad, startBenchPlatform, machine } from './harness.js';
 import { bareAedes, rawCopy } from './baselines.js';
 import type { BenchOptions, BenchScenario } from './types.js';
 
@@ -45,7 +44,7 @@ async function measure(o: BenchOptions, trips: boolean): Promise<Record<string, 
         ratioToRawCopy: copy ? round(framesStoredPerSecond / copy.rowsPerSecond, 2) : null,
       },
       // Other work on the machine skews the figures: the 1-minute load average says how much there was.
-      machine: { cpus: os.cpus().length, cpu: os.cpus()[0]?.model, node: process.version, loadAverage1m: round(os.loadavg()[0], 2) },
+      machine: machine(),
     };
   } finally {
     await bench.close();

@@ -5,10 +5,9 @@
 // stored ≥ 95% of offered and, at QoS 1, p99 under 1 s with every frame acknowledged. The same steps run
 // against a bare Aedes in the same run. At the end, once the backlog drained, every acknowledged frame
 // must be stored exactly once.
-import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
-import { quantile, round, sample, startBenchPlatform } from './harness.js';
+import { quantile, round, sample, startBenchPlatform, machine } from './harness.js';
 import { startBareAedes } from './baselines.js';
 import { workerThreadFigures, type Cpu, type Mark, type ProcessMonitor } from './processes.js';
 import type { BenchOptions, BenchScenario } from './types.js';
@@ -216,7 +215,7 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
         /** The bare Aedes kept up at every step offered: its knee is higher, the ratio lower than this. */
         ratioIsUpperBound: baseline.kneeIsLowerBound && !platform.kneeIsLowerBound,
       },
-      machine: { cpus: os.cpus().length, cpu: os.cpus()[0]?.model, node: process.version, loadAverage1m: round(os.loadavg()[0], 2) },
+      machine: machine(),
     };
   } finally {
     await bench.close();

@@ -2,9 +2,8 @@
 // evaluated at ingest, every transition is a webhook to a local receiver. Reports rule events per
 // second and the time from a frame's publish (its `ts`) to the webhook's arrival at the receiver.
 import http from 'node:http';
-import os from 'node:os';
 import type { AddressInfo } from 'node:net';
-import { batchFigures, quantile, round, runLoad, startBenchPlatform } from './harness.js';
+import { batchFigures, quantile, round, runLoad, startBenchPlatform, machine } from './harness.js';
 import type { BenchOptions, BenchScenario } from './types.js';
 
 /** A receiver on loopback that notes, per webhook, ms from the event's timestamp to its arrival. */
@@ -90,7 +89,7 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
       eventLoopDelayMs: load.eventLoopDelayMs,
       processes: load.processes,
       ...batchFigures((await platform.parts.find((p) => p.name === 'gateway')?.metrics?.()) ?? ''),
-      machine: { cpus: os.cpus().length, node: process.version, loadAverage1m: round(os.loadavg()[0], 2) },
+      machine: machine(),
     };
   } finally {
     await bench.close();
