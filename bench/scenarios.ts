@@ -13,6 +13,8 @@ export interface BenchScenarioEntry {
   defaultDevices?: number;
   /** `--smoke`: what this scenario runs with on top of the shared smoke options. */
   smoke?: Partial<BenchOptions>;
+  /** Left out of `--smoke` over every scenario: another scenario's smoke runs the same code. */
+  notInSmoke?: boolean;
   /** Why these options cannot run here (a clear error before anything starts), or null. */
   check?(o: BenchOptions): string | null;
 }
@@ -44,6 +46,7 @@ export const BENCH_SCENARIOS: BenchScenarioEntry[] = [
     } },
   // Issue 11: the ingest scenario with the trips stage off then on, on fresh platforms, and their ratio.
   { name: 'trips', description: 'the ingest scenario with trips off then on (--trips compare): the cost of the trips stage',
+    notInSmoke: true,
     load: async () => {
       const { ingestScenario } = await import('./ingest.bench.js');
       return { ...ingestScenario, name: 'trips', run: (o) => ingestScenario.run({ ...o, trips: 'compare' }) };

@@ -61,7 +61,7 @@ export function registerBenchCommands(program: Command): void {
     .option('--smoke', 'every scenario, small and short, without baselines and not saved; exits 1 on lost or duplicated frames or errors (never on a timing)')
     .option('--database-url <url>', 'PostgreSQL + PostGIS to use (default: embedded PGlite in a temporary directory)')
     .action(async (name: string | undefined, o) => {
-      const chosen = name ? BENCH_SCENARIOS.filter((s) => s.name === name) : BENCH_SCENARIOS;
+      const chosen = name ? BENCH_SCENARIOS.filter((s) => s.name === name) : BENCH_SCENARIOS.filter((s) => !(o.smoke && s.notInSmoke));
       if (!chosen.length) throw new CliError(`unknown scenario "${name}"; choose one of ${BENCH_SCENARIOS.map((s) => s.name).join(', ')}`);
       const devices = o.devices === undefined ? undefined : count('devices', o.devices, 1);
       const options: Omit<BenchOptions, 'devices'> = {
