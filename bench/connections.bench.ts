@@ -8,8 +8,7 @@ import vm from 'node:vm';
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
-import { round, sample, startBenchPlatform, machine } from './harness.js';
-import { connectionsLimitProblem } from './limits.js';
+import { round, startBenchPlatform, machine } from './harness.js';
 import type { LoadGeneratorFigures, ProcessFigures, ProcessMonitor } from './processes.js';
 import type { BenchOptions, BenchScenario } from './types.js';
 
@@ -85,7 +84,7 @@ type Device = { id: string; secret: string };
  * Devices connected before the measurement and not counted: the first connections pay once for code
  * compiled and buffers pooled, which would otherwise land on every device of a small run.
  */
-export const warmupDevices = (n: number) => Math.max(5, Math.min(100, Math.ceil(n / 100)));
+const warmupDevices = (n: number) => Math.max(5, Math.min(100, Math.ceil(n / 100)));
 
 /** Connects every device to the target from a fresh load process, holds them, reads the memory they add. */
 async function measure(target: Target, warmup: Device[], devices: Device[], parallel: number) {
@@ -130,20 +129,18 @@ async function measure(target: Target, warmup: Device[], devices: Device[], para
 }
 
 async function run(o: BenchOptions): Promise<Record<string, unknown>> {
-  const problem = connectionsLimitProblem(o.devices);
-  if (problem) throw new Error(problem);
   const parallel = o.parallel ?? DEFAULT_PARALLEL;
   const bench = await startBenchPlatform({ databaseUrl: o.databaseUrl });
   try {
     const provisionStarted = performance.now();
-    const all = await bench.devices(warmupDevices(o.devices) + o.devices);
+    const warm = warmupDevices(o.devices);
+    const all = await bench.devices(warm + o.devices);
     const provisioningSeconds = round((performance.now() - provisionStarted) / 1000);
-    const [warmup, devices] = [all.slice(0, warmupDevices(o.devices)), all.slice(warmupDevices(o.devices))];
-    const gateway = bench.platform.parts.find((p) => p.name === 'gateway');
+    const [warmup, devices] = [all.slice(0, warm), all.slice(warm)];
     const memory = async (): Promise<Memory> => { gc(); gc(); const { rss, heapUsed, heapTotal } = process.memoryUsage(); return { rss, heapUsed, heapTotal }; };
     const platform = await measure({
       url: bench.mqttUrl, memory, monitor: bench.monitor,
-      connected: async () => sample((await gateway?.metrics?.()) ?? '', 'drivewire_gateway_connected_devices') || 0,
+      connected: () => bench.metric('drivewire_gateway_connected_devices'),
     }, warmup, devices, parallel);
     let bare: Awaited<ReturnType<typeof measure>> | null = null;
     if (o.baselines !== false) {

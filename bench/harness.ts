@@ -33,6 +33,10 @@ export interface BenchPlatform {
   monitor: ProcessMonitor;
   /** Node, Aedes, mqtt, the database client, PostgreSQL and PostGIS versions. */
   versions(): Promise<Versions>;
+  /** A gateway metric's value now (sum over its series; 0 when absent), from what /metrics serves. */
+  metric(name: string): Promise<number>;
+  /** The gateway's metrics text (Prometheus exposition, as /metrics serves it). */
+  metrics(): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -58,6 +62,8 @@ export async function startBenchPlatform(o: BenchPlatformOptions = {}): Promise<
   const app = platform.credentialsFile.application
     ?? await platform.repos.applications.create({ name: `bench ${new Date().toISOString()}`, kind: 'enterprise' });
   const monitor = await startProcessMonitor({ databaseUrl: platform.db.kind === 'pg' ? o.databaseUrl ?? null : null });
+  const gateway = platform.parts.find((p) => p.name === 'gateway');
+  const metrics = async () => (await gateway?.metrics?.()) ?? '';
   return {
     platform, mqttUrl, database: platform.db.kind, app, monitor,
     async devices(n) {
@@ -77,6 +83,8 @@ export async function startBenchPlatform(o: BenchPlatformOptions = {}): Promise<
       return out;
     },
     versions: () => versions(platform.db.knex, platform.db.kind),
+    metrics,
+    metric: async (name) => sample(await metrics(), name) || 0,
     async close() {
       await monitor.close();
       await platform.close();

@@ -13,7 +13,7 @@ async function measure(o: BenchOptions, trips: boolean): Promise<Record<string, 
     const load = await runLoad({ ...loadOptions, url: bench.mqttUrl }, bench.monitor);
     const { knex } = bench.platform.db;
     const [{ n: stored }] = await knex('messages').whereIn('device_id', devices.map((d) => d.id)).count({ n: '*' });
-    const metrics = (await bench.platform.parts.find((p) => p.name === 'gateway')?.metrics?.()) ?? '';
+    const metrics = await bench.metrics();
     const framesStoredPerSecond = round(load.acked / (load.measuredMs / 1000), 0);
     // The bare baselines run after the platform's load, on the same machine, with the same options.
     const bare = o.baselines === false ? null : await bareAedes(loadOptions);

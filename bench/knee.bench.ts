@@ -7,7 +7,7 @@
 // must be stored exactly once.
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
-import { quantile, round, sample, startBenchPlatform, machine } from './harness.js';
+import { quantile, round, startBenchPlatform, machine } from './harness.js';
 import { startBareAedes } from './baselines.js';
 import { workerThreadFigures, type Cpu, type Mark, type ProcessMonitor } from './processes.js';
 import type { BenchOptions, BenchScenario } from './types.js';
@@ -55,6 +55,10 @@ function startKneeLoad(url: string, devices: Device[], qos: 0 | 1) {
   };
 }
 
+/** A step's frames were stored (≥ KEPT_UP of those sent) and the generator sent them on schedule. */
+const generatorLimited = (r: { stepped: Stepped }) => r.stepped.maxLagMs > GENERATOR_LAG_MS;
+const throughputKeptUp = (r: { stored: number; stepped: Stepped }) => r.stored >= KEPT_UP * r.stepped.sent && !generatorLimited(r);
+
 const cores = (cpuS: number | null, seconds: number) => (cpuS === null ? null : round(cpuS / seconds, 2));
 
 /**
@@ -86,7 +90,7 @@ async function stepThrough(url: string, devices: Device[], o: BenchOptions, stor
     sentSoFar += stepped.sent;
     raw.push({ rate, stepped, stored: after.n - before.n, seconds: (after.at - before.at) / 1000, backlog: sentSoFar - (after.n - first.n), from: before.mark, to: after.mark });
     before = after;
-    if (raw.at(-1)!.stored < KEPT_UP * stepped.sent || stepped.maxLagMs > GENERATOR_LAG_MS) break;
+    if (!throughputKeptUp(raw.at(-1)!)) break;
   }
   // The load generator's thread over the whole stepping: the sum of its steps (the gaps between them are idle).
   const cpus = raw.map((r) => r.stepped.thread.cpu);
@@ -101,9 +105,7 @@ async function stepThrough(url: string, devices: Device[], o: BenchOptions, stor
     const lat = done.latencies[i];
     const unacknowledged = qos === 1 ? done.unacknowledgedPerStep[i] : null;
     const p99 = qos === 1 ? round(quantile(lat, 0.99)) : null;
-    const generatorLimited = r.stepped.maxLagMs > GENERATOR_LAG_MS;
-    const keptUp = r.stored >= KEPT_UP * r.stepped.sent && !generatorLimited
-      && (qos === 0 || (unacknowledged === 0 && p99 !== null && p99 < P99_BOUND_MS));
+    const keptUp = throughputKeptUp(r) && (qos === 0 || (unacknowledged === 0 && p99 !== null && p99 < P99_BOUND_MS));
     const p = monitor.figures(r.from, r.to, workerThreadFigures(r.stepped.thread));
     const lg = p.loadGenerator && p.loadGenerator.cpuUserSeconds !== null ? p.loadGenerator.cpuUserSeconds + (p.loadGenerator.cpuSystemSeconds ?? 0) : null;
     return {
@@ -122,7 +124,7 @@ async function stepThrough(url: string, devices: Device[], o: BenchOptions, stor
         postgres: 'backends' in p.postgres ? cores(p.postgres.cpuUserSeconds + p.postgres.cpuSystemSeconds, p.windowSeconds) : null,
       },
       keptUp,
-      ...(generatorLimited ? { generatorLimited } : {}),
+      ...(generatorLimited(r) ? { generatorLimited: true } : {}),
     };
   });
   // The knee: the last of the leading steps that kept up; a lower bound when every step offered did.
@@ -161,8 +163,7 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
     const provisionStarted = performance.now();
     const devices = await bench.devices(o.devices);
     const provisioningSeconds = round((performance.now() - provisionStarted) / 1000);
-    const gateway = bench.platform.parts.find((p) => p.name === 'gateway');
-    const storedRows = async () => sample((await gateway?.metrics?.()) ?? '', 'drivewire_gateway_frames_stored_total') || 0;
+    const storedRows = () => bench.metric('drivewire_gateway_frames_stored_total');
     const platform = await stepThrough(bench.mqttUrl, devices, o, storedRows, bench.monitor, drainMs);
     const { done } = platform;
     // QoS 1: the worker waited for the PUBACKs (each sent after its commit); QoS 0: wait for the rows.

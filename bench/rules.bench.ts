@@ -88,7 +88,7 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
       publishErrors: load.errors,
       eventLoopDelayMs: load.eventLoopDelayMs,
       processes: load.processes,
-      ...batchFigures((await platform.parts.find((p) => p.name === 'gateway')?.metrics?.()) ?? ''),
+      ...batchFigures(await bench.metrics()),
       machine: machine(),
     };
   } finally {

@@ -42,8 +42,10 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('drivewire bench --smoke: connec
     expect(k.scenario).toBe('knee');
     expect(k.qos).toBe(1);
     expect(k.processes.loadGenerator.where).toBe('worker thread');
-    expect(k.steps.map((s: any) => s.offeredFramesPerSecond)).toEqual([100, 200].slice(0, k.steps.length));
-    expect(k.steps.length + k.stepsNotRun.length).toBe(2);
+    // the smoke's rates, in order (a loaded machine may stop after the first), and the first one measured
+    expect([...k.steps.map((s: any) => s.offeredFramesPerSecond), ...k.stepsNotRun]).toEqual([100, 200]);
+    expect(k.steps.length).toBeGreaterThanOrEqual(1);
+    expect(k.steps[0].storedFramesPerSecond).toBeGreaterThan(0);
     for (const s of k.steps) {
       expect(s).toMatchObject({ sentFramesPerSecond: number, storedFramesPerSecond: number, backlogFrames: number, publishToAckMs: { p50: number, p99: number } });
       expect(s.sentFramesPerSecond).toBeGreaterThan(0);
