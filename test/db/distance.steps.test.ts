@@ -89,13 +89,13 @@ describe('distance steps', () => {
       await trx.raw('SET LOCAL plan_cache_mode = force_generic_plan');
       const { rows } = await trx.raw(`EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE distance_probe('{${ids.join(',')}}')`);
       await trx.raw('DEALLOCATE distance_probe');
-      await trx.raw('SET LOCAL plan_cache_mode = auto');
       const out = rows[0]['QUERY PLAN'];
       return (typeof out === 'string' ? JSON.parse(out) : out)[0].Plan;
     });
     const reads: { node: string; rows: number }[] = [];
     const walk = (n: any) => {
-      if (n['Relation Name'] === 'messages') reads.push({ node: n['Node Type'], rows: n['Actual Rows'] });
+      // what the node read: the rows it returned and those its filter dropped (per loop)
+      if (n['Relation Name'] === 'messages') reads.push({ node: n['Node Type'], rows: n['Actual Rows'] + (n['Rows Removed by Filter'] ?? 0) });
       for (const c of n.Plans ?? []) walk(c);
     };
     walk(plan);

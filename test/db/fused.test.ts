@@ -36,7 +36,6 @@ describe('fused statements', () => {
 
   it('refuses parts that define the same CTE, whatever its spelling, and reads names past comments and MATERIALIZED', () => {
     expect(() => fuse([numbers, { ...words, ctes: `N_TWICE AS (SELECT 1)` }])).toThrow('both define the CTE "n_twice"');
-    expect(() => fuse([numbers, words])).not.toThrow();
   });
 
   it('gives a data-modifying part\'s RETURNING rows and keeps its writes', async () => {
@@ -44,7 +43,7 @@ describe('fused statements', () => {
     const insert: SqlPart = { ctes: 'k_in AS (SELECT unnest(?::int[]) AS k)', main: 'INSERT INTO fused_probe (k) SELECT k FROM k_in RETURNING k', bindings: [[7, 8]] };
     const [rows, w] = await runParts(t.db.knex, [insert, words]);
     expect(rows!.map((r) => r.k).sort()).toEqual([7, 8]);
-    expect(w).toHaveLength(2);
-    expect((await t.db.knex('fused_probe').whereIn('k', [7, 8])).length).toBe(2);
+    expect(w).toEqual([{ s: 'A' }, { s: 'B' }]);
+    expect((await t.db.knex('fused_probe').whereIn('k', [7, 8]).orderBy('k')).map((r: any) => r.k)).toEqual([7, 8]);
   });
 });

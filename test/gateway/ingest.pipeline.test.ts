@@ -128,8 +128,10 @@ describe('planned stages', () => {
     expect(sql[0]).toMatch(/INSERT INTO distance_steps/);
     const [trip] = await t.db.knex('trips').where('device_id', d.id);
     expect(trip).toMatchObject({ message_count: 4, stop_ts: null });
-    const steps = await t.db.knex('distance_steps').where('device_id', d.id);
-    expect(steps).toHaveLength(4);
+    // each frame 0.0001° of latitude (~11.1 m) north of the one before: measured by GPS, the first has no predecessor
+    const steps = await t.db.knex('distance_steps').where('device_id', d.id).orderBy('ts');
+    expect(steps.map((r: any) => r.source)).toEqual(['none', 'gps', 'gps', 'gps']);
+    for (const r of steps.slice(1)) expect(Number(r.meters)).toBeCloseTo(11.09, 1);
   });
 });
 
