@@ -6,7 +6,7 @@ import type { LinkBuilder } from '../context.js';
 export const DEFAULT_LIMIT = 20;
 export const MAX_LIMIT = 100;
 
-type Query = Record<string, string | undefined>;
+export type Query = Record<string, string | undefined>;
 type Extra = Record<string, string | number | undefined | null>;
 
 function intParam(name: string, raw: string | undefined, def: number, min: number, max = Number.MAX_SAFE_INTEGER): number {

@@ -98,7 +98,7 @@ export function vehiclesRepository(knex: Knex) {
     },
 
     /** Device ids of the vehicle that the application can read, most recent association first. */
-    async readableDeviceIds(app: Principal, vehicleId: string, max = 20, trx: Knex = knex): Promise<string[]> {
+    async readableDeviceIds(app: Principal, vehicleId: string, max: number, trx: Knex = knex): Promise<string[]> {
       const rows = await trx('device_vehicles').select('device_id').max({ last: 'started_at' }).where('vehicle_id', vehicleId)
         .groupBy('device_id').orderBy('last', 'desc').limit(max);
       const ids = rows.map((r: any) => r.device_id as string);

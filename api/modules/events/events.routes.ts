@@ -3,12 +3,11 @@ import { NotFound, ValidationError } from '../../../lib/errors.js';
 import type { EventFilters } from '../../../db/repositories/events-query.js';
 import type { EventRecord } from '../../../db/repositories/events.repository.js';
 import { DeviceIdParams, errorResponses, VehicleIdParams } from '../../schemas/common.js';
-import { streamList } from '../../plugins/pagination.js';
+import { streamList, type Query } from '../../plugins/pagination.js';
 import { presentEvent } from './events.presenters.js';
 import { EventIdParams, EventList, EventListQuery, EventResponse } from './events.schemas.js';
 import { isUuid } from '../../../lib/uuid.js';
 
-type Query = Record<string, string | undefined>;
 
 /** Filters of the event lists; empty values count as absent (the SDK sends `since=`, reference-notes §3.1). */
 function parseFilters(q: Query): EventFilters {

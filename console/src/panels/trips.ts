@@ -78,9 +78,9 @@ export function mountTripsPanel(root: HTMLElement, ctx: Ctx): void {
    * completed trip's card does not change, so a cached one is not asked for again.
    */
   async function fetchCards(owner: string, trips: any[]): Promise<void> {
-    const missing = new Set(trips.filter((t) => t.status === 'completed' && !cards.has(t.id)).map((t) => t.id));
-    if (!missing.size) return;
-    const span = trips.filter((t) => missing.has(t.id));
+    const span = trips.filter((t) => t.status === 'completed' && !cards.has(t.id));
+    if (!span.length) return;
+    const missing = new Set(span.map((t) => t.id));
     const since = Math.min(...span.map((t) => Date.parse(t.start))) - 1;
     const until = Math.max(...span.map((t) => Date.parse(t.stop)));
     let url: string | undefined = `${owner}/report_cards?since=${since}&until=${until}&limit=100`;
