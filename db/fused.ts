@@ -5,12 +5,18 @@ import type { Knex } from 'knex';
 import { prepared } from './prepared.js';
 
 /**
- * A statement written as `WITH <ctes> <main>` (`?` placeholders, `bindings` in text order), so that it can run
- * alone or fused with others. `main` is a SELECT or a data-modifying statement with RETURNING.
+ * A statement written as `WITH <ctes> <main>` (`?` placeholders), so that it can run alone or fused with others.
+ * `main` is a SELECT or a data-modifying statement with RETURNING. A module-level constant: fused texts are built
+ * once per combination of statements and cached by their identity.
  */
-export interface SqlPart {
+export interface SqlStatement {
   ctes: string;
   main: string;
+}
+
+/** A statement with this batch's bindings (in text order). */
+export interface SqlPart {
+  statement: SqlStatement;
   bindings: readonly unknown[];
 }
 
@@ -21,19 +27,36 @@ export type PartRow = Record<string, any>;
  * The parts as one statement: each part's CTEs, then its main statement as the CTE `part_<i>`, and one row
  * holding each part's rows as a JSON array (in the order its main statement returns them). The parts see the
  * same snapshot and cannot see each other's writes, so only independent statements may be fused; their CTE
- * names must differ (checked here for the names a part defines at its top level).
+ * names must differ (checked, with the text built, once per combination of statements).
  */
 export function fuse(parts: readonly SqlPart[]): { sql: string; bindings: unknown[] } {
-  const seen = new Map<string, number>();
-  parts.forEach((part, i) => {
-    for (const name of cteNames(part.ctes)) {
-      if (seen.has(name) && seen.get(name) !== i) throw new Error(`fused statements both define the CTE "${name}"`);
-      seen.set(name, i);
-    }
-  });
-  const ctes = parts.map((part, i) => `${part.ctes},\n  part_${i} AS (${part.main})`).join(',\n');
-  const select = parts.map((_, i) => `(SELECT coalesce(jsonb_agg(to_jsonb(x)), '[]'::jsonb) FROM part_${i} x) AS part_${i}`).join(', ');
-  return { sql: `WITH ${ctes}\n  SELECT ${select}`, bindings: parts.flatMap((part) => [...part.bindings]) };
+  return { sql: fusedText(parts.map((p) => p.statement)), bindings: parts.flatMap((part) => [...part.bindings]) };
+}
+
+const ids = new WeakMap<SqlStatement, number>();
+let nextId = 0;
+const texts = new Map<string, string>();
+
+function fusedText(statements: SqlStatement[]): string {
+  const key = statements.map((st) => {
+    let id = ids.get(st);
+    if (id === undefined) ids.set(st, (id = nextId++));
+    return id;
+  }).join(',');
+  let sql = texts.get(key);
+  if (sql === undefined) {
+    const seen = new Map<string, number>();
+    statements.forEach((st, i) => {
+      for (const name of cteNames(st.ctes)) {
+        if (seen.has(name) && seen.get(name) !== i) throw new Error(`fused statements both define the CTE "${name}"`);
+        seen.set(name, i);
+      }
+    });
+    const ctes = statements.map((st, i) => `${st.ctes},\n  part_${i} AS (${st.main})`).join(',\n');
+    const select = statements.map((_, i) => `(SELECT coalesce(jsonb_agg(to_jsonb(x)), '[]'::jsonb) FROM part_${i} x) AS part_${i}`).join(', ');
+    texts.set(key, (sql = `WITH ${ctes}\n  SELECT ${select}`));
+  }
+  return sql;
 }
 
 /** The CTE names defined at the top level of a CTE list (`name AS (` or `name AS MATERIALIZED (` at depth 0). */
@@ -74,7 +97,7 @@ export async function runParts(trx: Knex, parts: readonly (SqlPart | null)[]): P
   let k = 0;
   return parts.map((p) => {
     if (!p) return null;
-    const value = row[`part_${k++}`];
-    return (typeof value === 'string' ? JSON.parse(value) : value) as PartRow[];
+    // jsonb: both drivers parse it
+    return row[`part_${k++}`] as PartRow[];
   });
 }

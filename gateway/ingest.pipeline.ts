@@ -62,7 +62,18 @@ function laneIndex(deviceId: string, lanes: number): number {
 }
 
 /** One batcher: at most one batch transaction at a time, jobs in arrival order. */
+/** The stages as run: alone, or consecutive planned ones fused (their statements in one round trip), named `a+b`. */
+function stageSteps(stages: IngestStage[]): { fused: boolean; name: string; stages: IngestStage[] }[] {
+  const steps: { fused: boolean; name: string; stages: IngestStage[] }[] = [];
+  for (const stage of stages) {
+    const last = steps.at(-1);
+    if (stage.plan && last?.fused) { last.stages.push(stage); last.name += `+${stage.name}`; } else steps.push({ fused: Boolean(stage.plan), name: stage.name, stages: [stage] });
+  }
+  return steps;
+}
+
 function createLane(o: PipelineOptions): IngestPipeline {
+  const steps = stageSteps(o.stages);
   const queue: Pending[] = [];
   let queued = 0;
   let timer: NodeJS.Timeout | null = null;
@@ -152,17 +163,15 @@ function createLane(o: PipelineOptions): IngestPipeline {
     const store = async (produced: NewEvent[]) => {
       if (produced.length) events.push(...(await timed('events', () => o.repos.events.insert(produced, ctx.trx))));
     };
-    for (let i = 0; i < o.stages.length;) {
-      const group: IngestStage[] = [];
-      while (i < o.stages.length && o.stages[i].plan) group.push(o.stages[i++]);
-      if (!group.length) {
-        const stage = o.stages[i++];
+    for (const step of steps) {
+      if (!step.fused) {
+        const stage = step.stages[0];
         await store(await timed(stage.name, () => stage.apply(ctx)));
         continue;
       }
-      const plans = group.map((stage) => stage.plan!(ctx));
-      const rows = await timed(group.map((stage) => stage.name).join('+'), () => runParts(ctx.trx, plans.map((p) => p.part)));
-      for (const [k, stage] of group.entries()) await store(await timed(stage.name, () => plans[k].after(rows[k])));
+      const plans = step.stages.map((stage) => stage.plan!(ctx));
+      const rows = await timed(step.name, () => runParts(ctx.trx, plans.map((p) => p.part)));
+      for (const [k, stage] of step.stages.entries()) await store(await timed(stage.name, () => plans[k].after(rows[k])));
     }
     return events;
   };

@@ -72,7 +72,7 @@ export interface IngestStage {
   /**
    * For a stage whose batch work starts with one statement that reads nothing the stages around it write: the
    * pipeline runs the statements of consecutive such stages in one round trip (db/fused.ts), then each stage's
-   * `after`, in list order. Doing the same as `apply` (which `applyPlan` gives) is the stage's contract.
+   * `after`, in list order. Doing the same as `apply` (which `plannedStage` gives) is the stage's contract.
    */
   plan?(ctx: StageContext): StagePlan;
   close?(): Promise<void>;
@@ -84,10 +84,16 @@ export interface StagePlan {
   after(rows: PartRow[] | null): Promise<NewEvent[]>;
 }
 
-/** A plan run on its own: the stage's `apply`. */
-export async function applyPlan(trx: Knex, plan: StagePlan): Promise<NewEvent[]> {
-  const [rows] = await runParts(trx, [plan.part]);
-  return plan.after(rows);
+/** A stage that is its plan: `apply` runs the plan on its own. */
+export function plannedStage(name: string, plan: (ctx: StageContext) => StagePlan): IngestStage {
+  return {
+    name, plan,
+    async apply(ctx) {
+      const p = plan(ctx);
+      const [rows] = await runParts(ctx.trx, [p.part]);
+      return p.after(rows);
+    },
+  };
 }
 
 export interface StageDeps {

@@ -1,7 +1,7 @@
 // Distance and odometer triggers, set-based per ingest batch (spec 2.11, 4.8; reference-notes §1.9, §5): one statement.
 import { MAX_MILESTONES_PER_BATCH } from './model.js';
 import { STEP_CTES } from './steps.sql.js';
-import { runParts, type PartRow, type SqlPart } from '../fused.js';
+import type { PartRow, SqlPart, SqlStatement } from '../fused.js';
 
 export interface TriggerFiring {
   triggerId: string; vehicleId: string; applicationId: string; deviceId: string; ts: Date;
@@ -78,13 +78,15 @@ const DISTANCE_MAIN = `
   FROM fire f JOIN updated u ON u.id = f.trigger_id
   ORDER BY f.ts, u.id, f.target`;
 
+const DISTANCE: SqlStatement = { ctes: DISTANCE_CTES, main: DISTANCE_MAIN };
+
 /**
  * The batch's distance statement (a db/fused.ts part): measures the steps of its messages (db/distance/steps.sql.ts),
  * moves the vehicles' totals, and fires the triggers the new distance reached; `firings` reads its rows. Null
  * without messages. At ingest it shares its round trip with the trips continuation.
  */
 export function distancePart(messageIds: string[]): SqlPart | null {
-  return messageIds.length ? { ctes: DISTANCE_CTES, main: DISTANCE_MAIN, bindings: [messageIds] } : null;
+  return messageIds.length ? { statement: DISTANCE, bindings: [messageIds] } : null;
 }
 
 /** One firing per event to store, from the distance part's rows, in time order. */

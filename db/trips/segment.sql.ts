@@ -1,6 +1,7 @@
-// Trip segmentation and running statistics (spec 1.3, 2.10), set-based per ingest batch: one statement
-// advances every device of the batch. The rules are in SEGMENT below; the formulas in formulas.ts.
+// Trip segmentation and running statistics (spec 1.3, 2.10), set-based per ingest batch: CONTINUE advances the
+// open trips that simply continue, SEGMENT every other device of the batch. The rules are in SEGMENT below; the formulas in formulas.ts.
 import { vehicleAt } from '../vehicle-at.sql.js';
+import type { SqlStatement } from '../fused.js';
 
 /**
  * Per device of the batch, the span to (re)derive:
@@ -237,7 +238,7 @@ export const SEGMENT = `
  * ids, then those of SEGMENT's `p`. Written as CTEs and a main statement (db/fused.ts): the ingest pipeline runs it
  * in one round trip with the distance statement.
  */
-export const CONTINUE = {
+export const CONTINUE: SqlStatement = {
   ctes: `
   batch AS (SELECT device_id, false AS late FROM unnest(?::uuid[]) AS b(device_id)),
   batch_ids AS (SELECT ?::uuid[] AS ids), ${PARAMS},

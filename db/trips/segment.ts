@@ -7,7 +7,7 @@ import type { Knex } from 'knex';
 import type { NewEvent } from '../repositories/events.repository.js';
 import { CONTINUE, SEGMENT } from './segment.sql.js';
 import { prepared } from '../prepared.js';
-import { runParts, type PartRow, type SqlPart } from '../fused.js';
+import type { PartRow, SqlPart } from '../fused.js';
 import { EVENT_DIFF, FINALIZE, SWEEP, UPSERT_REPORT_CARDS } from './finalize.sql.js';
 import {
   HARD, PREVIEW_TOLERANCE_DEG, REPORT_CARD, STOPPED_KMH, gradeFor, reportCardScore, tripStats, type SegmentOptions, type TripSums,
@@ -53,7 +53,7 @@ const continuable = (spans: TripSpan[]) => spans.filter((s) => !s.late && !s.ign
 export function continuePart(spans: TripSpan[], o: SegmentOptions): SqlPart | null {
   const eligible = continuable(spans);
   if (!eligible.length) return null;
-  return { ...CONTINUE, bindings: [eligible.map((s) => s.deviceId), eligible.flatMap((s) => s.messageIds), ...params(o)] };
+  return { statement: CONTINUE, bindings: [eligible.map((s) => s.deviceId), eligible.flatMap((s) => s.messageIds), ...params(o)] };
 }
 
 async function segment(trx: Knex, spans: TripSpan[], o: SegmentOptions) {
@@ -106,12 +106,6 @@ export async function advanceTripsAfter(trx: Knex, spans: TripSpan[], continued:
   const { eventful, closed } = await segment(trx, rest, o);
   await finalize(trx, closed);
   return tripEvents(trx, eventful);
-}
-
-/** Advances (or, for late spans, re-derives) the trips of a batch's devices; returns the events to store. */
-export async function advanceTrips(trx: Knex, spans: TripSpan[], o: SegmentOptions): Promise<NewEvent[]> {
-  const [continued] = await runParts(trx, [continuePart(spans, o)]);
-  return advanceTripsAfter(trx, spans, continued, o);
 }
 
 /** Closes every open trip not advanced for `gapMs` (end reason `silent`); returns the events to store. */

@@ -1,7 +1,7 @@
 import type { NewEvent } from '../../db/repositories/events.repository.js';
 import { distancePart, firings, type TriggerFiring } from '../../db/distance/triggers.sql.js';
 import { urlForConfig, type UrlFor } from '../../db/rules/rule-copy.js';
-import { applyPlan, type StageContext, type StageFactory, type StagePlan } from '../ingest.types.js';
+import { plannedStage, type StageContext, type StageFactory, type StagePlan } from '../ingest.types.js';
 
 /** The distance-trigger event (reference-notes §5): object `odometer-trigger`, meta with the trigger and the estimate. */
 export function triggerEvent(url: UrlFor, f: TriggerFiring): NewEvent {
@@ -34,5 +34,5 @@ export const distanceStage: StageFactory = ({ config }) => {
     part: distancePart(devices.flatMap((d) => d.messages.map((m) => m.id))),
     after: async (rows) => firings(rows).map((f) => triggerEvent(url, f)),
   });
-  return { name: 'distance', plan, apply: (ctx) => applyPlan(ctx.trx, plan(ctx)) };
+  return plannedStage('distance', plan);
 };

@@ -1,5 +1,5 @@
 import { advanceTripsAfter, continuePart, type TripSpan } from '../../db/trips/segment.js';
-import { applyPlan, isLate, type IngestedMessage, type StageContext, type StageFactory, type StagePlan } from '../ingest.types.js';
+import { plannedStage, isLate, type IngestedMessage, type StageContext, type StageFactory, type StagePlan } from '../ingest.types.js';
 
 /**
  * Whether a message may begin a trip: a startup, or a speed (the statement's: vehicleSpeed, else GPS speed)
@@ -32,5 +32,5 @@ export const tripsStage: StageFactory = ({ config }) => {
     }));
     return { part: continuePart(spans, options), after: (rows) => advanceTripsAfter(trx, spans, rows, options) };
   };
-  return { name: 'trips', plan, apply: (ctx) => applyPlan(ctx.trx, plan(ctx)) };
+  return plannedStage('trips', plan);
 };

@@ -8,14 +8,16 @@ beforeAll(async () => { t = await buildTestApp(); });
 afterAll(async () => { await t?.close(); });
 
 const numbers: SqlPart = {
-  ctes: `
+  statement: {
+    ctes: `
   -- a comment (with a parenthesis
   n_in AS (SELECT g AS v FROM generate_series(1, ?::int) g),
   n_twice AS MATERIALIZED (SELECT v * 2 AS w FROM n_in)`,
-  main: 'SELECT w, make_timestamptz(2026, 1, 15, 8, 0, w, \'UTC\') AS at FROM n_twice ORDER BY w DESC',
+    main: 'SELECT w, make_timestamptz(2026, 1, 15, 8, 0, w, \'UTC\') AS at FROM n_twice ORDER BY w DESC',
+  },
   bindings: [3],
 };
-const words: SqlPart = { ctes: `w_in AS (SELECT unnest(?::text[]) AS s)`, main: 'SELECT upper(s) AS s FROM w_in', bindings: [['a', 'b']] };
+const words: SqlPart = { statement: { ctes: `w_in AS (SELECT unnest(?::text[]) AS s)`, main: 'SELECT upper(s) AS s FROM w_in' }, bindings: [['a', 'b']] };
 
 describe('fused statements', () => {
   it('runs several parts in one statement, each part\'s rows in its own order, its bindings its own', async () => {
@@ -35,12 +37,12 @@ describe('fused statements', () => {
   });
 
   it('refuses parts that define the same CTE, whatever its spelling, and reads names past comments and MATERIALIZED', () => {
-    expect(() => fuse([numbers, { ...words, ctes: `N_TWICE AS (SELECT 1)` }])).toThrow('both define the CTE "n_twice"');
+    expect(() => fuse([numbers, { ...words, statement: { ...words.statement, ctes: `N_TWICE AS (SELECT 1)` } }])).toThrow('both define the CTE "n_twice"');
   });
 
   it('gives a data-modifying part\'s RETURNING rows and keeps its writes', async () => {
     await t.db.knex.raw('CREATE TABLE IF NOT EXISTS fused_probe (k int)');
-    const insert: SqlPart = { ctes: 'k_in AS (SELECT unnest(?::int[]) AS k)', main: 'INSERT INTO fused_probe (k) SELECT k FROM k_in RETURNING k', bindings: [[7, 8]] };
+    const insert: SqlPart = { statement: { ctes: 'k_in AS (SELECT unnest(?::int[]) AS k)', main: 'INSERT INTO fused_probe (k) SELECT k FROM k_in RETURNING k' }, bindings: [[7, 8]] };
     const [rows, w] = await runParts(t.db.knex, [insert, words]);
     expect(rows!.map((r) => r.k).sort()).toEqual([7, 8]);
     expect(w).toEqual([{ s: 'A' }, { s: 'B' }]);

@@ -100,14 +100,17 @@ describe('planned stages', () => {
   it('runs the statements of consecutive planned stages in one round trip, then each one\'s after in list order', async () => {
     const d = await t.make.device();
     const order: string[] = [];
-    const planned = (name: string, value: number): IngestStage => ({
-      name,
-      apply: async () => { throw new Error('the pipeline runs the plan'); },
-      plan: () => ({
-        part: { ctes: `${name}_in AS (SELECT ?::int AS v)`, main: `SELECT v FROM ${name}_in`, bindings: [value] },
-        after: async (rows) => { order.push(`${name}:${rows!.map((r) => r.v)}`); return []; },
-      }),
-    });
+    const planned = (name: string, value: number): IngestStage => {
+      const statement = { ctes: `${name}_in AS (SELECT ?::int AS v)`, main: `SELECT v FROM ${name}_in` };
+      return {
+        name,
+        apply: async () => { throw new Error('the pipeline runs the plan'); },
+        plan: () => ({
+          part: { statement, bindings: [value] },
+          after: async (rows) => { order.push(`${name}:${rows!.map((r) => r.v)}`); return []; },
+        }),
+      };
+    };
     const plain: IngestStage = { name: 'plain', apply: async () => { order.push('plain'); return []; } };
     const { p } = pipeline({ stages: [planned('a', 1), planned('b', 2), plain, planned('c', 3)] });
     const { sql } = await recordStatements(t.db.knex, () => p.submit(job(d.id, { ts: at(1).getTime() })), /part_0/);
