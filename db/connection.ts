@@ -26,8 +26,9 @@ pg.types.setTypeParser(NUMERIC, (v) => Number(v));
 const BaseClientPGlite = ((knexPglite as unknown as { default?: unknown }).default ?? knexPglite) as any;
 
 /**
- * knex-pglite reports a delete as command "DEL", so knex returns the raw result instead of the
- * affected row count that the pg driver gives; answer the count like pg does.
+ * knex-pglite as the pg driver behaves: a query with a statement name runs as a named statement (db/prepared.ts),
+ * and a delete answers its affected row count (knex-pglite reports the command as "DEL", so knex returned the raw
+ * result).
  */
 class ClientPGlite extends BaseClientPGlite {
   /** A query with a statement name (db/prepared.ts) runs as a named statement, as the pg driver does. */

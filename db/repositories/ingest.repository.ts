@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { prepared } from '../prepared.js';
 import type { Knex } from 'knex';
 import { vehicleAt } from '../vehicle-at.sql.js';
