@@ -9,35 +9,55 @@ const SPEED = (alias: string) =>
 /**
  * `delta` holds the changes of vehicle totals (per vehicle, device and time), `totals` the new totals, `readings` the
  * readings whose anchor moved, with their new value.
- * The messages whose step changes are the batch's new ones and, for each, the next stored message of its device
- * (a late frame splits its successor's step), each read once. Each gets its step from its predecessor (db/distance/model.ts),
- * is upserted, and the difference with the stored step moves the vehicle's total (`vehicle_distances`) and the
- * totals recorded at odometer readings dated after it: a late frame before a reading leaves the estimate from it.
- * Data-modifying CTEs run to completion whether or not the final SELECT reads them. `old` looks each stored step
- * up by its key (LIMIT keeps the planner from hashing the whole table, whatever its statistics say); messages are
- * read by id the same way (OFFSET 0): a prepared statement's generic plan, which cannot see the array's length,
- * otherwise hashed the whole messages table per batch (17 ms → 91 ms per batch on PGlite as the table grew).
+ * The messages whose step changes are the batch's new ones (`fresh`: the batch's own values, as bound; the statement
+ * runs after they are stored) and, for each late one, the next stored message of its device (a late frame splits its
+ * successor's step). Each gets its step from its predecessor (db/distance/model.ts), is upserted, and the difference
+ * with the stored step moves the vehicle's total (`vehicle_distances`) and the totals recorded at odometer readings
+ * dated after it: a late frame before a reading leaves the estimate from it.
+ * Reads of the history are only where the batch alone cannot answer (issue 13: they were three index reads per
+ * message): `after` is the device's newest timestamp before the batch, so a new message later than it has no stored
+ * successor, and when the previous new message of its device is later than it too, that one is its predecessor
+ * (every stored message is at or before `after`). So an in-order batch reads one predecessor per device, and a late
+ * one reads what it would have before. The lookups that remain are gated per row (a one-time filter: no index read
+ * when false). Data-modifying CTEs run to completion whether or not the final SELECT reads them. `old` looks up the
+ * stored steps of the successors only (a new message has none yet) by key (LIMIT keeps the planner from hashing the
+ * whole table, whatever its statistics say); successors are read through the (device_id, ts, id) index.
+ * Bindings (arrays, one entry per new message): id, device_id, ts, lon, lat, vehicleSpeed, after (see stepInputs).
  */
 export const STEP_CTES = `
   fresh AS (
-    SELECT m.id, m.device_id, m.ts, m.location, m.v FROM unnest(?::uuid[]) AS n(id)
-    CROSS JOIN LATERAL (SELECT mm.id, mm.device_id, mm.ts, mm.location, ${SPEED('mm')} AS v FROM messages mm WHERE mm.id = n.id OFFSET 0) m),
+    SELECT n.id, n.device_id, n.ts, n.after, n.v,
+      CASE WHEN n.lon IS NULL OR n.lat IS NULL THEN NULL ELSE ST_SetSRID(ST_MakePoint(n.lon, n.lat), 4326) END AS location
+    FROM unnest(?::uuid[], ?::uuid[], ?::timestamptz[], ?::float8[], ?::float8[], ?::float8[], ?::timestamptz[])
+      AS n(id, device_id, ts, lon, lat, v, after)),
   successors AS (
     SELECT DISTINCT ON (s.id) s.id, s.device_id, s.ts, s.location, s.v FROM fresh f CROSS JOIN LATERAL (
       SELECT m.id, m.device_id, m.ts, m.location, ${SPEED('m')} AS v FROM messages m
-      WHERE m.device_id = f.device_id AND m.ts >= f.ts AND (m.ts, m.id) > (f.ts, f.id)
+      WHERE f.ts <= f.after AND m.device_id = f.device_id AND m.ts >= f.ts AND (m.ts, m.id) > (f.ts, f.id)
       ORDER BY m.ts, m.id LIMIT 1) s
     WHERE NOT EXISTS (SELECT 1 FROM fresh f2 WHERE f2.id = s.id)),
-  affected AS (SELECT * FROM fresh UNION ALL SELECT * FROM successors),
+  ordered AS (
+    SELECT f.id, f.device_id, f.ts, f.location, f.v,
+      lag(f.id) OVER w AS l_id, lag(f.ts) OVER w AS l_ts, lag(f.location) OVER w AS l_loc, lag(f.v) OVER w AS l_v,
+      f.after
+    FROM fresh f WINDOW w AS (PARTITION BY f.device_id ORDER BY f.ts, f.id)),
+  affected AS (
+    SELECT o.id, o.device_id, o.ts, o.location, o.v, o.l_ts, o.l_loc, o.l_v,
+      o.l_id IS NOT NULL AND (o.after IS NULL OR o.l_ts > o.after) AS known
+    FROM ordered o
+    UNION ALL
+    SELECT s.id, s.device_id, s.ts, s.location, s.v, NULL, NULL, NULL, false FROM successors s),
   pairs AS (
-    SELECT a.id, a.device_id, a.ts, a.location AS loc, a.v, p.ts AS p_ts, p.location AS p_loc, p.v AS p_v,
+    SELECT a.id, a.device_id, a.ts, a.location AS loc, a.v,
+      CASE WHEN a.known THEN a.l_ts ELSE p.ts END AS p_ts, CASE WHEN a.known THEN a.l_loc ELSE p.location END AS p_loc,
+      CASE WHEN a.known THEN a.l_v ELSE p.v END AS p_v,
       ${vehicleAt('a.device_id', 'a.ts')} AS vehicle_id
     FROM affected a
     LEFT JOIN LATERAL (
       SELECT m.ts, m.location, ${SPEED('m')} AS v FROM messages m
-      WHERE m.device_id = a.device_id AND m.ts <= a.ts AND (m.ts, m.id) < (a.ts, a.id)
+      WHERE NOT a.known AND m.device_id = a.device_id AND m.ts <= a.ts AND (m.ts, m.id) < (a.ts, a.id)
       ORDER BY m.ts DESC, m.id DESC LIMIT 1) p ON true),
-  measured AS (
+  measured AS MATERIALIZED (
     SELECT pr.*, extract(epoch FROM pr.ts - pr.p_ts)::float8 AS dt,
       CASE WHEN pr.loc IS NOT NULL AND pr.p_loc IS NOT NULL THEN ST_Distance(pr.loc::geography, pr.p_loc::geography) END AS gps_m
     FROM pairs pr),
@@ -59,7 +79,7 @@ export const STEP_CTES = `
         ELSE 'none' END AS source
     FROM judged j),
   old AS MATERIALIZED (
-    SELECT s.message_id, s.device_id, s.vehicle_id, s.ts, s.meters, s.source FROM affected a CROSS JOIN LATERAL (
+    SELECT s.message_id, s.device_id, s.vehicle_id, s.ts, s.meters, s.source FROM successors a CROSS JOIN LATERAL (
       SELECT * FROM distance_steps s WHERE s.message_id = a.id LIMIT 1) s),
   upserted AS (
     INSERT INTO distance_steps (message_id, device_id, vehicle_id, ts, meters, source)

@@ -80,13 +80,34 @@ const DISTANCE_MAIN = `
 
 const DISTANCE: SqlStatement = { ctes: DISTANCE_CTES, main: DISTANCE_MAIN };
 
+/** A device's new messages in a batch, as the distance statement needs them (the gateway's DeviceBatch is one). */
+export interface StepBatch {
+  deviceId: string;
+  /** The device's newest stored timestamp before the batch (null: none); it decides which reads the batch needs. */
+  previousLatest: Date | null;
+  messages: { id: string; timestamp: Date; lat: number | null; lon: number | null; data: Record<string, unknown> }[];
+}
+
+/** STEP_CTES' bindings: one array per column, one entry per new message. */
+function stepBindings(devices: StepBatch[]): unknown[][] {
+  const cols: unknown[][] = [[], [], [], [], [], [], []];
+  for (const d of devices) {
+    for (const m of d.messages) {
+      const speed = m.data.vehicleSpeed;
+      cols[0].push(m.id); cols[1].push(d.deviceId); cols[2].push(m.timestamp); cols[3].push(m.lon); cols[4].push(m.lat);
+      cols[5].push(typeof speed === 'number' ? speed : null); cols[6].push(d.previousLatest);
+    }
+  }
+  return cols;
+}
+
 /**
- * The batch's distance statement (a db/fused.ts part): measures the steps of its messages (db/distance/steps.sql.ts),
- * moves the vehicles' totals, and fires the triggers the new distance reached; `firings` reads its rows. Null
- * without messages. At ingest it shares its round trip with the trips continuation.
+ * The batch's distance statement (a db/fused.ts part), run after its messages are stored: measures their steps
+ * (db/distance/steps.sql.ts), moves the vehicles' totals, and fires the triggers the new distance reached;
+ * `firings` reads its rows. Null without messages. At ingest it shares its round trip with the trips continuation.
  */
-export function distancePart(messageIds: string[]): SqlPart | null {
-  return messageIds.length ? { statement: DISTANCE, bindings: [messageIds] } : null;
+export function distancePart(devices: StepBatch[]): SqlPart | null {
+  return devices.some((d) => d.messages.length) ? { statement: DISTANCE, bindings: stepBindings(devices) } : null;
 }
 
 /** One firing per event to store, from the distance part's rows, in time order. */

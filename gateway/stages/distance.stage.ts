@@ -31,7 +31,7 @@ export function triggerEvent(url: UrlFor, f: TriggerFiring): NewEvent {
 export const distanceStage: StageFactory = ({ config }) => {
   const url = urlForConfig(config);
   const plan = ({ devices }: StageContext): StagePlan => ({
-    part: distancePart(devices.flatMap((d) => d.messages.map((m) => m.id))),
+    part: distancePart(devices),
     after: async (rows) => firings(rows).map((f) => triggerEvent(url, f)),
   });
   return plannedStage('distance', plan);

@@ -39,12 +39,14 @@ export async function storeFrames(trx: Knex, t: TestApp, deviceId: string, vehic
       lat, lon, gps: null, vin: null, dtcs: null, battery: null, collision: null, receivedAt: new Date(), vehicleId,
     };
   });
+  // the device's newest timestamp before these, as the pipeline reads it (db: latestTimestamps) before storing a batch
+  const previousLatest = (await t.repos.ingest.latestTimestamps([deviceId], trx)).get(deviceId) ?? null;
   await t.repos.ingest.insertMessages(messages.map((m) => ({
     id: m.id, deviceId, timestamp: m.timestamp, frameId: null, kind: m.kind, data: m.data, lon: m.lon, lat: m.lat,
     extra: null, receivedAt: m.receivedAt,
   })), trx);
   messages.sort((a, b) => a.timestamp.getTime() - b.timestamp.getTime());
-  return { deviceId, messages, previousLatest: null };
+  return { deviceId, messages, previousLatest };
 }
 
 /** One batch through the distance stage (stored events too, as the pipeline does); counts the stage's statements. */

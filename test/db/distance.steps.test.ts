@@ -3,6 +3,8 @@ import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { runStage, storeFrames, vehicleTotal, vehicleWithDevice, type Frame } from './distance-fixtures.js';
 import { distancePart } from '../../db/distance/triggers.sql.js';
 import { fuse } from '../../db/fused.js';
+import type { Knex } from 'knex';
+import type { DeviceBatch } from '../../gateway/ingest.types.js';
 
 let t: TestApp;
 beforeAll(async () => { t = await buildTestApp(); });
@@ -76,31 +78,54 @@ describe('distance steps', () => {
     for (const d of twenty) expect((await vehicleTotal(t, d.vehicle.id)).total).toBeGreaterThan(100.5);
   });
 
+  /** The distance statement's generic plan (what a prepared statement runs), executed on the batch: its reads of messages. */
+  async function messageReads(trx: Knex, batch: DeviceBatch) {
+    const part = distancePart([batch])!;
+    const { sql } = fuse([part]);
+    let k = 0;
+    const text = sql.replace(/\?/g, () => `$${++k}`);
+    const types = ['uuid[]', 'uuid[]', 'timestamptz[]', 'float8[]', 'float8[]', 'float8[]', 'timestamptz[]'];
+    const literal = (values: unknown[], type: string) =>
+      `ARRAY[${values.map((v) => (v === null ? 'NULL' : `'${v instanceof Date ? v.toISOString() : String(v)}'`)).join(',')}]::${type}`;
+    await trx.raw(`PREPARE distance_probe(${types.join(',')}) AS ${text}`);
+    await trx.raw('SET LOCAL plan_cache_mode = force_generic_plan');
+    const args = (part.bindings as unknown[][]).map((values, i) => literal(values, types[i]));
+    const { rows } = await trx.raw(`EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE distance_probe(${args.join(',')})`);
+    await trx.raw('DEALLOCATE distance_probe');
+    const out = rows[0]['QUERY PLAN'];
+    const plan = (typeof out === 'string' ? JSON.parse(out) : out)[0].Plan;
+    const reads: { node: string; rows: number; loops: number }[] = [];
+    const walk = (n: any) => {
+      // what the node read: the rows it returned and those its filter dropped (per loop), and how often it ran
+      if (n['Relation Name'] === 'messages') {
+        reads.push({ node: n['Node Type'], rows: n['Actual Rows'] + (n['Rows Removed by Filter'] ?? 0), loops: n['Actual Loops'] });
+      }
+      for (const c of n.Plans ?? []) walk(c);
+    };
+    walk(plan);
+    return reads;
+  }
+
   it('finds a new frame\'s neighbours in the device\'s history without reading it, whatever the statistics', async () => {
     // 2,000 stored messages, no ANALYZE since; the statement's generic plan (what a prepared statement runs).
     const { device, vehicle } = await vehicleWithDevice(t, T0);
     const history = Array.from({ length: 2000 }, (_, k) => ({ s: k, north: k * 10, speed: 36 }));
     await t.db.knex.transaction(async (trx) => { await storeFrames(trx, t, device.id, vehicle.id, T0, history); });
-    const plan = await t.db.knex.transaction(async (trx) => {
-      const batch = await storeFrames(trx, t, device.id, vehicle.id, T0, [{ s: 999.5, north: 9995, speed: 36 }, { s: 2000, north: 20000, speed: 36 }]);
-      const ids = batch.messages.map((m) => m.id);
-      const { sql } = fuse([distancePart(ids)!]);
-      await trx.raw(`PREPARE distance_probe(uuid[]) AS ${sql.replace('?', '$1')}`);
-      await trx.raw('SET LOCAL plan_cache_mode = force_generic_plan');
-      const { rows } = await trx.raw(`EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE distance_probe('{${ids.join(',')}}')`);
-      await trx.raw('DEALLOCATE distance_probe');
-      const out = rows[0]['QUERY PLAN'];
-      return (typeof out === 'string' ? JSON.parse(out) : out)[0].Plan;
-    });
-    const reads: { node: string; rows: number }[] = [];
-    const walk = (n: any) => {
-      // what the node read: the rows it returned and those its filter dropped (per loop)
-      if (n['Relation Name'] === 'messages') reads.push({ node: n['Node Type'], rows: n['Actual Rows'] + (n['Rows Removed by Filter'] ?? 0) });
-      for (const c of n.Plans ?? []) walk(c);
-    };
-    walk(plan);
+    const reads = await t.db.knex.transaction(async (trx) =>
+      messageReads(trx, await storeFrames(trx, t, device.id, vehicle.id, T0, [{ s: 999.5, north: 9995, speed: 36 }, { s: 2000, north: 20000, speed: 36 }])));
     expect(reads.length).toBeGreaterThan(0);
     // per lookup (rows are per loop): the message itself, its predecessor, its successor; never the history
     for (const r of reads) expect(r.rows, `${r.node} on messages`).toBeLessThanOrEqual(2);
+  });
+
+  it('reads one predecessor per device for an in-order batch, and no successor', async () => {
+    const { device, vehicle } = await vehicleWithDevice(t, T0);
+    await t.db.knex.transaction(async (trx) => { await storeFrames(trx, t, device.id, vehicle.id, T0, [{ s: 0, north: 0, speed: 36 }]); });
+    const frames = Array.from({ length: 10 }, (_, k) => ({ s: k + 1, north: (k + 1) * 10, speed: 36 }));
+    const reads = await t.db.knex.transaction(async (trx) => messageReads(trx, await storeFrames(trx, t, device.id, vehicle.id, T0, frames)));
+    expect(reads.reduce((n, r) => n + r.loops, 0)).toBe(1);
+    // EXPLAIN ANALYZE ran the statement: the steps are those of the whole track, 10 m each from the stored message on
+    const steps = await t.db.knex('distance_steps').where({ device_id: device.id }).orderBy('ts').select('source', 'meters');
+    expect(steps.map((r: any) => `${r.source}:${Math.round(Number(r.meters))}`)).toEqual(Array(10).fill('gps:10'));
   });
 });
