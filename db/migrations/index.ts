@@ -9,6 +9,7 @@ import * as m008 from './008_diagnostics.js';
 import * as m009 from './009_feed.js';
 import * as m010 from './010_messages_indexes.js';
 import * as m011 from './011_messages_order.js';
+import * as m012 from './012_statistics.js';
 
 export const MIGRATIONS: Record<string, Knex.Migration> = {
   '001_core': m001,
@@ -21,4 +22,5 @@ export const MIGRATIONS: Record<string, Knex.Migration> = {
   '009_feed': m009,
   '010_messages_indexes': m010,
   '011_messages_order': m011,
+  '012_statistics': m012,
 };
