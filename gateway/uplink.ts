@@ -1,5 +1,6 @@
 // A PUBLISH on devices/<id>/frames → an ingest job: the good frames, and a dead letter for each refusal.
 import { decodePayload, type DecodedFrame, type RefusedFrame } from './frame.decoder.js';
+import { holdsNul } from '../lib/json-bounds.js';
 import type { DeadLetterRow } from '../db/repositories/ingest.repository.js';
 import type { IngestJob } from './ingest.pipeline.js';
 
@@ -15,8 +16,7 @@ export interface Uplink {
 
 /** PostgreSQL text and jsonb cannot hold U+0000; refusing such a frame here keeps it from failing a whole batch. */
 function nulProblem(f: DecodedFrame, index: number): RefusedFrame | null {
-  const text = `${f.frameId ?? ''}${JSON.stringify(f.data)}${JSON.stringify(f.collision ?? '')}`;
-  if (!text.includes('\u0000') && !text.includes('\\u0000')) return null;
+  if (!holdsNul(f.frameId) && !holdsNul(f.data) && !holdsNul(f.collision)) return null;
   return { index, frameId: f.frameId, reason: `frame ${index}: value contains a NUL character (\\u0000), which cannot be stored`, raw: null };
 }
 
