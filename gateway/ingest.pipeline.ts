@@ -182,11 +182,11 @@ function createLane(o: PipelineOptions): IngestPipeline {
     for (const stage of o.stages) await stage.prepare?.(candidates);
     const started = performance.now();
     const { stored, events } = await o.knex.transaction(async (trx) => {
-      const latest = await timed('latest', () => o.repos.ingest.latestTimestamps(candidates.map((d) => d.deviceId), trx));
-      const inserted = await timed('insert', async () => {
-        const ids = await o.repos.ingest.insertMessages(rows, trx);
+      // each device's newest stored timestamp before the batch, read by the insert's own statement
+      const { inserted, latest } = await timed('insert', async () => {
+        const stored = await o.repos.ingest.insertMessagesAfterLatest(rows, candidates.map((d) => d.deviceId), trx);
         await o.repos.ingest.insertDeadLetters(deadLetters, trx);
-        return ids;
+        return stored;
       });
       const devices = deviceBatches(messages.filter((m) => inserted.has(m.id)), latest);
       const events = devices.length ? await runStages({ trx, devices }) : [];

@@ -43,6 +43,16 @@ const INSERT_MESSAGES = `
   ON CONFLICT (device_id, frame_id) WHERE frame_id IS NOT NULL DO NOTHING
   RETURNING id`;
 
+// The batch's insert and, in the same statement, each batch device's newest timestamp before it: the CTEs see the
+// snapshot the statement started with, so `latest` never sees the rows `ins` adds (one round trip instead of two).
+const INSERT_MESSAGES_AFTER_LATEST = `
+  WITH latest AS (
+    SELECT e.v AS device_id, (SELECT max(m.ts) FROM messages m WHERE m.device_id = e.v) AS latest FROM unnest(?::uuid[]) AS e(v)),
+  ins AS (${INSERT_MESSAGES.trim()})
+  SELECT id, NULL::uuid AS device_id, NULL::timestamptz AS latest FROM ins
+  UNION ALL
+  SELECT NULL, device_id, latest FROM latest WHERE latest IS NOT NULL`;
+
 const INSERT_DEAD_LETTERS = `
   INSERT INTO dead_letters (device_id, topic, frame_index, reason, raw, received_at)
   SELECT r.device_id, r.topic, r.frame_index, r.reason, decode(r.raw, 'base64'), r.received_at
@@ -84,18 +94,38 @@ const ASSOCIATIONS = `
   ) AS a ON true
   ORDER BY b.device_id, a.started_at, a.created_at`;
 
+/** The rows as INSERT_MESSAGES' one JSON parameter. */
+function messagesJson(rows: MessageRow[]): string {
+  return JSON.stringify(rows.map((r) => ({
+    id: r.id, device_id: r.deviceId, ts: r.timestamp.toISOString(), frame_id: r.frameId, kind: r.kind, data: r.data,
+    lon: r.lon, lat: r.lat, extra: r.extra, received_at: r.receivedAt.toISOString(),
+  })));
+}
+
 /** SQL of the ingest pipeline (gateway/): batched inserts of messages and dead letters, vehicle associations. */
 export function ingestRepository(knex: Knex) {
   return {
     /** Inserts the batch in one statement; frames already stored (same device and frame id) are skipped. Returns the ids inserted. */
     async insertMessages(rows: MessageRow[], trx: Knex = knex): Promise<Set<string>> {
       if (!rows.length) return new Set();
-      const json = rows.map((r) => ({
-        id: r.id, device_id: r.deviceId, ts: r.timestamp.toISOString(), frame_id: r.frameId, kind: r.kind, data: r.data,
-        lon: r.lon, lat: r.lat, extra: r.extra, received_at: r.receivedAt.toISOString(),
-      }));
-      const result = await prepared(trx, INSERT_MESSAGES, [JSON.stringify(json)]);
+      const result = await prepared(trx, INSERT_MESSAGES, [messagesJson(rows)]);
       return new Set((result.rows as { id: string }[]).map((r) => r.id));
+    },
+
+    /**
+     * insertMessages, which also returns each of `deviceIds`' newest stored timestamp before the batch (latestTimestamps,
+     * absent when it had none), read in the same statement.
+     */
+    async insertMessagesAfterLatest(rows: MessageRow[], deviceIds: string[], trx: Knex = knex): Promise<{ inserted: Set<string>; latest: Map<string, Date> }> {
+      if (!rows.length) return { inserted: new Set(), latest: await this.latestTimestamps(deviceIds, trx) };
+      const result = await prepared(trx, INSERT_MESSAGES_AFTER_LATEST, [deviceIds, messagesJson(rows)]);
+      const inserted = new Set<string>();
+      const latest = new Map<string, Date>();
+      for (const r of result.rows as { id: string | null; device_id: string | null; latest: Date | null }[]) {
+        if (r.id !== null) inserted.add(r.id);
+        else latest.set(r.device_id!, new Date(r.latest!));
+      }
+      return { inserted, latest };
     },
 
     async insertDeadLetters(rows: DeadLetterRow[], trx: Knex = knex): Promise<void> {
