@@ -92,10 +92,12 @@ export interface StepBatch {
 function stepBindings(devices: StepBatch[]): unknown[][] {
   const cols: unknown[][] = [[], [], [], [], [], [], []];
   for (const d of devices) {
+    // ISO text: the drivers' Date formatting (local time zone, per element) costs more
+    const after = d.previousLatest?.toISOString() ?? null;
     for (const m of d.messages) {
       const speed = m.data.vehicleSpeed;
-      cols[0].push(m.id); cols[1].push(d.deviceId); cols[2].push(m.timestamp); cols[3].push(m.lon); cols[4].push(m.lat);
-      cols[5].push(typeof speed === 'number' ? speed : null); cols[6].push(d.previousLatest);
+      cols[0].push(m.id); cols[1].push(d.deviceId); cols[2].push(m.timestamp.toISOString()); cols[3].push(m.lon); cols[4].push(m.lat);
+      cols[5].push(typeof speed === 'number' ? speed : null); cols[6].push(after);
     }
   }
   return cols;
