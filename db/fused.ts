@@ -5,7 +5,8 @@ import type { Knex } from 'knex';
 import { prepared } from './prepared.js';
 
 /**
- * A statement written as `WITH <ctes> <main>` (`?` placeholders), so that it can run alone or fused with others.
+ * A statement written as `WITH <ctes> <main>` (`?` placeholders; `ctes` may be empty), so that it can run alone or
+ * fused with others.
  * `main` is a SELECT or a data-modifying statement with RETURNING. A module-level constant: fused texts are built
  * once per combination of statements and cached by their identity.
  */
@@ -52,7 +53,7 @@ function fusedText(statements: SqlStatement[]): string {
         seen.set(name, i);
       }
     });
-    const ctes = statements.map((st, i) => `${st.ctes},\n  part_${i} AS (${st.main})`).join(',\n');
+    const ctes = statements.map((st, i) => [st.ctes.trim(), `part_${i} AS (${st.main})`].filter(Boolean).join(',\n  ')).join(',\n');
     const select = statements.map((_, i) => `(SELECT coalesce(jsonb_agg(to_jsonb(x)), '[]'::jsonb) FROM part_${i} x) AS part_${i}`).join(', ');
     texts.set(key, (sql = `WITH ${ctes}\n  SELECT ${select}`));
   }

@@ -12,6 +12,7 @@ import type { IngestJob, IngestStage, StageContext } from './ingest.types.js';
 import { runParts } from '../db/fused.js';
 import { assemble, deviceBatches, poisonLetters, splitJob } from './ingest.batch.js';
 import { recordFeedBatch } from '../db/message-feed.js';
+import { insertPart, storedBatch } from '../db/repositories/ingest.repository.js';
 
 export type { IngestJob };
 
@@ -74,6 +75,7 @@ function stageSteps(stages: IngestStage[]): { fused: boolean; name: string; stag
 
 function createLane(o: PipelineOptions): IngestPipeline {
   const steps = stageSteps(o.stages);
+  const earlyStages = o.stages.filter((s) => s.early);
   const queue: Pending[] = [];
   let queued = 0;
   let timer: NodeJS.Timeout | null = null;
@@ -182,14 +184,16 @@ function createLane(o: PipelineOptions): IngestPipeline {
     for (const stage of o.stages) await stage.prepare?.(candidates);
     const started = performance.now();
     const { stored, events } = await o.knex.transaction(async (trx) => {
-      // each device's newest stored timestamp before the batch, read by the insert's own statement
-      const { inserted, latest } = await timed('insert', async () => {
-        const stored = await o.repos.ingest.insertMessagesAfterLatest(rows, candidates.map((d) => d.deviceId), trx);
+      // one round trip: the insert, each device's newest stored timestamp before the batch, and the stages' early reads
+      const { inserted, latest, early } = await timed('insert', async () => {
+        const [stored, ...reads] = rows.length
+          ? await runParts(trx, [insertPart(rows, candidates.map((d) => d.deviceId)), ...earlyStages.map((s) => s.early!(candidates))])
+          : [null];
         await o.repos.ingest.insertDeadLetters(deadLetters, trx);
-        return stored;
+        return { ...storedBatch(stored), early: new Map(earlyStages.map((s, k) => [s.name, reads[k] ?? null])) };
       });
       const devices = deviceBatches(messages.filter((m) => inserted.has(m.id)), latest);
-      const events = devices.length ? await runStages({ trx, devices }) : [];
+      const events = devices.length ? await runStages({ trx, devices, early }) : [];
       const stored = devices.flatMap((d) => d.messages);
       // Last, so the feed number (locked until commit) is held only for the commit: issue 14.
       await timed('feed', () => recordFeedBatch(trx, stored));

@@ -58,6 +58,11 @@ export interface StageContext {
   /** The batch transaction: everything a stage writes commits, or not, with the messages. */
   trx: Knex;
   devices: DeviceBatch[];
+  /**
+   * The rows of the stages' `early` reads, by stage name, run in the insert's round trip (absent or null: the
+   * stage's read did not run, and the stage makes it itself).
+   */
+  early?: ReadonlyMap<string, PartRow[] | null>;
 }
 
 export interface IngestStage {
@@ -75,6 +80,12 @@ export interface IngestStage {
    * `after`, in list order. Doing the same as `apply` (which `plannedStage` gives) is the stage's contract.
    */
   plan?(ctx: StageContext): StagePlan;
+  /**
+   * A read the stage's apply or plan starts with that depends only on the batch's candidate devices and messages
+   * (duplicates not yet removed, so a superset) and on nothing the batch transaction writes: the pipeline runs it
+   * in the same round trip as the insert and hands its rows over as `ctx.early`. Null: not this batch.
+   */
+  early?(candidates: DeviceBatch[]): SqlPart | null;
   close?(): Promise<void>;
 }
 

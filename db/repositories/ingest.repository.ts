@@ -1,6 +1,7 @@
 import { prepared } from '../prepared.js';
 import type { Knex } from 'knex';
 import { vehicleAt } from '../vehicle-at.sql.js';
+import { runParts, type PartRow, type SqlPart, type SqlStatement } from '../fused.js';
 
 /** One telemetry message row as the gateway writes it (location as lon/lat, turned into a PostGIS point here). */
 export interface MessageRow {
@@ -43,15 +44,21 @@ const INSERT_MESSAGES = `
   ON CONFLICT (device_id, frame_id) WHERE frame_id IS NOT NULL DO NOTHING
   RETURNING id`;
 
-// The batch's insert and, in the same statement, each batch device's newest timestamp before it: the CTEs see the
-// snapshot the statement started with, so `latest` never sees the rows `ins` adds (one round trip instead of two).
-const INSERT_MESSAGES_AFTER_LATEST = `
-  WITH latest AS (
+/**
+ * The batch's insert and, in the same statement, each batch device's newest timestamp before it (a db/fused.ts
+ * statement: at ingest, the stages' early reads share its round trip). The CTEs see the snapshot the statement
+ * started with, so `latest` never sees the rows `ins` adds.
+ */
+const INSERT_AFTER_LATEST: SqlStatement = {
+  ctes: `
+  latest AS (
     SELECT e.v AS device_id, (SELECT max(m.ts) FROM messages m WHERE m.device_id = e.v) AS latest FROM unnest(?::uuid[]) AS e(v)),
-  ins AS (${INSERT_MESSAGES.trim()})
+  ins AS (${INSERT_MESSAGES.trim()})`,
+  main: `
   SELECT id, NULL::uuid AS device_id, NULL::timestamptz AS latest FROM ins
   UNION ALL
-  SELECT NULL, device_id, latest FROM latest WHERE latest IS NOT NULL`;
+  SELECT NULL, device_id, latest FROM latest WHERE latest IS NOT NULL`,
+};
 
 const INSERT_DEAD_LETTERS = `
   INSERT INTO dead_letters (device_id, topic, frame_index, reason, raw, received_at)
@@ -102,6 +109,36 @@ function messagesJson(rows: MessageRow[]): string {
   })));
 }
 
+export interface StoredBatch { inserted: Set<string>; latest: Map<string, Date> }
+
+/** The batch's insert with its devices' previous newest timestamps, as a db/fused.ts part (storedBatch reads its rows). */
+export function insertPart(rows: MessageRow[], deviceIds: string[]): SqlPart {
+  return { statement: INSERT_AFTER_LATEST, bindings: [deviceIds, messagesJson(rows)] };
+}
+
+/** The ids insertPart stored and the devices' previous newest timestamps. */
+export function storedBatch(rows: PartRow[] | null): StoredBatch {
+  const inserted = new Set<string>();
+  const latest = new Map<string, Date>();
+  for (const r of rows ?? []) {
+    if (r.id !== null) inserted.add(r.id);
+    else latest.set(r.device_id, new Date(r.latest));
+  }
+  return { inserted, latest };
+}
+
+const ASSOCIATIONS_STATEMENT: SqlStatement = { ctes: '', main: ASSOCIATIONS };
+const spansJson = (spans: { deviceId: string; min: Date; max: Date }[]) =>
+  JSON.stringify(spans.map((s) => ({ device_id: s.deviceId, min_ts: s.min.toISOString(), max_ts: s.max.toISOString() })));
+const toAssociation = (r: Record<string, any>): Association => ({ deviceId: r.device_id, vehicleId: r.vehicle_id, startedAt: new Date(r.started_at) });
+
+/** associationsDuring as a db/fused.ts part (associationsOf reads its rows). */
+export function associationsPart(spans: { deviceId: string; min: Date; max: Date }[]): SqlPart | null {
+  return spans.length ? { statement: ASSOCIATIONS_STATEMENT, bindings: [spansJson(spans)] } : null;
+}
+
+export const associationsOf = (rows: PartRow[]): Association[] => rows.map(toAssociation);
+
 /** SQL of the ingest pipeline (gateway/): batched inserts of messages and dead letters, vehicle associations. */
 export function ingestRepository(knex: Knex) {
   return {
@@ -110,22 +147,6 @@ export function ingestRepository(knex: Knex) {
       if (!rows.length) return new Set();
       const result = await prepared(trx, INSERT_MESSAGES, [messagesJson(rows)]);
       return new Set((result.rows as { id: string }[]).map((r) => r.id));
-    },
-
-    /**
-     * insertMessages, which also returns each of `deviceIds`' newest stored timestamp before the batch (latestTimestamps,
-     * absent when it had none), read in the same statement.
-     */
-    async insertMessagesAfterLatest(rows: MessageRow[], deviceIds: string[], trx: Knex = knex): Promise<{ inserted: Set<string>; latest: Map<string, Date> }> {
-      if (!rows.length) return { inserted: new Set(), latest: await this.latestTimestamps(deviceIds, trx) };
-      const result = await prepared(trx, INSERT_MESSAGES_AFTER_LATEST, [deviceIds, messagesJson(rows)]);
-      const inserted = new Set<string>();
-      const latest = new Map<string, Date>();
-      for (const r of result.rows as { id: string | null; device_id: string | null; latest: Date | null }[]) {
-        if (r.id !== null) inserted.add(r.id);
-        else latest.set(r.device_id!, new Date(r.latest!));
-      }
-      return { inserted, latest };
     },
 
     async insertDeadLetters(rows: DeadLetterRow[], trx: Knex = knex): Promise<void> {
@@ -148,11 +169,8 @@ export function ingestRepository(knex: Knex) {
     /** Associations of each device that apply to messages between min and max (inclusive), oldest first. */
     async associationsDuring(spans: { deviceId: string; min: Date; max: Date }[], trx: Knex = knex): Promise<Association[]> {
       if (!spans.length) return [];
-      const json = spans.map((s) => ({ device_id: s.deviceId, min_ts: s.min.toISOString(), max_ts: s.max.toISOString() }));
-      const result = await prepared(trx, ASSOCIATIONS, [JSON.stringify(json)]);
-      return (result.rows as Record<string, any>[]).map((r) => ({
-        deviceId: r.device_id, vehicleId: r.vehicle_id, startedAt: new Date(r.started_at),
-      }));
+      const result = await prepared(trx, ASSOCIATIONS, [spansJson(spans)]);
+      return (result.rows as Record<string, any>[]).map(toAssociation);
     },
 
     /**

@@ -3,6 +3,7 @@ import type { Config } from '../../lib/config.js';
 import type { NewEvent } from '../repositories/events.repository.js';
 import { runEvaluation } from './evaluate.sql.js';
 import { prepared } from '../prepared.js';
+import type { PartRow, SqlPart, SqlStatement } from '../fused.js';
 import { saveStates } from './rule-state.js';
 import { ruleEvents, supersede, type DeviceRule } from './rule-events.js';
 import { urlForConfig, type UrlFor } from './rule-copy.js';
@@ -50,11 +51,18 @@ const BATCH_RULES = `
   FROM rules r JOIN rule_states s ON s.rule_id = r.id
   WHERE r.device_id = ANY(?::uuid[]) FOR KEY SHARE OF r`;
 
+const BATCH_RULES_STATEMENT: SqlStatement = { ctes: '', main: BATCH_RULES };
+
 /** The rules of the batch's devices, key-share locked so a rule deleted meanwhile waits for this batch to commit. */
 async function batchRules(trx: Knex, deviceIds: string[]) {
   const { rows } = await prepared(trx, BATCH_RULES, [deviceIds]);
-  return (rows as Record<string, any>[]).map((r) => ({
-    rule: { id: r.id, applicationId: r.application_id, name: r.name, createdAt: r.created_at, deviceId: r.device_id } as DeviceRule,
+  return rulesOf(rows as Record<string, any>[]);
+}
+
+/** BATCH_RULES' rows, from the driver (timestamps as Dates) or from a db/fused.ts part (as ISO text). */
+function rulesOf(rows: Record<string, any>[]) {
+  return rows.map((r) => ({
+    rule: { id: r.id, applicationId: r.application_id, name: r.name, createdAt: new Date(r.created_at), deviceId: r.device_id } as DeviceRule,
     lastTs: r.last_ts ? new Date(r.last_ts).getTime() : null,
   }));
 }
@@ -69,14 +77,15 @@ async function batchRules(trx: Knex, deviceIds: string[]) {
  * are replaced by what the ordered data implies.
  */
 export async function evaluateRuleBatch(trx: Knex, batch: { deviceId: string; messages: StoredMessageRef[] }[],
-  opts: RuleEvaluationOptions): Promise<NewEvent[]> {
+  opts: RuleEvaluationOptions, early?: PartRow[] | null): Promise<NewEvent[]> {
   const spans = new Map<string, DeviceSpan>();
   for (const d of batch) {
     if (!d.messages.length) continue; // messages are oldest first (ingest.types.ts DeviceBatch)
     spans.set(d.deviceId, { deviceId: d.deviceId, earliest: d.messages[0].ts.getTime(), newest: d.messages.at(-1)!.ts.getTime() });
   }
   if (!spans.size) return [];
-  const rules = await batchRules(trx, [...spans.keys()]);
+  // read with the insert (rulesStage's early: the candidate devices, a superset), or now
+  const rules = early ? rulesOf(early).filter((r) => spans.has(r.rule.deviceId)) : await batchRules(trx, [...spans.keys()]);
   if (!rules.length) return [];
   const isLate = (r: (typeof rules)[number]) => r.lastTs !== null && spans.get(r.rule.deviceId)!.earliest <= r.lastTs;
   const lateDevices = [...new Set(rules.filter(isLate).map((r) => r.rule.deviceId))];
@@ -121,10 +130,16 @@ export function rulesStage(deps: { config: LinkConfig }) {
   const opts = optionsOf({ config: deps.config });
   return {
     name: 'rules',
-    apply(ctx: { trx: Knex; devices: { deviceId: string; messages: { id: string; timestamp: Date }[] }[] }): Promise<NewEvent[]> {
+    /** The batch's rules, key-share locked, read in the insert's round trip. */
+    early(candidates: { deviceId: string }[]): SqlPart | null {
+      return candidates.length ? { statement: BATCH_RULES_STATEMENT, bindings: [candidates.map((d) => d.deviceId)] } : null;
+    },
+    apply(ctx: {
+      trx: Knex; devices: { deviceId: string; messages: { id: string; timestamp: Date }[] }[]; early?: ReadonlyMap<string, PartRow[] | null>;
+    }): Promise<NewEvent[]> {
       return evaluateRuleBatch(ctx.trx, ctx.devices.map((d) => ({
         deviceId: d.deviceId, messages: d.messages.map((m) => ({ id: m.id, ts: m.timestamp })),
-      })), opts);
+      })), opts, ctx.early?.get('rules'));
     },
   };
 }

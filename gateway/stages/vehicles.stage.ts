@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import type { VehicleDetails } from '../../db/repositories/vehicles.repository.js';
-import type { Association } from '../../db/repositories/ingest.repository.js';
+import { associationsOf, associationsPart, type Association } from '../../db/repositories/ingest.repository.js';
 import type { DeviceBatch, IngestedMessage, StageFactory } from '../ingest.types.js';
 import { startVinDecoder } from '../vin.decoder.js';
 
@@ -45,7 +45,9 @@ export const vehiclesStage: StageFactory = ({ repos, log }) => {
         else details.set(vin, await decoder.decode(vin));
       }
     },
-    async apply({ trx, devices }) {
+    // Without a VIN frame in the batch nothing this stage writes comes before its read of the associations.
+    early: (candidates) => (candidates.some((d) => d.messages.some((m) => m.vin)) ? null : associationsPart(spansOf(candidates))),
+    async apply({ trx, devices, early }) {
       const rounds = vinRounds(devices);
       if (rounds.length) {
         const vins = [...new Set(rounds.flat().map((r) => r.m.vin))];
@@ -59,14 +61,18 @@ export const vehiclesStage: StageFactory = ({ repos, log }) => {
           await repos.ingest.associateMany(round.map((r) => ({ deviceId: r.deviceId, vehicleId: vehicleOf.get(r.m.vin)!, at: r.m.timestamp })), trx);
         }
       }
-      const spans = devices.map((d) => ({ deviceId: d.deviceId, min: d.messages[0].timestamp, max: d.messages.at(-1)!.timestamp }));
+      const read = early?.get('vehicles');
       // lastStartup is read from the startup events of the caller's devices (issue 10 item 12): nothing to keep here.
-      assignVehicles(devices, await repos.ingest.associationsDuring(spans, trx));
+      assignVehicles(devices, read ? associationsOf(read) : await repos.ingest.associationsDuring(spansOf(devices), trx));
       return [];
     },
     close: () => decoder.close(),
   };
 };
+/** Each device's span of the batch (messages oldest first). */
+const spansOf = (devices: DeviceBatch[]) =>
+  devices.map((d) => ({ deviceId: d.deviceId, min: d.messages[0].timestamp, max: d.messages.at(-1)!.timestamp }));
+
 /** Sets each message's vehicleId from the device's associations (both lists oldest first). */
 function assignVehicles(devices: DeviceBatch[], associations: Association[]): void {
   const byDevice = new Map<string, Association[]>();

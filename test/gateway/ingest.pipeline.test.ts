@@ -11,6 +11,10 @@ import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { recordStatements } from '../helpers/statements.js';
 import { tripsStage } from '../../gateway/stages/trips.stage.js';
 import { distanceStage } from '../../gateway/stages/distance.stage.js';
+import { vehiclesStage } from '../../gateway/stages/vehicles.stage.js';
+import { rulesStage } from '../../db/rules/evaluate.js';
+import { createRule } from '../db/rules-fixtures.js';
+import { randomUUID } from 'node:crypto';
 
 let t: TestApp;
 beforeAll(async () => { t = await buildTestApp(); });
@@ -113,7 +117,8 @@ describe('planned stages', () => {
     };
     const plain: IngestStage = { name: 'plain', apply: async () => { order.push('plain'); return []; } };
     const { p } = pipeline({ stages: [planned('a', 1), planned('b', 2), plain, planned('c', 3)] });
-    const { sql } = await recordStatements(t.db.knex, () => p.submit(job(d.id, { ts: at(1).getTime() })), /part_0/);
+    // the stages' statements (the insert is a fused statement too)
+    const { sql } = await recordStatements(t.db.knex, () => p.submit(job(d.id, { ts: at(1).getTime() })), /^(?![\s\S]*INSERT INTO messages)[\s\S]*part_0/);
     expect(sql).toHaveLength(2);
     expect(order).toEqual(['a:1', 'b:2', 'plain', 'c:3']);
   });
@@ -125,7 +130,7 @@ describe('planned stages', () => {
     const frame = (s: number, kind?: string) => ({ ts: at(s).getTime(), ...(kind ? { kind } : {}), data: { vehicleSpeed: 40 },
       location: { lat: 32.78 + s * 0.0001, lon: -96.8 } });
     await p.submit(job(d.id, [frame(1, 'startup'), frame(2)]));
-    const { sql } = await recordStatements(t.db.knex, () => p.submit(job(d.id, [frame(3), frame(4)])), /part_0|INSERT INTO trips|UPDATE trips/);
+    const { sql } = await recordStatements(t.db.knex, () => p.submit(job(d.id, [frame(3), frame(4)])), /INSERT INTO trips|UPDATE trips/);
     expect(sql).toHaveLength(1);
     expect(sql[0]).toMatch(/UPDATE trips t SET/);
     expect(sql[0]).toMatch(/INSERT INTO distance_steps/);
@@ -135,6 +140,41 @@ describe('planned stages', () => {
     const steps = await t.db.knex('distance_steps').where('device_id', d.id).orderBy('ts');
     expect(steps.map((r: any) => r.source)).toEqual(['none', 'gps', 'gps', 'gps']);
     for (const r of steps.slice(1)) expect(Number(r.meters)).toBeCloseTo(11.09, 1);
+  });
+});
+
+describe('early reads', () => {
+  it('stores a batch, reads each device\'s previous newest, its vehicle and its rules in one statement', async () => {
+    const app = await t.make.application();
+    const d = await t.make.device(app.principal);
+    const vehicle = await t.repos.vehicles.upsertByVin(`VVEARLY${randomUUID().replace(/\D/g, '').slice(0, 10).padEnd(10, '1')}`, async () => ({}));
+    await t.repos.ingest.associateAt(d.id, vehicle.id, at(0));
+    await createRule(t, app, d.id, { name: 'fast', boundaries: [{ type: 'parametric', parameter: 'vehicleSpeed', min: 80, max: null }] });
+    const deps = { config: t.config, knex: t.db.knex, repos: t.repos, log: silentLogger };
+    const { p, seen } = pipeline({ stages: [vehiclesStage(deps), rulesStage(deps)] });
+    await p.submit(job(d.id, { ts: at(1).getTime(), data: { vehicleSpeed: 40 } }));
+    const { sql } = await recordStatements(t.db.knex,
+      () => p.submit(job(d.id, [{ ts: at(2).getTime(), data: { vehicleSpeed: 90 } }, { ts: at(3).getTime(), data: { vehicleSpeed: 95 } }])),
+      /messages|device_vehicles|rules/);
+    // the insert with the reads; then the rules' own evaluation and its events
+    expect(sql[0]).toMatch(/INSERT INTO messages/);
+    expect(sql[0]).toMatch(/SELECT b\.device_id, a\.vehicle_id, a\.started_at/);
+    expect(sql[0]).toMatch(/FOR KEY SHARE OF r/);
+    expect(sql.filter((q) => /SELECT b\.device_id, a\.vehicle_id, a\.started_at|FOR KEY SHARE OF r/.test(q))).toHaveLength(1);
+    const last = seen.at(-1)!;
+    expect(last[0].previousLatest).toEqual(at(1));
+    expect(last[0].messages.map((m) => m.vehicleId)).toEqual([vehicle.id, vehicle.id]);
+    const events = await t.db.knex('events').where({ device_id: d.id }).orderBy('ts').select('event_type', 'ts');
+    expect(events.map((e: any) => [e.event_type, new Date(e.ts).getTime()])).toEqual([['rule-leave', at(1).getTime()], ['rule-enter', at(2).getTime()]]);
+  });
+
+  it('reads the associations after recording a VIN the batch carries', async () => {
+    const d = await t.make.device();
+    const deps = { config: t.config, knex: t.db.knex, repos: t.repos, log: silentLogger };
+    const { p, seen } = pipeline({ stages: [vehiclesStage(deps)] });
+    await p.submit(job(d.id, [{ ts: at(1).getTime() }, { ts: at(2).getTime(), kind: 'startup', vin: '1HGCM82633A004352' }, { ts: at(3).getTime() }]));
+    const [vehicle] = await t.db.knex('vehicles').where({ vin: '1HGCM82633A004352' });
+    expect(seen.at(-1)![0].messages.map((m) => m.vehicleId)).toEqual([null, vehicle.id, vehicle.id]);
   });
 });
 
