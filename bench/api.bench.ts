@@ -2,9 +2,15 @@
 // idle or while devices publish at a given total rate, and the same load on a bare Fastify route running
 // the same page query (and a count of the same page's remaining rows) straight through the database
 // client — measured in the same run, so the figure is a ratio to what the machine can do with nothing of ours.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import Fastify from 'fastify';
 import pg from 'pg';
 import autocannon from 'autocannon';
+import { procCpu } from './processes.js';
 import { quantile, round, runLoad, startBenchPlatform, type LoadResult, machine } from './harness.js';
 import type { Knex } from 'knex';
 import type { BenchOptions, BenchScenario } from './types.js';
@@ -55,13 +61,52 @@ async function bareFastify(databaseUrl: string | null, knex: Knex): Promise<{ ur
   return { url: address, close: async () => { await app.close(); await pool?.end(); } };
 }
 
+const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../bin/drivewire.js');
+
+/**
+ * The API alone in a process of its own (`drivewire serve --only api`, issue 14's scale-out layout) on the bench's
+ * database, while the bench process keeps the gateway: requests no longer wait behind the ingest on one event loop.
+ */
+async function apiProcess(databaseUrl: string): Promise<{ url: string; cpu(): number | null; close(): Promise<void> }> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'drivewire-bench-api-'));
+  const child = spawn(process.execPath, [BIN, 'serve', '--only', 'api', '--database-url', databaseUrl, '--http-port', '0',
+    '--host', '127.0.0.1', '--data-dir', dataDir, '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const close = async () => {
+    child.kill('SIGTERM');
+    await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
+    if (child.exitCode === null) child.kill('SIGKILL');
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  };
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      const timer = setTimeout(() => reject(new Error('the API process did not print its URL within 60 s')), 60_000);
+      child.stdout!.on('data', (chunk: Buffer) => {
+        out += chunk.toString('utf8');
+        const m = /API\s+(http:\/\/\S+)\/api\/v1/.exec(out);
+        if (m) { clearTimeout(timer); resolve(m[1]); }
+      });
+      child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`the API process exited (${code}) before it was ready`)); });
+    });
+    child.stdout!.resume();
+    const cpu = () => { const c = procCpu(`/proc/${child.pid}/stat`); return c && c.user + c.system; };
+    return { url, cpu, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
 async function run(o: BenchOptions): Promise<Record<string, unknown>> {
+  if (o.apiProcess && !o.databaseUrl) throw new Error('--api-process needs --database-url: the embedded database belongs to one process');
   const bench = await startBenchPlatform({ databaseUrl: o.databaseUrl });
+  const separate = o.apiProcess && o.databaseUrl ? await apiProcess(o.databaseUrl).catch(async (err) => { await bench.close(); throw err; }) : null;
   try {
     const [target, ...publishers] = await bench.devices(1 + (o.ingestRate ? o.devices : 0));
     const { knex } = bench.platform.db;
     await seedHistory(knex, target.id);
-    const { apiUrl } = bench.platform;
+    const apiUrl = separate?.url ?? bench.platform.apiUrl;
     const { app } = bench;
     const auth = { authorization: `Basic ${Buffer.from(`${app.id}:${app.secret}`).toString('base64')}` };
     // Background ingest for both measurements (platform, then bare), when asked for.
@@ -73,7 +118,9 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
     const path = `/api/v1/devices/${target.id}/messages?limit=${LIMIT}`;
     await hammer(`${apiUrl}${path}`, auth, 1); // warm caches and JIT
     const from = await bench.monitor.mark();
+    const apiCpuFrom = separate?.cpu() ?? null;
     const platform = await hammer(`${apiUrl}${path}`, auth, o.durationS);
+    const apiCpuTo = separate?.cpu() ?? null;
     // autocannon's worker thread is not ours to instrument: its CPU is in the bench process's.
     const processes = bench.monitor.figures(from, await bench.monitor.mark(), {
       where: ingest ? 'autocannon and ingest load worker threads' : 'autocannon worker thread', cpuUserSeconds: null, cpuSystemSeconds: null,
@@ -88,6 +135,8 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
       database: bench.database,
       versions: await bench.versions(),
       request: `GET /api/v1/devices/{id}/messages?limit=${LIMIT} over ${HISTORY} stored messages, ${CONNECTIONS} connections`,
+      layout: separate ? 'API in its own process (serve --only api); gateway and workers in the bench process' : 'one process (API, gateway, workers)',
+      apiProcessCpuSeconds: apiCpuFrom !== null && apiCpuTo !== null ? round(apiCpuTo - apiCpuFrom, 3) : null,
       ingestDuringMeasurement: load && {
         framesPerSecondOffered: o.ingestRate,
         framesPerSecondStored: round(load.acked / (load.measuredMs / 1000), 0),
@@ -102,6 +151,7 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
       machine: machine(),
     };
   } finally {
+    await separate?.close();
     await bench.close();
   }
 }

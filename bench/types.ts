@@ -16,6 +16,8 @@ export interface BenchOptions {
   rules: number;
   /** Total frames/s published by `devices` devices during the api scenario; 0 = the API idle. */
   ingestRate?: number;
+  /** api scenario: the API in a process of its own (`serve --only api`, PostgreSQL only). */
+  apiProcess?: boolean;
   /** Also measure the bare baselines (bare Aedes, raw COPY) in the same run; default true. */
   baselines?: boolean;
   /** Trips stage on, off, or both one after the other with their ratio (ingest scenario); default on. */

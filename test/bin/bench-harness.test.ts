@@ -54,4 +54,16 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('drivewire bench --smoke: connec
     expect(k.framesAcknowledged).toBe(k.framesSent);
     expect(k.framesStored).toBe(k.framesSent);
   });
+
+  it('serves the api scenario from an API process of its own, answering every request during ingest', async () => {
+    const r = await runCli(['bench', 'api', '--smoke', '--api-process', '--database-url', db.url!], {}, 110_000);
+    expect(r.stderr).not.toMatch(/^(drivewire|bench): /m);
+    expect(r.code).toBe(0);
+    const a = JSON.parse(r.stdout);
+    expect(a.layout).toMatch(/own process/);
+    expect(a.apiProcessCpuSeconds).toBeGreaterThan(0);
+    expect(a.platform).toMatchObject({ requestsPerSecond: number, non2xx: 0, errors: 0 });
+    expect(a.platform.requestsPerSecond).toBeGreaterThan(0);
+    expect(a.ingestDuringMeasurement.framesPerSecondStored).toBeGreaterThan(0);
+  });
 });
