@@ -26,6 +26,8 @@ onAccessMayHaveEnded(() => granted.clear());
 export interface Device {
   id: string; ownerId: string; name: string; chipId: string; caseId: string; icon: string | null; createdAt: Date;
 }
+/** Case ids drawn for one device at most (each draw is free with probability > 99.9% below 30,000 devices). */
+const CASE_ID_ATTEMPTS = 8;
 const COLUMNS = ['d.id', 'd.owner_id', 'd.name', 'd.chip_id', 'd.case_id', 'd.icon', 'd.created_at'];
 const toDevice = (r: Record<string, any>): Device => ({
   id: r.id, ownerId: r.owner_id, name: r.name, chipId: r.chip_id, caseId: r.case_id, icon: r.icon, createdAt: r.created_at,
@@ -46,15 +48,24 @@ export function devicesRepository(knex: Knex) {
       return Boolean(await trx('owners').where({ id }).first());
     },
 
-    /** Provisioning: the secret is returned once and only its hash is kept. */
-    async provision(input: { id?: string; name: string; ownerId: string; chipId?: string; icon?: string | null }, trx: Knex = knex) {
+    /**
+     * Provisioning: the secret is returned once and only its hash is kept. The case id is drawn at random
+     * (`caseId`, when given, is tried first); one already taken is drawn again: 33^5 ids make a collision likely
+     * once a fleet has several thousand devices (issue 13's 10,000-device bench hit one).
+     */
+    async provision(input: { id?: string; name: string; ownerId: string; chipId?: string; caseId?: string; icon?: string | null }, trx: Knex = knex) {
       const secret = newSecret();
       const row = {
         id: input.id ?? randomUUID(), owner_id: input.ownerId, name: input.name, chip_id: input.chipId ?? newChipId(),
-        case_id: newCaseId(), icon: input.icon ?? null, secret_hash: hashSecret(secret), created_at: new Date(),
+        case_id: input.caseId ?? newCaseId(), icon: input.icon ?? null, secret_hash: hashSecret(secret), created_at: new Date(),
       };
-      await trx('devices').insert(row);
-      return { device: toDevice(row), secret };
+      for (let attempt = 1; ; attempt++) {
+        // ON CONFLICT on the case id alone: a clash there never aborts the caller's transaction
+        const inserted = await trx('devices').insert(row).onConflict('case_id').ignore().returning('id');
+        if (inserted.length) return { device: toDevice(row), secret };
+        if (attempt === CASE_ID_ATTEMPTS) throw new Error(`no free case id after ${CASE_ID_ATTEMPTS} draws`);
+        row.case_id = newCaseId();
+      }
     },
 
     async exists(id: string, trx: Knex = knex): Promise<boolean> {
