@@ -29,35 +29,6 @@ export async function recordFeedBatch(trx: Knex.Transaction, messages: { id: str
   await prepared(trx, RECORD_BATCH, [messages.map((m) => m.id), messages.map((m) => m.deviceId)]);
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** A uuid[] literal, for a statement sent without parameters; refuses anything but UUIDs. */
-function uuidArray(ids: string[]): string {
-  for (const id of ids) if (!UUID.test(id)) throw new Error(`not a UUID: ${JSON.stringify(id).slice(0, 60)}`);
-  return `'{${ids.join(',')}}'::uuid[]`;
-}
-
-/**
- * recordFeedBatch, then the commit, in one round trip (PostgreSQL; PGlite, whose one connection never waits for the
- * feed number, records it with recordFeedBatch and leaves the commit to the caller). The counter row is locked from
- * this statement until the commit, so the ingest lanes take turns through that stretch (issue 13: at 50 devices x 4
- * in flight it bounded the throughput): sent as one message, the lock is no longer held across a turn of the
- * gateway's event loop between the feed statement's answer and the COMMIT. Sent without parameters (PostgreSQL takes
- * several statements in one message only so), the ids inlined as checked UUID literals; a `BEGIN` follows, so
- * the caller's own COMMIT closes an empty transaction. True when it committed.
- */
-export async function recordFeedBatchAndCommit(trx: Knex.Transaction, messages: { id: string; deviceId: string }[], pg: boolean): Promise<boolean> {
-  if (!messages.length) return false;
-  if (!pg) {
-    await recordFeedBatch(trx, messages);
-    return false;
-  }
-  const arrays = [uuidArray(messages.map((m) => m.id)), uuidArray(messages.map((m) => m.deviceId))];
-  let k = 0;
-  await trx.raw(`${RECORD_BATCH.replace(/\?::uuid\[\]/g, () => arrays[k++])};\nCOMMIT;\nBEGIN`);
-  return true;
-}
-
 /** The newest committed feed number. */
 async function committedSeq(knex: Knex): Promise<number> {
   const row = await knex('message_feed_seq').first('seq');

@@ -50,7 +50,7 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
   });
   const p = pipeline = createIngestPipeline({
     knex: db.knex, repos, stages, batchSize: Math.max(1, config.ingestBatchSize), batchMs: config.ingestBatchMs, metrics, bus, log,
-    lanes: db.kind === 'pg' ? PG_LANES : 1, postgres: db.kind === 'pg',
+    lanes: db.kind === 'pg' ? PG_LANES : 1,
   });
   // After the broker: commit what is queued, end the stages, close the Redis connections.
   const closeRest = async () => {

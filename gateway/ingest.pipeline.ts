@@ -11,7 +11,7 @@ import type { GatewayMetrics } from './metrics.js';
 import type { IngestJob, IngestStage, StageContext } from './ingest.types.js';
 import { runParts } from '../db/fused.js';
 import { assemble, deviceBatches, poisonLetters, splitJob } from './ingest.batch.js';
-import { recordFeedBatchAndCommit } from '../db/message-feed.js';
+import { recordFeedBatch } from '../db/message-feed.js';
 import { insertPart, storedBatch } from '../db/repositories/ingest.repository.js';
 
 export type { IngestJob };
@@ -41,8 +41,6 @@ export interface PipelineOptions {
    * stay in order (default 1; PGlite has one connection, so more only helps on PostgreSQL).
    */
   lanes?: number;
-  /** The database is PostgreSQL (not PGlite): the feed statement and the commit go in one message. */
-  postgres?: boolean;
 }
 
 interface Pending { job: IngestJob; size: number; at: number; resolve(): void; reject(err: Error): void }
@@ -197,9 +195,8 @@ function createLane(o: PipelineOptions): IngestPipeline {
       const devices = deviceBatches(messages.filter((m) => inserted.has(m.id)), latest);
       const events = devices.length ? await runStages({ trx, devices, early }) : [];
       const stored = devices.flatMap((d) => d.messages);
-      // Last, so the feed number (locked until commit) is held only for the commit (issue 14); on PostgreSQL the
-      // commit travels with it (issue 13), and knex's own COMMIT then closes an empty transaction.
-      await timed('feed', () => recordFeedBatchAndCommit(trx, stored, o.postgres === true));
+      // Last, so the feed number (locked until commit) is held only for the commit: issue 14.
+      await timed('feed', () => recordFeedBatch(trx, stored));
       return { stored, events };
     });
     o.metrics.commitSeconds.observe((performance.now() - started) / 1000);
