@@ -16,8 +16,11 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const outAt = process.argv.indexOf('--out');
 const dist = outAt > 0 ? path.resolve(process.argv[outAt + 1]) : path.join(root, 'dist');
 const next = path.join(path.dirname(dist), `.dist-${process.pid}`);
-/** Reached by relative paths from compiled files (simulator/route.ts, the console build, bench/results.ts, package versions). */
-const LINKS = ['routes-data', 'console', 'node_modules', 'package.json', 'bench/results'];
+/**
+ * Reached by relative paths from compiled files (simulator/route.ts, the console build, bench/results.ts, package
+ * versions, the launcher the api bench starts a process with).
+ */
+const LINKS = ['routes-data', 'console', 'node_modules', 'package.json', 'bench/results', 'bin/drivewire.js'];
 
 const started = Date.now();
 const files = sourceFiles(root);

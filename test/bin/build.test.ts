@@ -51,6 +51,8 @@ describe('the compiled platform', { timeout: 120_000 }, () => {
     expect(fs.existsSync(path.join(out, 'gateway', 'ingest.pipeline.js'))).toBe(true);
     expect(fs.existsSync(path.join(out, 'gateway', 'vin.worker.js'))).toBe(true);
     expect(fs.existsSync(path.join(out, 'routes-data'))).toBe(true);
+    // the launcher, reached from compiled files (the api bench starts a process with it), is the project's own
+    expect(fs.realpathSync(path.join(out, 'bin', 'drivewire.js'))).toBe(path.join(ROOT, 'bin', 'drivewire.js'));
 
     const dataDir = tempDir('dw-build-data-');
     // PostgreSQL where the suite has one; else the embedded database, what `npm start` runs on a fresh machine
