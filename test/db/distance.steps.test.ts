@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { runStage, storeFrames, vehicleTotal, vehicleWithDevice, type Frame } from './distance-fixtures.js';
 import { distancePart } from '../../db/distance/triggers.sql.js';
-import { fuse } from '../../db/fused.js';
+import { fuse, runParts } from '../../db/fused.js';
 import type { Knex } from 'knex';
 import type { DeviceBatch } from '../../gateway/ingest.types.js';
 
@@ -127,5 +127,48 @@ describe('distance steps', () => {
     // EXPLAIN ANALYZE ran the statement: the steps are those of the whole track, 10 m each from the stored message on
     const steps = await t.db.knex('distance_steps').where({ device_id: device.id }).orderBy('ts').select('source', 'meters');
     expect(steps.map((r: any) => `${r.source}:${Math.round(Number(r.meters))}`)).toEqual(Array(10).fill('gps:10'));
+  });
+});
+
+describe('distance steps, whatever the arrival', () => {
+  // A track with a GPS gap (speed only), a stop, and two frames in the same second; the steps a device's messages
+  // get must not depend on how the frames were batched or in what order the batches came.
+  const track: Frame[] = [
+    { s: 0, north: 0, speed: 30 }, { s: 2, north: 15, speed: 30 }, { s: 4, north: 32, speed: 36 }, { s: 6, speed: 40 },
+    { s: 8, speed: 40 }, { s: 10, north: 95, speed: 36 }, { s: 10, north: 96, speed: 36 }, { s: 12, north: 110, speed: 0 },
+    { s: 14, north: 111, speed: 0 }, { s: 16, north: 125, speed: 30 }, { s: 18, north: 140, speed: 30 }, { s: 20, north: 160, speed: 36 },
+  ];
+  const batchings: [string, number[][]][] = [
+    ['one batch', [track.map((_, k) => k)]],
+    ['in order, a frame at a time', track.map((_, k) => [k])],
+    ['in order, in threes', [[0, 1, 2], [3, 4, 5], [6, 7, 8], [9, 10, 11]]],
+    ['batches arriving backwards', [[9, 10, 11], [6, 7, 8], [3, 4, 5], [0, 1, 2]]],
+    ['shuffled, late frames mixed with new ones', [[0, 5, 11], [2, 7], [1, 3, 10], [4, 6, 9, 8]]],
+  ];
+
+  it.each(batchings)('gives each message its step: %s', async (_name, batches) => {
+    const { device, vehicle } = await vehicleWithDevice(t, T0);
+    for (const b of batches) await runStage(t, async (trx) => [await storeFrames(trx, t, device.id, vehicle.id, T0, b.map((k) => track[k]))]);
+    // what the steps must be: each message against the one before it in (ts, id) order
+    const { rows } = await t.db.knex.raw(`
+      SELECT s.meters, s.source, m.ts, m.id FROM messages m JOIN distance_steps s ON s.message_id = m.id
+      WHERE m.device_id = ? ORDER BY m.ts, m.id`, [device.id]);
+    expect(rows).toHaveLength(track.length);
+    const fresh = await t.db.knex.transaction(async (trx) => {
+      // the same messages measured in one statement from scratch, all treated as new (no history before them)
+      const all = await trx('messages').where({ device_id: device.id }).orderBy([{ column: 'ts' }, { column: 'id' }]);
+      await trx('distance_steps').whereIn('message_id', all.map((m: any) => m.id)).del();
+      const batch = {
+        deviceId: device.id, previousLatest: null,
+        messages: all.map((m: any) => ({ id: m.id, timestamp: new Date(m.ts), lat: m.data.location?.coordinates[1] ?? null, lon: m.data.location?.coordinates[0] ?? null, data: m.data })),
+      };
+      await runParts(trx, [distancePart([batch])]);
+      const out = (await trx.raw(`SELECT s.meters, s.source FROM messages m JOIN distance_steps s ON s.message_id = m.id
+        WHERE m.device_id = ? ORDER BY m.ts, m.id`, [device.id])).rows;
+      throw Object.assign(new Error('rollback'), { out });
+    }).catch((e: any) => e.out);
+    expect(rows.map((r: any) => [r.source, Number(r.meters).toFixed(6)])).toEqual(fresh.map((r: any) => [r.source, Number(r.meters).toFixed(6)]));
+    const steps = rows.reduce((n: number, r: any) => n + Number(r.meters), 0);
+    expect((await vehicleTotal(t, vehicle.id)).total).toBeCloseTo(steps, 6);
   });
 });
