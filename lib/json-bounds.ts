@@ -33,21 +33,18 @@ export function preview(value: unknown, maxChars: number): string {
  * it was 3% of the gateway's CPU); `value` has passed nestsDeeperThan.
  */
 export function holdsNul(value: unknown): boolean {
-  if (typeof value === 'string') return value.includes('\u0000');
-  if (typeof value !== 'object' || value === null) return false;
-  const stack: object[] = [value];
+  const stack: unknown[] = [value];
   while (stack.length) {
-    const v = stack.pop()!;
-    if (Array.isArray(v)) {
-      for (const child of v) {
-        if (typeof child === 'string') { if (child.includes('\u0000')) return true; } else if (typeof child === 'object' && child !== null) stack.push(child);
+    const v = stack.pop();
+    if (typeof v === 'string') {
+      if (v.includes('\u0000')) return true;
+    } else if (Array.isArray(v)) {
+      for (const child of v) stack.push(child);
+    } else if (typeof v === 'object' && v !== null) {
+      for (const key in v) {
+        if (key.includes('\u0000')) return true;
+        stack.push((v as Record<string, unknown>)[key]);
       }
-      continue;
-    }
-    for (const key in v) {
-      if (key.includes('\u0000')) return true;
-      const child = (v as Record<string, unknown>)[key];
-      if (typeof child === 'string') { if (child.includes('\u0000')) return true; } else if (typeof child === 'object' && child !== null) stack.push(child);
     }
   }
   return false;
