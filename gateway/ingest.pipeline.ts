@@ -9,6 +9,7 @@ import type { EventRecord, NewEvent } from '../db/repositories/events.repository
 import type { DecodedFrame } from './frame.decoder.js';
 import type { GatewayMetrics } from './metrics.js';
 import type { IngestJob, IngestStage, StageContext } from './ingest.types.js';
+import type { PartRow } from '../db/fused.js';
 import { runParts } from '../db/fused.js';
 import { assemble, deviceBatches, poisonLetters, splitJob } from './ingest.batch.js';
 import { recordFeedBatch } from '../db/message-feed.js';
@@ -160,19 +161,21 @@ function createLane(o: PipelineOptions): IngestPipeline {
    * The stages in list order, their events stored after each; consecutive stages with a `plan` run their
    * statements in one round trip (db/fused.ts), timed as `a+b`, then each one's `after`, timed under its name.
    */
-  const runStages = async (ctx: StageContext): Promise<EventRecord[]> => {
+  const runStages = async (batch: StageContext, early: ReadonlyMap<IngestStage, PartRow[] | null>): Promise<EventRecord[]> => {
+    // each stage sees the rows of its own early read
+    const ctx = (stage: IngestStage): StageContext => ({ ...batch, early: early.get(stage) });
     const events: EventRecord[] = [];
     const store = async (produced: NewEvent[]) => {
-      if (produced.length) events.push(...(await timed('events', () => o.repos.events.insert(produced, ctx.trx))));
+      if (produced.length) events.push(...(await timed('events', () => o.repos.events.insert(produced, batch.trx))));
     };
     for (const step of steps) {
       if (!step.fused) {
         const stage = step.stages[0];
-        await store(await timed(stage.name, () => stage.apply(ctx)));
+        await store(await timed(stage.name, () => stage.apply(ctx(stage))));
         continue;
       }
-      const plans = step.stages.map((stage) => stage.plan!(ctx));
-      const rows = await timed(step.name, () => runParts(ctx.trx, plans.map((p) => p.part)));
+      const plans = step.stages.map((stage) => stage.plan!(ctx(stage)));
+      const rows = await timed(step.name, () => runParts(batch.trx, plans.map((p) => p.part)));
       for (const [k, stage] of step.stages.entries()) await store(await timed(stage.name, () => plans[k].after(rows[k])));
     }
     return events;
@@ -190,10 +193,10 @@ function createLane(o: PipelineOptions): IngestPipeline {
           ? await runParts(trx, [insertPart(rows, candidates.map((d) => d.deviceId)), ...earlyStages.map((s) => s.early!(candidates))])
           : [null];
         await o.repos.ingest.insertDeadLetters(deadLetters, trx);
-        return { ...storedBatch(stored), early: new Map(earlyStages.map((s, k) => [s.name, reads[k] ?? null])) };
+        return { ...storedBatch(stored), early: new Map(earlyStages.map((s, k) => [s, reads[k] ?? null])) };
       });
       const devices = deviceBatches(messages.filter((m) => inserted.has(m.id)), latest);
-      const events = devices.length ? await runStages({ trx, devices, early }) : [];
+      const events = devices.length ? await runStages({ trx, devices }, early) : [];
       const stored = devices.flatMap((d) => d.messages);
       // Last, so the feed number (locked until commit) is held only for the commit: issue 14.
       await timed('feed', () => recordFeedBatch(trx, stored));

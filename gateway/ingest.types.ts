@@ -59,10 +59,10 @@ export interface StageContext {
   trx: Knex;
   devices: DeviceBatch[];
   /**
-   * The rows of the stages' `early` reads, by stage name, run in the insert's round trip (absent or null: the
-   * stage's read did not run, and the stage makes it itself).
+   * The rows of this stage's `early` read, run in the insert's round trip (absent or null: it did not run, and the
+   * stage makes the read itself).
    */
-  early?: ReadonlyMap<string, PartRow[] | null>;
+  early?: PartRow[] | null;
 }
 
 export interface IngestStage {

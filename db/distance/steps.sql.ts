@@ -22,7 +22,8 @@ const SPEED = (alias: string) =>
  * when false). Data-modifying CTEs run to completion whether or not the final SELECT reads them. `old` looks up the
  * stored steps of the successors only (a new message has none yet) by key (LIMIT keeps the planner from hashing the
  * whole table, whatever its statistics say); successors are read through the (device_id, ts, id) index.
- * Bindings (arrays, one entry per new message): id, device_id, ts, lon, lat, vehicleSpeed, after (see stepInputs).
+ * Bindings (arrays, one entry per new message): id, device_id, ts, lon, lat, vehicleSpeed, after (stepBindings in
+ * db/distance/triggers.sql.ts).
  */
 export const STEP_CTES = `
   fresh AS (

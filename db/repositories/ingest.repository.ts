@@ -49,10 +49,13 @@ const INSERT_MESSAGES = `
  * statement: at ingest, the stages' early reads share its round trip). The CTEs see the snapshot the statement
  * started with, so `latest` never sees the rows `ins` adds.
  */
+/** Each device's newest stored timestamp (null when it has none); parameter: the device ids. */
+const LATEST_TS = `
+  SELECT e.v AS device_id, (SELECT max(m.ts) FROM messages m WHERE m.device_id = e.v) AS latest FROM unnest(?::uuid[]) AS e(v)`;
+
 const INSERT_AFTER_LATEST: SqlStatement = {
   ctes: `
-  latest AS (
-    SELECT e.v AS device_id, (SELECT max(m.ts) FROM messages m WHERE m.device_id = e.v) AS latest FROM unnest(?::uuid[]) AS e(v)),
+  latest AS (${LATEST_TS}),
   ins AS (${INSERT_MESSAGES.trim()})`,
   main: `
   SELECT id, NULL::uuid AS device_id, NULL::timestamptz AS latest FROM ins
@@ -66,9 +69,7 @@ const INSERT_DEAD_LETTERS = `
   FROM json_to_recordset(?::json) AS r(device_id text, topic text, frame_index integer, reason text, raw text,
     received_at timestamptz)`;
 
-const LATEST_TS = `
-  SELECT e.v::uuid AS device_id, (SELECT max(m.ts) FROM messages m WHERE m.device_id = e.v::uuid) AS latest
-  FROM json_array_elements_text(?::json) AS e(v)`;
+
 
 // For each device: the association in force at the batch's oldest message, and any that start within the batch.
 /** associateAt, set-based: per row the association in force at `at` and the next one, then a move or an insert. */
@@ -161,7 +162,7 @@ export function ingestRepository(knex: Knex) {
     /** The newest stored message timestamp of each device (absent when it has none). */
     async latestTimestamps(deviceIds: string[], trx: Knex = knex): Promise<Map<string, Date>> {
       if (!deviceIds.length) return new Map();
-      const result = await prepared(trx, LATEST_TS, [JSON.stringify(deviceIds)]);
+      const result = await prepared(trx, LATEST_TS, [deviceIds]);
       const rows = result.rows as { device_id: string; latest: Date | null }[];
       return new Map(rows.filter((r) => r.latest).map((r) => [r.device_id, new Date(r.latest!)]));
     },

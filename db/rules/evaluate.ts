@@ -135,11 +135,11 @@ export function rulesStage(deps: { config: LinkConfig }) {
       return candidates.length ? { statement: BATCH_RULES_STATEMENT, bindings: [candidates.map((d) => d.deviceId)] } : null;
     },
     apply(ctx: {
-      trx: Knex; devices: { deviceId: string; messages: { id: string; timestamp: Date }[] }[]; early?: ReadonlyMap<string, PartRow[] | null>;
+      trx: Knex; devices: { deviceId: string; messages: { id: string; timestamp: Date }[] }[]; early?: PartRow[] | null;
     }): Promise<NewEvent[]> {
       return evaluateRuleBatch(ctx.trx, ctx.devices.map((d) => ({
         deviceId: d.deviceId, messages: d.messages.map((m) => ({ id: m.id, ts: m.timestamp })),
-      })), opts, ctx.early?.get('rules'));
+      })), opts, ctx.early);
     },
   };
 }

@@ -61,7 +61,7 @@ export const vehiclesStage: StageFactory = ({ repos, log }) => {
           await repos.ingest.associateMany(round.map((r) => ({ deviceId: r.deviceId, vehicleId: vehicleOf.get(r.m.vin)!, at: r.m.timestamp })), trx);
         }
       }
-      const read = rounds.length ? null : early?.get('vehicles'); // (early runs only for batches without VIN frames)
+      const read = rounds.length ? null : early; // (early runs only for batches without VIN frames)
       // lastStartup is read from the startup events of the caller's devices (issue 10 item 12): nothing to keep here.
       assignVehicles(devices, read ? associationsOf(read) : await repos.ingest.associationsDuring(spansOf(devices), trx));
       return [];
