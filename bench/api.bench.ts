@@ -11,6 +11,7 @@ import Fastify from 'fastify';
 import pg from 'pg';
 import autocannon from 'autocannon';
 import { procCpu } from './processes.js';
+import { apiUrlOf } from '../bin/commands/serve.js';
 import { quantile, round, runLoad, startBenchPlatform, type LoadResult, machine } from './harness.js';
 import type { Knex } from 'knex';
 import type { BenchOptions, BenchScenario } from './types.js';
@@ -79,17 +80,7 @@ async function apiProcess(databaseUrl: string): Promise<{ url: string; cpu(): nu
     fs.rmSync(dataDir, { recursive: true, force: true });
   };
   try {
-    const url = await new Promise<string>((resolve, reject) => {
-      let out = '';
-      const timer = setTimeout(() => reject(new Error('the API process did not print its URL within 60 s')), 60_000);
-      child.stdout!.on('data', (chunk: Buffer) => {
-        out += chunk.toString('utf8');
-        const m = /API\s+(http:\/\/\S+)\/api\/v1/.exec(out);
-        if (m) { clearTimeout(timer); resolve(m[1]); }
-      });
-      child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`the API process exited (${code}) before it was ready`)); });
-    });
-    child.stdout!.resume();
+    const url = await apiUrlOf(child, 60_000);
     const cpu = () => { const c = procCpu(`/proc/${child.pid}/stat`); return c && c.user + c.system; };
     return { url, cpu, close };
   } catch (err) {

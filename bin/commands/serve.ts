@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { loadConfig } from '../../lib/config.js';
@@ -29,6 +30,35 @@ async function prettyStream() {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The API URL a `drivewire serve` started as `child` prints in its banner (stdout piped; stderr too, if piped, for the
+ * reason): rejects when it exits first or prints none within `timeoutMs`.
+ */
+export function apiUrlOf(child: ChildProcess, timeoutMs: number): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    let output = '';
+    const done = (err: Error | null, url?: string) => {
+      clearTimeout(timer);
+      child.stdout?.off('data', read);
+      child.stderr?.off('data', read);
+      child.off('exit', exited);
+      child.stdout?.resume();
+      child.stderr?.resume();
+      if (err) reject(err); else resolve(url!);
+    };
+    const read = (chunk: Buffer) => {
+      output += chunk.toString('utf8');
+      const m = /API\s+(http:\/\/\S+)\/api\/v1/.exec(output);
+      if (m) done(null, m[1]);
+    };
+    const exited = (code: number | null) => done(new Error(`drivewire serve exited (${code}) before it printed its API URL:\n${output}`));
+    const timer = setTimeout(() => done(new Error(`drivewire serve printed no API URL within ${timeoutMs} ms:\n${output}`)), timeoutMs);
+    child.stdout?.on('data', read);
+    child.stderr?.on('data', read);
+    child.once('exit', exited);
+  });
 }
 
 /** What this process serves, by part (issue 14): the API banner and "Try: curl" only where the API runs. */

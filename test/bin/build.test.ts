@@ -7,6 +7,7 @@ import { execFile, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDb } from '../helpers/db.js';
+import { apiUrlOf } from '../../bin/commands/serve.js';
 // @ts-expect-error: plain JavaScript, read by the launcher before tsx is loaded
 import { BUILT_STAMP, SOURCE_DIRS, distIsFresh } from '../../bin/freshness.js';
 
@@ -61,23 +62,14 @@ describe('the compiled platform', { timeout: 120_000 }, () => {
     const child = spawn(process.execPath, [path.join(out, 'bin', 'cli.js'), 'serve', '--data-dir', dataDir, '--http-port', '0',
       '--mqtt-port', '0', '--host', '127.0.0.1', '--log-level', 'warn', ...(db?.url ? ['--database-url', db.url] : [])], { stdio: ['ignore', 'pipe', 'pipe'] });
     try {
-      let output = '';
-      const url = await new Promise<string>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no API URL within 90 s:\n${output}`)), 90_000);
-        const read = (chunk: Buffer) => {
-          output += chunk.toString('utf8');
-          const m = /API\s+(http:\/\/\S+)\/api\/v1/.exec(output);
-          if (m) { clearTimeout(timer); resolve(m[1]); }
-        };
-        child.stdout!.on('data', read);
-        child.stderr!.on('data', read);
-        child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`exited ${code}:\n${output}`)); });
-      });
+      const url = await apiUrlOf(child, 90_000);
       const health = await fetch(`${url}/health`);
       expect(health.status).toBe(200);
     } finally {
-      child.kill('SIGTERM');
-      await new Promise((r) => child.once('exit', r));
+      if (child.exitCode === null) {
+        child.kill('SIGTERM');
+        await new Promise((r) => child.once('exit', r));
+      }
     }
   });
 });
