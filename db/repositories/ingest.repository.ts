@@ -33,13 +33,15 @@ const noNul = (s: string) => s.replace(/\u0000/g, '\uFFFD');
 export interface Association { deviceId: string; vehicleId: string; startedAt: Date }
 
 // The whole batch travels as one JSON parameter: one statement per batch on both drivers, whatever its
-// size (PGlite takes one statement per call, and knex would otherwise bind 10 parameters per row).
+// size (PGlite takes one statement per call, and knex would otherwise bind 10 parameters per row). Read as
+// jsonb, the text is lexed once: as json, each row's data and extra were lexed a second time into jsonb
+// (parsing was half of the statement's CPU; jsonb: 37 → 29 µs per row).
 const INSERT_MESSAGES = `
   INSERT INTO messages (id, device_id, ts, frame_id, kind, data, location, extra, received_at)
   SELECT r.id, r.device_id, r.ts, r.frame_id, r.kind, r.data,
     CASE WHEN r.lon IS NULL OR r.lat IS NULL THEN NULL ELSE ST_SetSRID(ST_MakePoint(r.lon, r.lat), 4326) END,
     r.extra, r.received_at
-  FROM json_to_recordset(?::json) AS r(id uuid, device_id uuid, ts timestamptz, frame_id text, kind text,
+  FROM jsonb_to_recordset(?::jsonb) AS r(id uuid, device_id uuid, ts timestamptz, frame_id text, kind text,
     data jsonb, lon float8, lat float8, extra jsonb, received_at timestamptz)
   ON CONFLICT (device_id, frame_id) WHERE frame_id IS NOT NULL DO NOTHING
   RETURNING id`;
