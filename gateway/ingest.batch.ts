@@ -1,5 +1,5 @@
 // Pure helpers of the ingest pipeline: jobs → rows and per-device ordered batches.
-import { randomUUID } from 'node:crypto';
+import { uuid7 } from '../lib/uuid7.js';
 import type { DeadLetterRow, MessageRow } from '../db/repositories/ingest.repository.js';
 import type { DecodedFrame } from './frame.decoder.js';
 import type { DeviceBatch, IngestedMessage, IngestJob } from './ingest.types.js';
@@ -33,7 +33,7 @@ export function assemble(jobs: IngestJob[]) {
         if (seen.has(key)) { inBatchDuplicates++; continue; }
         seen.add(key);
       }
-      const id = randomUUID();
+      const id = uuid7();
       rows.push({
         id, deviceId: job.deviceId, timestamp: f.ts, frameId: f.frameId, kind: f.kind, data: f.data,
         lon: f.lon, lat: f.lat, extra: extraOf(f), receivedAt: job.receivedAt,
