@@ -1,4 +1,5 @@
 // The gateway part of `drivewire serve`: broker + transports + ingest pipeline + stages.
+import os from 'node:os';
 import type { Aedes } from 'aedes';
 import type { Bus } from '../lib/bus.js';
 import type { Config } from '../lib/config.js';
@@ -28,10 +29,12 @@ export interface Gateway {
 /** Queued frames, in batches, beyond which QoS 0 publishers wait for their commit too. */
 const HIGH_WATER_BATCHES = 20;
 /**
- * Batch transactions at once on PostgreSQL (devices split between them, each device's frames in order):
- * while one lane waits on the database another decodes and prepares. PGlite has a single connection: 1.
+ * Batch transactions at once on PostgreSQL (devices split between them, each device's frames in order): one per
+ * core, at least 2, so that while one lane waits on the database another decodes and prepares. More lanes than
+ * cores only cut the batches smaller: on 2 cores at 200 devices × 10 in flight, 4 lanes stored 10,600-11,700
+ * frames/s, 2 lanes 11,700-13,300 (drivewire bench ingest, same session). PGlite has a single connection: 1.
  */
-const PG_LANES = 4;
+const PG_LANES = Math.max(2, os.availableParallelism());
 
 /**
  * Starts the gateway; a port in use stops start-up with a PortInUseError naming the port and its flag,
