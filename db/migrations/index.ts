@@ -10,6 +10,7 @@ import * as m009 from './009_feed.js';
 import * as m010 from './010_messages_indexes.js';
 import * as m011 from './011_messages_order.js';
 import * as m012 from './012_statistics.js';
+import * as m013 from './013_message_counts.js';
 
 export const MIGRATIONS: Record<string, Knex.Migration> = {
   '001_core': m001,
@@ -23,4 +24,5 @@ export const MIGRATIONS: Record<string, Knex.Migration> = {
   '010_messages_indexes': m010,
   '011_messages_order': m011,
   '012_statistics': m012,
+  '013_message_counts': m013,
 };

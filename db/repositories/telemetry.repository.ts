@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { streamPage, type StreamWindow } from '../paging.js';
+import { REMAINING_CAP, streamPage, type ExactRemaining, type StreamWindow } from '../paging.js';
 
 /** A stored telemetry message as the telemetry service reads it (spec 2.5). */
 export interface MessageRecord {
@@ -29,6 +29,25 @@ function pickData(knex: Knex, keys: string[]): Knex.Raw {
       where e.key = any(?::text[])), '{}'::jsonb) as data`, [keys]);
 }
 
+/**
+ * A device's messages up to `priorUntil`: its stored total (migration 013) less those newer, counted up to
+ * REMAINING_CAP (the first pages: a handful of index entries). Null past the cap, or without a total. The ORDER BY
+ * is messages_device_ts_id's: without it, when other devices' messages are newer than the page, the planner (which
+ * cannot know a device's rows and timestamps go together) took `ts > ?` to match a third of the device's rows and
+ * scanned the whole table: 22 ms at 120,000 messages.
+ */
+export const MESSAGES_UP_TO = `
+  SELECT (SELECT n FROM device_message_counts WHERE device_id = ?) AS total,
+    (SELECT count(*) FROM (SELECT 1 FROM messages WHERE device_id = ? AND ts > ? ORDER BY device_id, ts DESC, id DESC LIMIT ?) x) AS newer`;
+
+function messagesUpTo(trx: Knex, deviceId: string): ExactRemaining {
+  return async (priorUntil) => {
+    const { rows: [r] } = await trx.raw(MESSAGES_UP_TO, [deviceId, deviceId, priorUntil, REMAINING_CAP]);
+    const newer = Number(r.newer);
+    return r.total === null || newer >= REMAINING_CAP ? null : Math.max(0, Number(r.total) - newer);
+  };
+}
+
 /** Reads only: the gateway's ingest pipeline writes `messages` (messages.repository.ts). */
 export function telemetryRepository(knex: Knex) {
   const ofDevice = (trx: Knex, deviceId: string) => trx('messages as m').where('m.device_id', deviceId);
@@ -37,7 +56,7 @@ export function telemetryRepository(knex: Knex) {
     /** Messages of a device, newest first (spec 4.4, stream pagination). */
     async listMessages(deviceId: string, w: StreamWindow, trx: Knex = knex) {
       const page = await streamPage<Record<string, any>>(
-        () => ofDevice(trx, deviceId).select('m.id', 'm.device_id', 'm.ts', 'm.data'), 'm.ts', w, 'm.id');
+        () => ofDevice(trx, deviceId).select('m.id', 'm.device_id', 'm.ts', 'm.data'), 'm.ts', w, 'm.id', messagesUpTo(trx, deviceId));
       return { remaining: page.remaining, messages: page.rows.map(toMessage) };
     },
 

@@ -58,6 +58,26 @@ describe('GET /api/v1/devices/{deviceId}/messages', () => {
     expect(body.meta.pagination.links).toEqual({});
   });
 
+  it('walks the stream without since with remaining exact from the stored total, past the 10,000 cap too', async () => {
+    const { app, device } = await setup();
+    // 10,025 messages one second apart from 2024-07-01, newest 2024-07-01T02:47:04Z
+    await t.db.knex.raw(`INSERT INTO messages (id, device_id, ts, kind, data, received_at)
+      SELECT gen_random_uuid(), ?, '2024-07-01T00:00:00Z'::timestamptz + make_interval(secs => i), 'telemetry', '{}'::jsonb, now()
+      FROM generate_series(0, 10024) i`, [device.id]);
+    const page = async (q: string) => (await t.get(`/api/v1/devices/${device.id}/messages?${q}`, app.auth)).json().meta.pagination;
+    expect((await page('limit=25&until=2024-08-01T00:00:00.000Z')).remaining).toBe(10_000);
+    expect((await page('limit=20&until=2024-08-01T00:00:00.000Z')).remaining).toBe(10_005);
+    // a page further back: the total less the 5,025 newer than its prior link
+    expect((await page('limit=10&until=2024-07-01T01:23:19.000Z')).remaining).toBe(4_990);
+    // since: counted, capped
+    expect((await page('limit=20&until=2024-08-01T00:00:00.000Z&since=2024-06-30T00:00:00.000Z')).remaining).toBe(10_000);
+    expect((await page('limit=20&until=2024-08-01T00:00:00.000Z&since=2024-07-01T02:00:00.000Z')).remaining).toBe(2_804);
+    // messages that are not the device's (another device's) do not count
+    const other = await t.make.device(app.principal);
+    await insertMessages(t.db.knex, series(other.id, new Date('2024-07-01T00:00:00.000Z'), 3));
+    expect((await page('limit=20&until=2024-08-01T00:00:00.000Z')).remaining).toBe(10_005);
+  });
+
   it('walks the whole stream through prior links, returning every message exactly once and keeping since and limit', async () => {
     const { app, device } = await setup();
     const start = new Date('2024-06-01T00:00:00.000Z');
