@@ -11,6 +11,7 @@ import * as m010 from './010_messages_indexes.js';
 import * as m011 from './011_messages_order.js';
 import * as m012 from './012_statistics.js';
 import * as m013 from './013_message_counts.js';
+import * as m014 from './014_history_keys.js';
 
 export const MIGRATIONS: Record<string, Knex.Migration> = {
   '001_core': m001,
@@ -25,4 +26,5 @@ export const MIGRATIONS: Record<string, Knex.Migration> = {
   '011_messages_order': m011,
   '012_statistics': m012,
   '013_message_counts': m013,
+  '014_history_keys': m014,
 };

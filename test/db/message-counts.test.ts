@@ -32,6 +32,13 @@ describe('device_message_counts (migration 013)', () => {
     expect(await stored(a.id)).toBe(2);
     await t.db.knex('devices').where({ id: b.id }).del();
     expect(await counts()).toEqual({ [a.id]: 2 });
+    expect(await stored(b.id)).toBe(0);
+  });
+
+  it('refuses messages of a device that does not exist, though messages check no key per row (migration 014)', async () => {
+    const ghost = randomUUID();
+    await expect(t.repos.ingest.insertMessages([row(ghost, 0, 'g0'), row(ghost, 1, 'g1')])).rejects.toThrow(/device_message_counts_device_id_fkey/);
+    expect(Number((await t.db.knex('messages').where({ device_id: ghost }).count({ n: '*' }))[0].n)).toBe(0);
   });
 });
 
