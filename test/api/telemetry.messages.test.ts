@@ -65,7 +65,6 @@ describe('GET /api/v1/devices/{deviceId}/messages', () => {
       SELECT gen_random_uuid(), ?, '2024-07-01T00:00:00Z'::timestamptz + make_interval(secs => i), 'telemetry', '{}'::jsonb, now()
       FROM generate_series(0, 10024) i`, [device.id]);
     const page = async (q: string) => (await t.get(`/api/v1/devices/${device.id}/messages?${q}`, app.auth)).json().meta.pagination;
-    expect((await page('limit=25&until=2024-08-01T00:00:00.000Z')).remaining).toBe(10_000);
     expect((await page('limit=20&until=2024-08-01T00:00:00.000Z')).remaining).toBe(10_005);
     // a page further back: the total less the 5,025 newer than its prior link
     expect((await page('limit=10&until=2024-07-01T01:23:19.000Z')).remaining).toBe(4_990);

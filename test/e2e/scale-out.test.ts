@@ -115,12 +115,13 @@ describe.runIf(enabled)('scale-out: api + two gateways + two workers as separate
     for (const d of [a, b]) ws.send(JSON.stringify({ type: 'sub', subject: { type: 'device', id: d.id } }));
     await waitFor(() => acks.size === 2, 'subscription acks');
 
-    // A lock on device A's row (as a slow statement or a long transaction would hold) stalls gateway 1's batch.
+    // A lock on device A's message count (as a slow statement or a long transaction would hold; every batch of A's
+    // messages updates that row, migration 013) stalls gateway 1's batch.
     let release!: () => void;
     const held = new Promise<void>((r) => { release = r; });
     const locked = new Promise<void>((locking) => {
       void db.knex.transaction(async (trx) => {
-        await trx.raw('SELECT 1 FROM devices WHERE id = ? FOR UPDATE', [a.id]);
+        await trx.raw('SELECT 1 FROM device_message_counts WHERE device_id = ? FOR UPDATE', [a.id]);
         locking();
         await held;
       });
