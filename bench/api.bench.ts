@@ -15,10 +15,14 @@ import { apiUrlOf } from '../bin/commands/serve.js';
 import { quantile, round, runLoad, startBenchPlatform, type LoadResult, machine } from './harness.js';
 import type { Knex } from 'knex';
 import type { BenchOptions, BenchScenario } from './types.js';
+import { MESSAGES_UP_TO } from '../db/repositories/telemetry.repository.js';
+import { REMAINING_CAP } from '../db/paging.js';
 
 const HISTORY = 50_000;
 const LIMIT = 20;
 const CONNECTIONS = 10;
+/** The platform's remaining query with pg's numbered placeholders. */
+const MESSAGES_UP_TO_PG = MESSAGES_UP_TO.split('?').map((part, i) => (i ? `$${i}${part}` : part)).join('');
 
 /** A device history of HISTORY messages, one a second, written in one statement. */
 async function seedHistory(knex: Knex, deviceId: string): Promise<void> {
@@ -55,10 +59,8 @@ async function bareFastify(databaseUrl: string | null, knex: Knex): Promise<{ ur
   app.get<{ Params: { id: string } }>('/messages/:id', async (request) => {
     const rows = await query('SELECT id, device_id, ts, data FROM messages WHERE device_id = $1 ORDER BY ts DESC, id DESC LIMIT $2', [request.params.id, LIMIT + 1]);
     const last = rows[Math.min(rows.length, LIMIT) - 1];
-    // the platform's remaining (db/repositories/telemetry.repository.ts MESSAGES_UP_TO): the stored total less the newer
-    const [c] = await query(`SELECT (SELECT n FROM device_message_counts WHERE device_id = $1) AS total,
-      (SELECT count(*) FROM (SELECT 1 FROM messages WHERE device_id = $2 AND ts >= $3 ORDER BY device_id, ts DESC, id DESC LIMIT 10000) x) AS newer`,
-    [request.params.id, request.params.id, last.ts]);
+    // the platform's remaining: the stored total less the messages newer than the prior link (until = last − 1 ms)
+    const [c] = await query(MESSAGES_UP_TO_PG, [request.params.id, request.params.id, new Date(new Date(last.ts).getTime() - 1), REMAINING_CAP]);
     return { messages: rows.slice(0, LIMIT), remaining: Number(c.total) - Number(c.newer) };
   });
   const address = await app.listen({ port: 0, host: '127.0.0.1' });

@@ -2,9 +2,9 @@
 // The `drivewire` binary. It runs the compiled JavaScript in dist/ (`npm run build`, also run by `npm install`) while
 // that build is newer than every source; otherwise the TypeScript sources through tsx, so a checkout or an edit
 // needs no build step. DRIVEWIRE_TSX=1 always takes the sources.
-// --max-semi-space-size=64 (here and in package.json's scripts): a batch's frames live ~100 ms, through several
-// scavenges of V8's default 16 MB young generation, which copied them each time; with 64 MB the gateway spent ~6%
-// less CPU per frame and stored ~7% more frames/s (drivewire bench ingest, 200 × 10). V8 reads the flag only at start.
+// --max-semi-space-size=64, in the shebang only (package.json's scripts run this file): a batch's frames live ~100 ms,
+// through several scavenges of V8's default 16 MB young generation, which copied them each time; with 64 MB the gateway
+// spent ~6% less CPU per frame and stored ~7% more frames/s (drivewire bench ingest, 200 × 10). V8 reads it only at start.
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { distIsFresh } from './freshness.js';

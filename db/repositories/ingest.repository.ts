@@ -46,15 +46,15 @@ const INSERT_MESSAGES = `
   ON CONFLICT (device_id, frame_id) WHERE frame_id IS NOT NULL DO NOTHING
   RETURNING id`;
 
+/** Each device's newest stored timestamp (null when it has none); parameter: the device ids. */
+const LATEST_TS = `
+  SELECT e.v AS device_id, (SELECT max(m.ts) FROM messages m WHERE m.device_id = e.v) AS latest FROM unnest(?::uuid[]) AS e(v)`;
+
 /**
  * The batch's insert and, in the same statement, each batch device's newest timestamp before it (a db/fused.ts
  * statement: at ingest, the stages' early reads share its round trip). The CTEs see the snapshot the statement
  * started with, so `latest` never sees the rows `ins` adds.
  */
-/** Each device's newest stored timestamp (null when it has none); parameter: the device ids. */
-const LATEST_TS = `
-  SELECT e.v AS device_id, (SELECT max(m.ts) FROM messages m WHERE m.device_id = e.v) AS latest FROM unnest(?::uuid[]) AS e(v)`;
-
 const INSERT_AFTER_LATEST: SqlStatement = {
   ctes: `
   latest AS (${LATEST_TS}),
@@ -70,8 +70,6 @@ const INSERT_DEAD_LETTERS = `
   SELECT r.device_id, r.topic, r.frame_index, r.reason, decode(r.raw, 'base64'), r.received_at
   FROM json_to_recordset(?::json) AS r(device_id text, topic text, frame_index integer, reason text, raw text,
     received_at timestamptz)`;
-
-
 
 // For each device: the association in force at the batch's oldest message, and any that start within the batch.
 /** associateAt, set-based: per row the association in force at `at` and the next one, then a move or an insert. */
