@@ -2,13 +2,12 @@
 // `batchSize` frames are queued, then one transaction stores them and runs the stages. A job settles only
 // after its batch commits, which is when the gateway sends the PUBACK.
 import type { Knex } from 'knex';
-import type { Bus } from '../lib/bus.js';
+import type { Bus, StoredEvent } from '../lib/bus.js';
 import type { Logger } from '../lib/logger.js';
 import type { Repositories } from '../db/index.js';
-import type { EventRecord, NewEvent } from '../db/repositories/events.repository.js';
 import type { DecodedFrame } from './frame.decoder.js';
 import type { GatewayMetrics } from './metrics.js';
-import type { IngestJob, IngestStage, StageContext } from './ingest.types.js';
+import type { IngestJob, IngestStage, StageContext, StageEvents } from './ingest.types.js';
 import type { PartRow } from '../db/fused.js';
 import { runParts } from '../db/fused.js';
 import { assemble, deviceBatches, poisonLetters, splitJob } from './ingest.batch.js';
@@ -161,12 +160,13 @@ function createLane(o: PipelineOptions): IngestPipeline {
    * The stages in list order, their events stored after each; consecutive stages with a `plan` run their
    * statements in one round trip (db/fused.ts), timed as `a+b`, then each one's `after`, timed under its name.
    */
-  const runStages = async (batch: StageContext, early: ReadonlyMap<IngestStage, PartRow[] | null>): Promise<EventRecord[]> => {
+  const runStages = async (batch: StageContext, early: ReadonlyMap<IngestStage, PartRow[] | null>): Promise<StoredEvent[]> => {
     // each stage sees the rows of its own early read
     const ctx = (stage: IngestStage): StageContext => ({ ...batch, early: early.get(stage) });
-    const events: EventRecord[] = [];
-    const store = async (produced: NewEvent[]) => {
-      if (produced.length) events.push(...(await timed('events', () => o.repos.events.insert(produced, batch.trx))));
+    const events: StoredEvent[] = [];
+    const store = async (produced: StageEvents) => {
+      if (!Array.isArray(produced)) events.push(...produced.stored);
+      else if (produced.length) events.push(...(await timed('events', () => o.repos.events.insert(produced, batch.trx))));
     };
     for (const step of steps) {
       if (!step.fused) {

@@ -5,6 +5,7 @@ import type { Config } from '../lib/config.js';
 import type { Logger } from '../lib/logger.js';
 import type { Repositories } from '../db/index.js';
 import type { NewEvent } from '../db/repositories/events.repository.js';
+import type { StoredEvent } from '../lib/bus.js';
 import type { DeadLetterRow } from '../db/repositories/ingest.repository.js';
 import { runParts, type PartRow, type SqlPart } from '../db/fused.js';
 import type { DecodedFrame, FrameKind } from './frame.decoder.js';
@@ -72,8 +73,11 @@ export interface IngestStage {
    * the candidate messages: duplicates not yet removed, `previousLatest` not yet known.
    */
   prepare?(devices: DeviceBatch[]): Promise<void>;
-  /** Runs in the batch transaction, in list order; the events it returns are stored through events.insert. */
-  apply(ctx: StageContext): Promise<NewEvent[]>;
+  /**
+   * Runs in the batch transaction, in list order. The events it returns are stored through events.insert; a stage
+   * whose own statement stores its events (with their notifications: rules) returns them as `{ stored }`.
+   */
+  apply(ctx: StageContext): Promise<StageEvents>;
   /**
    * For a stage whose batch work starts with one statement that reads nothing the stages around it write: the
    * pipeline runs the statements of consecutive such stages in one round trip (db/fused.ts), then each stage's
@@ -89,6 +93,14 @@ export interface IngestStage {
   close?(): Promise<void>;
 }
 
+/** A stage's events: to store, or already stored by its own statement. */
+export type StageEvents = NewEvent[] | { stored: StoredEvent[] };
+
+/** A stage whose events the pipeline stores (events.insert): every stage but rules. */
+export interface EventStage extends IngestStage {
+  apply(ctx: StageContext): Promise<NewEvent[]>;
+}
+
 /** A stage's statement (null: none this batch) and what follows once its rows are back. */
 export interface StagePlan {
   part: SqlPart | null;
@@ -96,7 +108,7 @@ export interface StagePlan {
 }
 
 /** A stage that is its plan: `apply` runs the plan on its own. */
-export function plannedStage(name: string, plan: (ctx: StageContext) => StagePlan): IngestStage {
+export function plannedStage(name: string, plan: (ctx: StageContext) => StagePlan): EventStage {
   return {
     name, plan,
     async apply(ctx) {
@@ -114,7 +126,7 @@ export interface StageDeps {
   log: Logger;
 }
 
-export type StageFactory = (deps: StageDeps) => IngestStage;
+export type StageFactory<S extends IngestStage = IngestStage> = (deps: StageDeps) => S;
 
 /** What one MQTT payload on a frames topic brings: its good frames and the refusals to keep. */
 export interface IngestJob {

@@ -7,7 +7,7 @@ import { prepared } from '../prepared.js';
  * read the device, when the type is equal (or the subscription is `rule-*` and the event a rule event), the
  * subscription's object (if any) is the event's, and a rule event belongs to the subscription's application.
  */
-const FAN_OUT = (events: string) => `
+export const FAN_OUT = (events: string) => `
   INSERT INTO notifications (id, event_id, subscription_id, application_id, device_id, url, state, created_at, next_attempt_at)
   SELECT gen_random_uuid(), e.id, s.id, s.application_id, s.device_id, s.url, 'queued', e.stored, e.stored
   FROM ${events} e

@@ -1,5 +1,9 @@
 import type { Knex } from 'knex';
 import { prepared } from '../prepared.js';
+import { FAN_OUT } from '../repositories/notification-fanout.js';
+import type { StoredEvent } from '../../lib/bus.js';
+import { vehicleAt } from '../vehicle-at.sql.js';
+import { RULE_EVENT_META } from './rule-event.sql.js';
 
 /**
  * Rule evaluation over the devices' messages, in SQL (DESIGN.md: the database does the spatial and
@@ -17,21 +21,35 @@ import { prepared } from '../prepared.js';
  *     groups, a group takes the answer that opened it); the rule is evaluated once every boundary
  *     is known and covered when all are inside (spec 2.9);
  *  5. transitions: the rule became evaluated (firstEval) or its coverage flipped (spec 6.2).
+ *  6. what follows, in the same statement: the state log gets the change points (a recomputed rule first
+ *     forgets those from `from` on that no longer hold), each rule's state after its newest message becomes
+ *     its current one, and the transitions become rule-enter / rule-leave events (spec 6.1) with their
+ *     notifications. After a recomputation the stored rule events from `from` on must be the transitions
+ *     found: events no longer implied are deleted (with their notifications), events still implied are kept
+ *     as they are (their notifications are not sent twice), and only new transitions are stored.
  * Only messages stored after the rule was created count (`received_at >= created_at`): a rule sees
  * data from its creation on, and a late frame's recomputation sees the data the live path saw.
  */
 const PLAN = `
-  SELECT p.rule_id, p.from_ts, r.device_id, r.created_at, seed.states AS seed,
+  SELECT p.rule_id, p.from_ts, p.late, r.device_id, r.application_id, r.name, r.created_at, seed.states AS seed,
     (SELECT count(*) FROM rule_boundaries b WHERE b.rule_id = p.rule_id)::int AS boundaries
-  FROM unnest(?::uuid[], ?::timestamptz[]) AS p(rule_id, from_ts)
+  FROM unnest(?::uuid[], ?::timestamptz[], ?::boolean[]) AS p(rule_id, from_ts, late)
   JOIN rules r ON r.id = p.rule_id
   LEFT JOIN LATERAL (
     SELECT l.states FROM rule_state_log l WHERE l.rule_id = p.rule_id AND l.ts < p.from_ts
     ORDER BY l.ts DESC, l.message_id DESC LIMIT 1
   ) seed ON true`;
 
-export const CHANGES_SQL = `
-WITH plan AS (${PLAN}),
+/** A transition's event type. */
+const EVENT_TYPE = (t: string) => `CASE WHEN ${t}.covered THEN 'rule-enter' ELSE 'rule-leave' END`;
+/** The same event: same rule, type, message and firstEval. */
+const SAME_EVENT = (a: string, b: string) =>
+  `${a}.rule_id = ${b}.rule_id AND ${a}.event_type = ${b}.event_type AND ${a}.message_id = ${b}.message_id AND ${a}.first_eval = ${b}.first_eval`;
+
+/** Parameters: rule ids, their `from` timestamps and late flags, then the three link templates (rule-event.sql.ts). */
+export const RULES_SQL = `
+WITH plan AS MATERIALIZED (${PLAN}),
+links AS (SELECT ?::text AS self_t, ?::text AS events_t, ?::text AS subs_t),
 said AS (
   SELECT p.rule_id, m.id, m.ts, b.position,
     CASE b.type
@@ -80,77 +98,101 @@ per_point AS (
 compared AS (
   SELECT pp.*, lag(pp.evaluated) OVER w AS prev_evaluated, lag(pp.covered) OVER w AS prev_covered
   FROM per_point pp WINDOW w AS (PARTITION BY pp.rule_id ORDER BY pp.ts, pp.id NULLS FIRST)
-)
-SELECT c.rule_id, c.id AS message_id, c.ts, c.states, c.evaluated, c.covered,
-  c.evaluated AND (NOT c.prev_evaluated OR c.covered <> c.prev_covered) AS transition,
-  NOT c.prev_evaluated AS first_eval,
-  -- a scalar subquery: one primary-key lookup per transition (a join here was planned as a hash over every message)
-  CASE WHEN c.evaluated AND (NOT c.prev_evaluated OR c.covered <> c.prev_covered)
-    THEN (SELECT m.data FROM messages m WHERE m.id = c.id) END AS data
-FROM compared c
-WHERE c.id IS NOT NULL
-ORDER BY c.rule_id, c.ts, c.id`;
+),
+-- the change points: rule_state_log rows; a transition is one where the rule became evaluated or its coverage flipped
+changes AS MATERIALIZED (
+  SELECT c.rule_id, c.id AS message_id, c.ts, c.states, c.covered,
+    c.evaluated AND (NOT c.prev_evaluated OR c.covered <> c.prev_covered) AS transition,
+    NOT c.prev_evaluated AS first_eval
+  FROM compared c WHERE c.id IS NOT NULL
+),
+-- each rule's state after the newest message it evaluated: the last change point's, else the seed's, else unknown
+last_change AS (
+  SELECT DISTINCT ON (c.rule_id) c.rule_id, c.states FROM changes c ORDER BY c.rule_id, c.ts DESC, c.message_id DESC
+),
+latest_state AS (
+  SELECT x.rule_id, x.message_id, x.ts, x.states, x.known AS evaluated, x.known AND array_position(x.states, false) IS NULL AS covered
+  FROM (
+    SELECT y.*, cardinality(y.states) = y.boundaries AND array_position(y.states, NULL) IS NULL AS known
+    FROM (
+      SELECT p.rule_id, p.boundaries, last.id AS message_id, last.ts,
+        coalesce(lc.states, p.seed, array_fill(NULL::boolean, ARRAY[p.boundaries])) AS states
+      FROM plan p
+      JOIN LATERAL (
+        SELECT m.id, m.ts FROM messages m WHERE m.device_id = p.device_id AND m.ts >= p.from_ts AND m.received_at >= p.created_at
+        ORDER BY m.ts DESC, m.id DESC LIMIT 1
+      ) last ON true
+      LEFT JOIN last_change lc ON lc.rule_id = p.rule_id
+      -- OFFSET 0: computed once per rule (flattened, each use of \`states\` would repeat the coalesce)
+      OFFSET 0) y
+    OFFSET 0) x
+),
+forgotten AS (
+  DELETE FROM rule_state_log l USING plan p
+  WHERE p.late AND l.rule_id = p.rule_id AND l.ts >= p.from_ts
+    AND NOT EXISTS (SELECT 1 FROM changes c WHERE c.rule_id = l.rule_id AND c.ts = l.ts AND c.message_id = l.message_id)
+  RETURNING 1
+),
+logged AS (
+  INSERT INTO rule_state_log (rule_id, ts, message_id, states)
+  SELECT c.rule_id, c.ts, c.message_id, c.states FROM changes c
+  ON CONFLICT (rule_id, ts, message_id) DO UPDATE SET states = excluded.states
+  RETURNING 1
+),
+set_current AS (
+  UPDATE rule_states s SET evaluated = c.evaluated, covered = c.covered, states = c.states, last_ts = c.ts,
+    last_message_id = c.message_id, updated_at = now()
+  FROM latest_state c WHERE s.rule_id = c.rule_id
+  RETURNING 1
+),
+transitions AS (
+  SELECT c.rule_id, c.message_id, c.ts, c.covered, c.first_eval, ${EVENT_TYPE('c')} AS event_type
+  FROM changes c WHERE c.transition
+),
+-- a recomputed rule's stored events from \`from\` on
+stored AS (
+  SELECT e.id, e.object_id AS rule_id, e.event_type, (e.meta -> 'message' ->> 'id')::uuid AS message_id,
+    coalesce((e.meta ->> 'firstEval')::boolean, false) AS first_eval
+  FROM plan p JOIN events e ON e.object_type = 'rule' AND e.object_id = p.rule_id AND e.ts >= p.from_ts
+  WHERE p.late
+),
+superseded AS (
+  DELETE FROM events e USING stored s
+  WHERE e.id = s.id AND NOT EXISTS (SELECT 1 FROM transitions t WHERE ${SAME_EVENT('t', 's')})
+  RETURNING 1
+),
+ev AS (
+  INSERT INTO events (id, device_id, vehicle_id, application_id, ts, stored, event_type, object_type, object_id, meta)
+  SELECT gen_random_uuid(), r.device_id, ${vehicleAt('r.device_id', 't.ts')}, r.application_id, t.ts, statement_timestamp(),
+    t.event_type, 'rule', r.id, ${RULE_EVENT_META}
+  FROM transitions t
+  JOIN plan pl ON pl.rule_id = t.rule_id
+  CROSS JOIN LATERAL (SELECT pl.rule_id AS id, pl.name, pl.device_id, pl.application_id, pl.created_at) r
+  JOIN messages m ON m.id = t.message_id
+  CROSS JOIN links
+  WHERE NOT EXISTS (SELECT 1 FROM stored s WHERE ${SAME_EVENT('s', 't')})
+  RETURNING id, device_id, application_id, ts, stored, event_type, object_type, object_id
+),
+notified AS (${FAN_OUT('ev')} RETURNING 1)
+SELECT ev.id, ev.device_id, ev.event_type, ev.application_id, ev.ts, ev.object_id FROM ev ORDER BY ev.ts, ev.object_id`;
 
-/** Per planned rule: the newest message it evaluates (its new last_ts) and the states before `from`. */
-const LAST_SQL = `
-  SELECT p.rule_id, p.seed, p.boundaries, last.id AS message_id, last.ts
-  FROM (${PLAN}) p
-  JOIN LATERAL (
-    SELECT m.id, m.ts FROM messages m WHERE m.device_id = p.device_id AND m.ts >= p.from_ts AND m.received_at >= p.created_at
-    ORDER BY m.ts DESC, m.id DESC LIMIT 1
-  ) last ON true`;
+/** A rule to evaluate from `from` on; `late`: its stored state and events from `from` on are recomputed. */
+export interface PlanEntry { ruleId: string; from: Date; late: boolean }
 
-export type States = (boolean | null)[];
-
-/** A message at which a rule's boundary states changed (a rule_state_log row). */
-export interface ChangeRow {
-  ruleId: string;
-  messageId: string;
-  ts: Date;
-  /** Per boundary, in boundary order: true inside, false outside, null not yet known. */
-  states: States;
-  evaluated: boolean;
-  covered: boolean;
-  /** The rule became evaluated, or its coverage flipped: a rule-enter / rule-leave event. */
-  transition: boolean;
-  firstEval: boolean;
-  /** The message's data, on transitions only (for the event's snapshot). */
-  data: Record<string, unknown> | null;
-}
-
-/** A rule's state after the newest message it evaluated. */
-export interface CurrentState { ruleId: string; messageId: string; ts: Date; states: States; evaluated: boolean; covered: boolean }
-
-export interface PlanEntry { ruleId: string; from: Date }
-export interface Evaluation { changes: ChangeRow[]; current: CurrentState[] }
-
-/** boolean[] arrives as a JS array from node-postgres and PGlite; a text form `{t,NULL,f}` is parsed too. */
-function parseStates(v: unknown): States {
-  if (Array.isArray(v)) return v.map((x) => (x === null ? null : x === true || x === 't'));
-  return String(v).replace(/^\{|\}$/g, '').split(',').map((x) => (x === 'NULL' ? null : x === 't'));
-}
-
-const toChange = (r: Record<string, any>): ChangeRow => ({
-  ruleId: r.rule_id, messageId: r.message_id, ts: new Date(r.ts), states: parseStates(r.states), evaluated: r.evaluated,
-  covered: r.covered, transition: r.transition, firstEval: r.first_eval, data: r.data,
-});
-
-function currentOf(r: Record<string, any>, lastChange: ChangeRow | undefined): CurrentState {
-  const states = lastChange?.states ?? (r.seed ? parseStates(r.seed) : new Array<null>(r.boundaries).fill(null));
-  const evaluated = states.length === r.boundaries && states.every((s) => s !== null);
-  return { ruleId: r.rule_id, messageId: r.message_id, ts: new Date(r.ts), states, evaluated, covered: evaluated && states.every(Boolean) };
-}
+/** A rule event the statement stored. */
+export interface StoredRuleEvent extends StoredEvent { applicationId: string; timestamp: Date; objectId: string }
 
 /**
- * Runs the evaluation for the planned rules of every device of a batch at once (each rule reads its
- * own device's messages), inside the caller's transaction: two statements, however many devices.
- * Both are prepared (db/prepared.ts); JIT is off on every connection (db/connection.ts).
+ * Evaluates the planned rules of every device of a batch at once (each rule reads its own device's messages),
+ * stores what follows (state log, current states, events and their notifications) and returns the events stored:
+ * one statement, however many devices. Prepared (db/prepared.ts); JIT is off on every connection (db/connection.ts).
  */
-export async function runEvaluation(trx: Knex, plan: PlanEntry[]): Promise<Evaluation> {
-  if (!plan.length) return { changes: [], current: [] };
-  const params = [plan.map((p) => p.ruleId), plan.map((p) => p.from.toISOString())];
-  const changes = ((await prepared(trx, CHANGES_SQL, params)).rows as Record<string, any>[]).map(toChange);
-  const last = (await prepared(trx, LAST_SQL, params)).rows as Record<string, any>[];
-  const lastChange = new Map(changes.map((c) => [c.ruleId, c])); // changes are in (rule, ts) order
-  return { changes, current: last.map((r) => currentOf(r, lastChange.get(r.rule_id))) };
+export async function evaluateAndStore(trx: Knex, plan: PlanEntry[], links: readonly string[]): Promise<StoredRuleEvent[]> {
+  if (!plan.length) return [];
+  const { rows } = await prepared(trx, RULES_SQL, [plan.map((p) => p.ruleId), plan.map((p) => p.from.toISOString()),
+    plan.map((p) => p.late), ...links]);
+  return (rows as Record<string, any>[]).map((r) => ({
+    id: r.id, deviceId: r.device_id, eventType: r.event_type, applicationId: r.application_id, timestamp: new Date(r.ts),
+    objectId: r.object_id,
+  }));
 }

@@ -1,12 +1,10 @@
 import type { Knex } from 'knex';
 import type { Config } from '../../lib/config.js';
-import type { NewEvent } from '../repositories/events.repository.js';
-import { runEvaluation } from './evaluate.sql.js';
+import { evaluateAndStore, type StoredRuleEvent } from './evaluate.sql.js';
 import { prepared } from '../prepared.js';
 import type { PartRow, SqlPart, SqlStatement } from '../fused.js';
-import { saveStates } from './rule-state.js';
-import { ruleEvents, supersede, type DeviceRule } from './rule-events.js';
 import { urlForConfig, type UrlFor } from './rule-copy.js';
+import { ruleLinkTemplates } from './rule-event.sql.js';
 
 /**
  * How far back a late frame makes rules recompute (reference: README "Late frames and rules").
@@ -47,7 +45,7 @@ async function recomputeBounds(trx: Knex, deviceIds: string[], opts: RuleEvaluat
 }
 
 const BATCH_RULES = `
-  SELECT r.id, r.application_id, r.name, r.created_at, r.device_id, s.last_ts
+  SELECT r.id, r.device_id, s.last_ts
   FROM rules r JOIN rule_states s ON s.rule_id = r.id
   WHERE r.device_id = ANY(?::uuid[]) FOR KEY SHARE OF r`;
 
@@ -61,23 +59,20 @@ async function batchRules(trx: Knex, deviceIds: string[]) {
 
 /** BATCH_RULES' rows, from the driver (timestamps as Dates) or from a db/fused.ts part (as ISO text). */
 function rulesOf(rows: Record<string, any>[]) {
-  return rows.map((r) => ({
-    rule: { id: r.id, applicationId: r.application_id, name: r.name, createdAt: new Date(r.created_at), deviceId: r.device_id } as DeviceRule,
-    lastTs: r.last_ts ? new Date(r.last_ts).getTime() : null,
-  }));
+  return rows.map((r) => ({ id: r.id as string, deviceId: r.device_id as string, lastTs: r.last_ts ? new Date(r.last_ts).getTime() : null }));
 }
 
 /**
  * Evaluates the rules of every device of an ingest batch over its newly stored messages, inside the
- * ingest transaction, and returns the rule-enter / rule-leave events to store (the caller stores them
- * with events.insert). Set-based (DESIGN.md): a constant number of statements per batch, however
- * many devices and rules it holds. A rule whose last evaluated message is older than every new
+ * ingest transaction, and stores what follows: state changes, rule-enter / rule-leave events and their
+ * notifications (evaluate.sql.ts). Set-based (DESIGN.md): one statement per batch (two with a late frame),
+ * however many devices and rules it holds. A rule whose last evaluated message is older than every new
  * message of its device continues from its state; otherwise (a late frame) it is recomputed from the
  * device's earliest new message, within the bound above: its state changes and events from there on
- * are replaced by what the ordered data implies.
+ * are replaced by what the ordered data implies. Returns the events stored.
  */
 export async function evaluateRuleBatch(trx: Knex, batch: { deviceId: string; messages: StoredMessageRef[] }[],
-  opts: RuleEvaluationOptions, early?: PartRow[] | null): Promise<NewEvent[]> {
+  opts: RuleEvaluationOptions, early?: PartRow[] | null): Promise<StoredRuleEvent[]> {
   const spans = new Map<string, DeviceSpan>();
   for (const d of batch) {
     if (!d.messages.length) continue; // messages are oldest first (ingest.types.ts DeviceBatch)
@@ -85,23 +80,19 @@ export async function evaluateRuleBatch(trx: Knex, batch: { deviceId: string; me
   }
   if (!spans.size) return [];
   // read with the insert (rulesStage's early: the candidate devices, a superset), or now
-  const rules = early ? rulesOf(early).filter((r) => spans.has(r.rule.deviceId)) : await batchRules(trx, [...spans.keys()]);
+  const rules = early ? rulesOf(early).filter((r) => spans.has(r.deviceId)) : await batchRules(trx, [...spans.keys()]);
   if (!rules.length) return [];
-  const isLate = (r: (typeof rules)[number]) => r.lastTs !== null && spans.get(r.rule.deviceId)!.earliest <= r.lastTs;
-  const lateDevices = [...new Set(rules.filter(isLate).map((r) => r.rule.deviceId))];
+  const isLate = (r: (typeof rules)[number]) => r.lastTs !== null && spans.get(r.deviceId)!.earliest <= r.lastTs;
+  const lateDevices = [...new Set(rules.filter(isLate).map((r) => r.deviceId))];
   const bounds = lateDevices.length ? await recomputeBounds(trx, lateDevices, opts) : new Map<string, number>();
   // A rule only late messages older than the bound reach has nothing to do.
   const plan = rules.map((r) => {
-    const span = spans.get(r.rule.deviceId)!;
+    const span = spans.get(r.deviceId)!;
     const late = isLate(r);
-    return { ruleId: r.rule.id, late, newest: span.newest,
-      from: new Date(late ? Math.max(span.earliest, bounds.get(r.rule.deviceId) ?? -Infinity) : span.earliest) };
+    return { ruleId: r.id, late, newest: span.newest,
+      from: new Date(late ? Math.max(span.earliest, bounds.get(r.deviceId) ?? -Infinity) : span.earliest) };
   }).filter((p) => p.from.getTime() <= p.newest);
-  const recomputed = plan.filter((p) => p.late);
-  const { changes, current } = await runEvaluation(trx, plan);
-  await saveStates(trx, recomputed, changes, current);
-  const fresh = await supersede(trx, recomputed, changes.filter((r) => r.transition));
-  return ruleEvents(trx, rules.map((r) => r.rule), fresh, opts.url);
+  return evaluateAndStore(trx, plan, ruleLinkTemplates(opts.url));
 }
 
 type LinkConfig = Pick<Config, 'serviceUrls' | 'publicUrl' | 'httpPort'>;
@@ -120,8 +111,8 @@ const optionsOf = (ctx: RuleDeriverContext = {}): RuleEvaluationOptions => ({
 /** A batch of one device's newly stored messages (gateway/ingest: ts ascending). */
 export interface RuleBatch { deviceId: string; messages: { id: string; ts: Date }[] }
 
-/** One device's batch through the same set-based evaluation (tests and tools). */
-export function evaluateRulesDeriver(trx: Knex, batch: RuleBatch, ctx?: RuleDeriverContext): Promise<NewEvent[]> {
+/** One device's batch through the same set-based evaluation (tests and tools); returns the events stored. */
+export function evaluateRulesDeriver(trx: Knex, batch: RuleBatch, ctx?: RuleDeriverContext): Promise<StoredRuleEvent[]> {
   return evaluateRuleBatch(trx, [batch], optionsOf(ctx));
 }
 
@@ -134,12 +125,13 @@ export function rulesStage(deps: { config: LinkConfig }) {
     early(candidates: { deviceId: string }[]): SqlPart | null {
       return candidates.length ? { statement: BATCH_RULES_STATEMENT, bindings: [candidates.map((d) => d.deviceId)] } : null;
     },
-    apply(ctx: {
+    /** The events come back stored (with their notifications) by the evaluation statement itself. */
+    async apply(ctx: {
       trx: Knex; devices: { deviceId: string; messages: { id: string; timestamp: Date }[] }[]; early?: PartRow[] | null;
-    }): Promise<NewEvent[]> {
-      return evaluateRuleBatch(ctx.trx, ctx.devices.map((d) => ({
+    }): Promise<{ stored: StoredRuleEvent[] }> {
+      return { stored: await evaluateRuleBatch(ctx.trx, ctx.devices.map((d) => ({
         deviceId: d.deviceId, messages: d.messages.map((m) => ({ id: m.id, ts: m.timestamp })),
-      })), opts, ctx.early);
+      })), opts, ctx.early) };
     },
   };
 }

@@ -1,6 +1,6 @@
 import type { NewEvent } from '../../db/repositories/events.repository.js';
 import { impactMagnitudeG, recomputeCollisions, type CollisionBatch } from '../../db/safety/collisions.sql.js';
-import { isLate, type DeviceBatch, type IngestedMessage, type StageFactory } from '../ingest.types.js';
+import { isLate, type DeviceBatch, type IngestedMessage, type StageFactory, type EventStage } from '../ingest.types.js';
 
 /**
  * Where a device's collisions must be re-derived from, or undefined when its batch cannot change them. A
@@ -23,7 +23,7 @@ function spanStart(d: DeviceBatch, impactG: number): IngestedMessage | undefined
  * whose batch may change them (spanStart), none when no device's may (db/safety/collisions.sql.ts); late
  * frames re-derive their span.
  */
-export const collisionsStage: StageFactory = ({ config }) => ({
+export const collisionsStage: StageFactory<EventStage> = ({ config }) => ({
   name: 'collisions',
   async apply({ trx, devices }) {
     const batches: CollisionBatch[] = devices.flatMap((d) => {

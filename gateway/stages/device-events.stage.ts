@@ -1,10 +1,10 @@
 import type { NewEvent } from '../../db/repositories/events.repository.js';
-import type { StageFactory } from '../ingest.types.js';
+import type { StageFactory, EventStage } from '../ingest.types.js';
 
 const DEVICE_EVENT_KINDS = new Set(['startup', 'shutdown', 'phone-home']);
 
 /** startup, shutdown and phone-home frames become events of those types (spec 6.1: object = the vehicle, meta null). */
-export const deviceEventsStage: StageFactory = () => ({
+export const deviceEventsStage: StageFactory<EventStage> = () => ({
   name: 'device-events',
   async apply({ devices }) {
     const events: NewEvent[] = [];

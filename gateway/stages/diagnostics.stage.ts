@@ -2,7 +2,7 @@ import type { NewEvent } from '../../db/repositories/events.repository.js';
 import { dtcInfo, type DtcInfo } from '../../db/diagnostics/dtc-info.js';
 import { recomputeOccurrences, upsertCodes, type DtcSpan } from '../../db/diagnostics/dtc.sql.js';
 import { batteryReadings, storeReadings, type ReadingRow } from '../../db/diagnostics/battery.js';
-import type { DeviceBatch, StageFactory } from '../ingest.types.js';
+import type { DeviceBatch, StageFactory, EventStage } from '../ingest.types.js';
 
 /** Where each device's trouble-code history must be re-derived: from its oldest frame in the batch with `dtcs`. */
 function dtcSpans(devices: DeviceBatch[]): DtcSpan[] {
@@ -29,7 +29,7 @@ function readingRows(devices: DeviceBatch[]): ReadingRow[] {
  * A frame without `dtcs` says nothing about codes; a late frame with `dtcs` re-derives its device's codes
  * from its time on (db/diagnostics/dtc.sql.ts), keeping the events the data still implies.
  */
-export const diagnosticsStage: StageFactory = () => ({
+export const diagnosticsStage: StageFactory<EventStage> = () => ({
   name: 'diagnostics',
   async apply({ trx, devices }) {
     await storeReadings(trx, readingRows(devices));

@@ -1,7 +1,7 @@
 import type { NewEvent } from '../../db/repositories/events.repository.js';
 import { distancePart, firings, type TriggerFiring } from '../../db/distance/triggers.sql.js';
 import { urlForConfig, type UrlFor } from '../../db/rules/rule-copy.js';
-import { plannedStage, type StageContext, type StageFactory, type StagePlan } from '../ingest.types.js';
+import { plannedStage, type StageContext, type StageFactory, type EventStage, type StagePlan } from '../ingest.types.js';
 
 /** The distance-trigger event (reference-notes §5): object `odometer-trigger`, meta with the trigger and the estimate. */
 export function triggerEvent(url: UrlFor, f: TriggerFiring): NewEvent {
@@ -28,7 +28,7 @@ export function triggerEvent(url: UrlFor, f: TriggerFiring): NewEvent {
  * trigger's target moves past what fired, so nothing fires twice. Runs last: it needs the vehicle associations.
  * Its statement shares a round trip with the trips continuation (`plan`).
  */
-export const distanceStage: StageFactory = ({ config }) => {
+export const distanceStage: StageFactory<EventStage> = ({ config }) => {
   const url = urlForConfig(config);
   const plan = ({ devices }: StageContext): StagePlan => ({
     part: distancePart(devices),

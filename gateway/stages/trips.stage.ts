@@ -1,5 +1,5 @@
 import { advanceTripsAfter, continuePart, type TripSpan } from '../../db/trips/segment.js';
-import { plannedStage, isLate, type IngestedMessage, type StageContext, type StageFactory, type StagePlan } from '../ingest.types.js';
+import { plannedStage, isLate, type IngestedMessage, type StageContext, type StageFactory, type EventStage, type StagePlan } from '../ingest.types.js';
 
 /**
  * Whether a message may begin a trip: a startup, or a speed (the statement's: vehicleSpeed, else GPS speed)
@@ -16,7 +16,7 @@ function mayOpen(m: IngestedMessage, motionKmh: number): boolean {
  * its trips from the first one the frame can touch. Events: trip-started, trip-stopped, trip-completed. Its first
  * statement (the continuation of open trips) shares a round trip with the distance stage's (`plan`).
  */
-export const tripsStage: StageFactory = ({ config }) => {
+export const tripsStage: StageFactory<EventStage> = ({ config }) => {
   const options = { gapMs: config.tripGapMs, stationaryMs: config.tripStationaryMs, motionKmh: config.tripMotionKmh };
   const plan = ({ trx, devices }: StageContext): StagePlan => {
     if (!config.trips) return { part: null, after: async () => [] };

@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import type { VehicleDetails } from '../../db/repositories/vehicles.repository.js';
 import { associationsOf, associationsPart, type Association } from '../../db/repositories/ingest.repository.js';
-import type { DeviceBatch, IngestedMessage, StageFactory } from '../ingest.types.js';
+import type { DeviceBatch, IngestedMessage, StageFactory, EventStage } from '../ingest.types.js';
 import { startVinDecoder } from '../vin.decoder.js';
 
 /** Decoded details (and VINs known to have a vehicle) kept from prepare to apply; bounded, least recent dropped first. */
@@ -27,7 +27,7 @@ function vinRounds(devices: DeviceBatch[]): { deviceId: string; m: IngestedMessa
  * creates the vehicles of all the batch's VINs, one per round of VIN frames records the associations, one reads
  * the associations in force.
  */
-export const vehiclesStage: StageFactory = ({ repos, log }) => {
+export const vehiclesStage: StageFactory<EventStage> = ({ repos, log }) => {
   const decoder = startVinDecoder(log);
   const details = new LRUCache<string, VehicleDetails>({ max: CACHE });
   const known = new LRUCache<string, true>({ max: CACHE });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { at, createRule, ingest, metersNorth, ruleEventTrail } from './rules-fixtures.js';
+import { ruleCopy, urlForConfig } from '../../db/rules/rule-copy.js';
 
 let t: TestApp;
 beforeAll(async () => { t = await buildTestApp(); });
@@ -133,5 +134,26 @@ describe('rule evaluation (spec 2.9, 6.2)', () => {
     const [event] = await ingest(t, device.id, [{ ts: at(-30), data: { rpm: 900 } }, { ts: at(5), lon: LON, lat: LAT }]);
     expect([event.eventType, (event.meta as any).firstEval, event.timestamp]).toEqual(['rule-enter', true, at(5)]);
     expect(await ruleEventTrail(t, rule.id)).toEqual([['rule-enter', true, at(5).toISOString()]]);
+  });
+
+  it('stores in the event the rule copy GET /rules/{id} gives, for every boundary type, and the message snapshot', async () => {
+    const { app, device } = await setup();
+    const rule = await createRule(t, app, device.id, {
+      name: 'every kind', boundaries: [
+        { type: 'parametric', parameter: 'vehicleSpeed', min: null, max: 130.5 },
+        { type: 'polygon', coordinates: square(LON, LAT, 0.001) },
+        radius50,
+      ],
+    });
+    const [event] = await ingest(t, device.id, [{ ts: at(0), lon: LON, lat: LAT, data: { vehicleSpeed: 42.25, accel: { maxX: 0.5 } } }]);
+    const meta = event.meta as any;
+    const copy = ruleCopy(urlForConfig(t.config), { ...(await t.repos.rules.getById(rule.id))!, evaluated: true, covered: true });
+    expect(meta.rule).toEqual(JSON.parse(JSON.stringify(copy)));
+    expect(meta).toMatchObject({ direction: 'enter', firstEval: true });
+    expect(meta.message).toEqual({
+      id: (await t.db.knex('messages').select('id').where({ device_id: device.id }).first()).id,
+      timestamp: at(0).toISOString(),
+      snapshot: { location: { lat: LAT, lon: LON }, vehicleSpeed: 42.25, accel: { maxX: 0.5 } },
+    });
   });
 });

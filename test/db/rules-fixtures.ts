@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { TestApp } from '../helpers/app.js';
 import { evaluateRulesDeriver, type RuleDeriverContext } from '../../db/rules/evaluate.js';
-import type { EventRecord } from '../../db/repositories/events.repository.js';
+import { EVENT_COLUMNS, toEvent, type EventRecord } from '../../db/repositories/events.repository.js';
 import type { NewRule } from '../../db/rules/types.js';
 
 export interface TestMessage { ts: Date; lon?: number; lat?: number; data?: Record<string, unknown> }
@@ -36,12 +36,17 @@ export async function storeMessages(trx: Knex, deviceId: string, messages: TestM
   return stored.map(({ hasLoc, ...m }) => m).sort((a, b) => a.ts.getTime() - b.ts.getTime());
 }
 
-/** One ingest batch: store the messages and run the rule deriver in the same transaction, as the pipeline does. */
+/**
+ * One ingest batch: store the messages and run the rule deriver in the same transaction, as the pipeline does.
+ * Returns the events it stored, read back whole (meta included), in the order it returned them.
+ */
 export async function ingest(t: TestApp, deviceId: string, messages: TestMessage[], ctx: RuleDeriverContext = {}): Promise<EventRecord[]> {
   return t.db.knex.transaction(async (trx) => {
     const stored = await storeMessages(trx, deviceId, messages);
     const events = await evaluateRulesDeriver(trx, { deviceId, messages: stored }, { config: t.config, ...ctx });
-    return t.repos.events.insert(events, trx);
+    const rows = await trx('events').select(EVENT_COLUMNS).whereIn('id', events.map((e) => e.id));
+    const byId = new Map(rows.map((r: Record<string, any>) => [r.id, toEvent(r)]));
+    return events.map((e) => byId.get(e.id)!);
   });
 }
 

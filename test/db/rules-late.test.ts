@@ -90,7 +90,7 @@ describe('late frames and rules', () => {
         const stored = await storeMessages(trx, d.id, [inside(0)]);
         devices.push({ deviceId: d.id, messages: stored.map((m) => ({ id: m.id, timestamp: m.ts })) });
       }
-      return rulesStage({ config: t.config }).apply({ trx, devices });
+      return (await rulesStage({ config: t.config }).apply({ trx, devices })).stored;
     });
     expect(events.map((e) => [e.deviceId, e.objectId, e.eventType])).toEqual([[withRule.id, rule.id, 'rule-enter']]);
   });

@@ -22,8 +22,8 @@ async function stage(devices: { id: string }[], batch: (i: number) => TestMessag
       const stored = await storeMessages(trx, d.id, batch(i));
       input.push({ deviceId: d.id, messages: stored.map((m) => ({ id: m.id, timestamp: m.ts })) });
     }
-    const { result: events, sql } = await recordStatements(t.db.knex, () => rulesStage({ config: t.config }).apply({ trx, devices: input }));
-    return { events, statements: sql.length };
+    const { result, sql } = await recordStatements(t.db.knex, () => rulesStage({ config: t.config }).apply({ trx, devices: input }));
+    return { events: result.stored, statements: sql.length };
   });
 }
 

@@ -1,0 +1,63 @@
+import type { UrlFor } from './rule-copy.js';
+
+/*
+ * A rule event's meta (spec 6.1, 6.2), built in SQL by the statement that finds the transition, so that neither
+ * the rule copy nor the message snapshot travels to the gateway and back as JSON text. It is the shape ruleCopy
+ * (rule-copy.ts, what GET /rules/{id} answers) gives, with the message's snapshot; test/db/rules-evaluate.test.ts holds
+ * the two to each other.
+ */
+
+/** Stand-ins for the ids in the link templates: uuid-shaped, so URL encoding leaves them as they are. */
+const RULE_ID = '00000000-0000-4000-8000-0000000000a1';
+const DEVICE_ID = '00000000-0000-4000-8000-0000000000a2';
+
+/**
+ * The three links of a rule copy (rule-copy.ts ruleLinks) with stand-ins for the rule and device ids, built with
+ * the bases in force now (a base may be known only once the server listens): the statement's `links` bindings.
+ */
+export function ruleLinkTemplates(url: UrlFor): [string, string, string] {
+  return [
+    url('rule', `/api/v1/rules/${RULE_ID}`),
+    url('event', `/api/v1/devices/${DEVICE_ID}/events`, { type: 'rule-*', objectId: RULE_ID }),
+    url('event', `/api/v1/devices/${DEVICE_ID}/subscriptions`, { objectType: 'rule', objectId: RULE_ID }),
+  ];
+}
+
+const link = (template: string, rule: string, device: string) =>
+  `replace(replace(${template}, '${RULE_ID}', ${rule}::text), '${DEVICE_ID}', ${device}::text)`;
+
+/** JavaScript's Date#toISOString for a timestamptz expression (millisecond precision, UTC, `Z`). */
+export const isoText = (ts: string) => `to_char(${ts} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/** rule-copy.ts presentBoundary, for a rule_boundaries row `b`. */
+const BOUNDARY = `CASE b.type
+    WHEN 'parametric' THEN jsonb_build_object('id', b.id, 'type', b.type, 'parameter', b.parameter, 'min', b.min, 'max', b.max)
+    WHEN 'radius' THEN jsonb_build_object('id', b.id, 'type', b.type, 'lon', b.lon, 'lat', b.lat, 'radius', b.radius)
+    ELSE jsonb_build_object('id', b.id, 'type', b.type, 'coordinates', b.coordinates) END`;
+
+/**
+ * `message.snapshot`: the message's parameters, with `location` as {lat, lon} instead of GeoJSON (a location
+ * without coordinates is left out).
+ */
+const snapshot = (data: string) => `CASE WHEN jsonb_typeof(${data} -> 'location' -> 'coordinates') = 'array'
+    THEN (${data} - 'location') || jsonb_build_object('location', jsonb_build_object(
+      'lat', ${data} -> 'location' -> 'coordinates' -> 1, 'lon', ${data} -> 'location' -> 'coordinates' -> 0))
+    ELSE coalesce(${data}, '{}'::jsonb) - 'location' END`;
+
+/**
+ * The meta of a transition's event. Expects in scope: `r` (the rule: id, name, device_id, created_at), `t` (the
+ * transition: covered, first_eval, message_id, ts), `m` (its message: data) and `links` (self_t, events_t, subs_t).
+ */
+export const RULE_EVENT_META = `jsonb_build_object(
+    'direction', CASE WHEN t.covered THEN 'enter' ELSE 'leave' END,
+    'firstEval', t.first_eval,
+    'rule', jsonb_build_object(
+      'id', r.id, 'name', r.name, 'deviceId', r.device_id,
+      'boundaries', (SELECT coalesce(jsonb_agg(${BOUNDARY} ORDER BY b.position), '[]'::jsonb) FROM rule_boundaries b WHERE b.rule_id = r.id),
+      'evaluated', true, 'covered', t.covered, 'createdAt', ${isoText('r.created_at')},
+      'object', jsonb_build_object('id', r.device_id, 'type', 'device'),
+      'links', jsonb_build_object(
+        'self', ${link('links.self_t', 'r.id', 'r.device_id')},
+        'events', ${link('links.events_t', 'r.id', 'r.device_id')},
+        'subscriptions', ${link('links.subs_t', 'r.id', 'r.device_id')})),
+    'message', jsonb_build_object('id', t.message_id, 'timestamp', ${isoText('t.ts')}, 'snapshot', ${snapshot('m.data')}))`;
