@@ -12,6 +12,7 @@ import * as m011 from './011_messages_order.js';
 import * as m012 from './012_statistics.js';
 import * as m013 from './013_message_counts.js';
 import * as m014 from './014_history_keys.js';
+import * as m015 from './015_notifications_due_order.js';
 
 export const MIGRATIONS: Record<string, Knex.Migration> = {
   '001_core': m001,
@@ -27,4 +28,5 @@ export const MIGRATIONS: Record<string, Knex.Migration> = {
   '012_statistics': m012,
   '013_message_counts': m013,
   '014_history_keys': m014,
+  '015_notifications_due_order': m015,
 };

@@ -16,7 +16,7 @@ export interface NotificationRecord {
   subscriptionId: string;
   deviceId: string;
   url: string;
-  /** Null until the notification is first claimed for delivery; then the exact body of every POST. */
+  /** Null until its first delivery attempt is recorded; then the body of that attempt, which every retry posts again. */
   payload: string | null;
   state: NotificationState;
   attempts: number;
@@ -58,7 +58,7 @@ function prefixed(r: Record<string, any>, prefix: string): Record<string, any> {
  * Leases up to `limit` due notifications for `leaseMs` ms and, for those without a stored payload, reads the event and
  * subscription to build it from: one statement per claim.
  */
-const CLAIM = `
+export const CLAIM = `
   WITH due AS (
     SELECT id FROM notifications
     WHERE next_attempt_at <= now() AND state IN ('queued', 'error')
@@ -86,15 +86,19 @@ export interface AttemptOutcome {
   retryInMs: number | null;
 }
 
-/** An attempt to record: the notification, its attempts count when it was claimed, the outcome. */
-export interface AttemptRecord { id: string; previousAttempts: number; outcome: AttemptOutcome }
+/**
+ * An attempt to record: the notification, its attempts count when it was claimed, the body posted when it was the
+ * first one (stored as the notification's payload; null: the stored payload was posted), the outcome.
+ */
+export interface AttemptRecord { id: string; previousAttempts: number; payload: string | null; outcome: AttemptOutcome }
 
 const RECORD_ATTEMPTS = `
   WITH v AS MATERIALIZED (
     SELECT * FROM json_to_recordset(?::json) AS v(id uuid, prev int, attempt_id uuid, state text, response_code int,
-      response text, notified_at timestamptz, responded_at timestamptz, retry_ms bigint)),
+      response text, notified_at timestamptz, responded_at timestamptz, retry_ms bigint, payload text)),
   n AS (
     UPDATE notifications n SET state = v.state, attempts = v.prev + 1, response_code = v.response_code, response = v.response,
+      payload = coalesce(n.payload, v.payload),
       notified_at = v.notified_at, responded_at = CASE WHEN v.state = 'complete' THEN v.responded_at END, locked_until = NULL,
       next_attempt_at = CASE WHEN v.retry_ms IS NULL THEN NULL ELSE now() + v.retry_ms * interval '1 millisecond' END
     FROM v WHERE n.id = v.id AND n.attempts = v.prev RETURNING n.id)
@@ -156,29 +160,15 @@ function queueOperations(knex: Knex) {
       }));
     },
 
-    /** Keeps the first payload stored for each notification (retries post the same bytes); returns what is stored. */
-    async storePayloads(payloads: { id: string; payload: string }[], trx: Knex = knex): Promise<Map<string, string>> {
-      if (!payloads.length) return new Map();
-      const updated = await trx.raw(`UPDATE notifications n SET payload = v.payload
-        FROM unnest(?::uuid[], ?::text[]) AS v(id, payload) WHERE n.id = v.id AND n.payload IS NULL
-        RETURNING n.id, n.payload`, [payloads.map((p) => p.id), payloads.map((p) => p.payload)]);
-      const stored = new Map<string, string>(updated.rows.map((r: { id: string; payload: string }) => [r.id, r.payload]));
-      const others = payloads.filter((p) => !stored.has(p.id)).map((p) => p.id);
-      if (others.length) {
-        for (const r of await trx('notifications').select('id', 'payload').whereIn('id', others)) stored.set(r.id, r.payload);
-      }
-      return stored;
-    },
-
     /**
      * Records attempts and their notifications' new states, any number in one statement, each only if no
      * other worker recorded that attempt first (its lease had expired); returns the ids recorded.
      */
     async recordAttempts(items: AttemptRecord[], trx: Knex = knex): Promise<Set<string>> {
       if (!items.length) return new Set();
-      const rows = items.map(({ id, previousAttempts: prev, outcome: o }) => ({
+      const rows = items.map(({ id, previousAttempts: prev, payload, outcome: o }) => ({
         id, prev, attempt_id: randomUUID(), state: o.state, response_code: o.responseCode, response: o.response,
-        notified_at: o.notifiedAt, responded_at: o.respondedAt, retry_ms: o.retryInMs,
+        notified_at: o.notifiedAt, responded_at: o.respondedAt, retry_ms: o.retryInMs, payload,
       }));
       const { rows: recorded } = await prepared(trx, RECORD_ATTEMPTS, [JSON.stringify(rows)]);
       return new Set((recorded as { id: string }[]).map((r) => r.id));

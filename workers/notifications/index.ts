@@ -4,7 +4,7 @@ import type { Part, PartDeps } from '../../db/part.js';
 import type { Config } from '../../lib/config.js';
 import type { LinkBuilder } from '../../api/context.js';
 import { deliver } from './deliver.js';
-import { ensurePayloads, linksFromConfig, type ReadyNotification } from './payload.js';
+import { linksFromConfig, readyPayloads, type ReadyNotification } from './payload.js';
 import type { AttemptRecord } from '../../db/repositories/notifications.repository.js';
 
 /** Attempts recorded in one statement at most. */
@@ -100,8 +100,13 @@ class NotificationWorker {
       const free = this.concurrency - this.inFlight.size;
       if (free <= 0 || this.closed) return;
       const claimed = await notifications.claim(free, this.leaseMs);
-      const ready = await ensurePayloads(this.deps.repos, this.links, claimed)
-        .catch(async (err) => { await notifications.release(claimed.map((n) => n.id)); throw err; });
+      let ready: ReadyNotification[];
+      try {
+        ready = readyPayloads(this.links, claimed);
+      } catch (err) {
+        await notifications.release(claimed.map((n) => n.id));
+        throw err;
+      }
       if (this.closed) return notifications.release(ready.map((n) => n.id));
       for (const n of ready) this.launch(n);
       if (claimed.length === free) this.again = true;
@@ -124,7 +129,10 @@ class NotificationWorker {
     if (this.stopping.signal.aborted && result.responseCode === null) return notifications.release([n.id]);
     const ok = result.responseCode !== null && result.responseCode >= 200 && result.responseCode < 300;
     const retryInMs = ok ? null : retryDelay(n.attempts + 1, this.config);
-    if (!(await this.record({ id: n.id, previousAttempts: n.attempts, outcome: { state: ok ? 'complete' : 'error', ...result, retryInMs } }))) return;
+    if (!(await this.record({
+      id: n.id, previousAttempts: n.attempts, payload: n.firstPayload ? n.payload : null,
+      outcome: { state: ok ? 'complete' : 'error', ...result, retryInMs },
+    }))) return;
     this.counts[ok ? 'complete' : 'error']++;
     if (retryInMs !== null) this.wakeAfter(retryInMs);
   }

@@ -1,26 +1,24 @@
 import type { Config } from '../../lib/config.js';
 import { linksForConfig } from '../../lib/links.js';
-import type { Repositories } from '../../db/index.js';
 import type { ClaimedNotification } from '../../db/repositories/notifications.repository.js';
 import type { LinkBuilder } from '../../api/context.js';
 import { notificationPayload } from '../../api/modules/subscriptions/subscriptions.presenters.js';
-
-export interface ReadyNotification extends ClaimedNotification { payload: string }
 
 /** Links in payloads follow the API's rule for link bases (lib/links.ts). */
 export const linksFromConfig = (config: Config): LinkBuilder => linksForConfig(config);
 
 /**
- * The payload is built when a notification is first claimed and stored before the first POST;
- * every attempt posts the stored text, so `payload` is byte for byte the body received.
- * Notifications whose event or subscription has just been deleted are dropped from the batch.
+ * A claimed notification with the body to POST: the stored payload (every retry posts the first attempt's text),
+ * or, for a first attempt, the payload built now from its event and subscription (`firstPayload`), which is
+ * stored with that attempt's record, so `payload` is byte for byte the body the receiver got. Notifications
+ * whose event or subscription has just been deleted are dropped from the batch.
  */
-export async function ensurePayloads(repos: Repositories, links: LinkBuilder, claimed: ClaimedNotification[]): Promise<ReadyNotification[]> {
-  const built = claimed.flatMap((n) => (n.payload === null && n.sources
-    ? [{ id: n.id, payload: notificationPayload(links, n.sources.event, n.sources.subscription, n.id) }] : []));
-  const stored = await repos.notifications.storePayloads(built);
-  return claimed.flatMap((n) => {
-    const payload = n.payload ?? stored.get(n.id);
-    return payload ? [{ ...n, payload }] : [];
+export interface ReadyNotification extends ClaimedNotification { payload: string; firstPayload: boolean }
+
+export function readyPayloads(links: LinkBuilder, claimed: ClaimedNotification[]): ReadyNotification[] {
+  return claimed.flatMap((n): ReadyNotification[] => {
+    if (n.payload !== null) return [{ ...n, payload: n.payload, firstPayload: false }];
+    if (!n.sources) return [];
+    return [{ ...n, payload: notificationPayload(links, n.sources.event, n.sources.subscription, n.id), firstPayload: true }];
   });
 }
