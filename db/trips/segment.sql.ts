@@ -120,13 +120,16 @@ const ROWS = `${ROWS0},
       GROUP BY r.device_id, r.sess, r.seg) g
     JOIN sessions s ON s.device_id = g.device_id AND s.sess = g.sess CROSS JOIN p)`;
 
-/** Each segment's rows up to its end (an open motion trip: up to its last moving sample), with per-row facts. */
-const MEMBERS = `
+/**
+ * Each segment's rows up to its end (an open motion trip: up to its last moving sample), with per-row facts.
+ * `rowsOfSegs`: the rows `r` (with sess and seg) joined to their segment `g` of segs.
+ */
+const MEMBERS = (rowsOfSegs: string) => `
   mem AS (
     SELECT r.*, g.is_cont, lag(r.ts) OVER w AS prev_ts,
       CASE WHEN r.spd IS NOT NULL THEN lag(r.spd) OVER ws END AS prev_spd,
       CASE WHEN r.spd IS NOT NULL THEN lag(coalesce(r.spd_ts, r.ts)) OVER ws END AS prev_spd_ts
-    FROM rows4 r JOIN segs g ON g.device_id = r.device_id AND g.sess = r.sess AND g.seg = r.seg
+    FROM ${rowsOfSegs}
     WHERE r.ts <= CASE WHEN g.end_reason IS NULL AND NOT g.ignition THEN g.last_mv_ts ELSE g.end_ts END
     WINDOW w AS (PARTITION BY r.device_id, r.sess, r.seg ORDER BY r.rn),
       ws AS (PARTITION BY r.device_id, r.sess, r.seg, r.spd IS NOT NULL ORDER BY r.rn)),
@@ -212,7 +215,7 @@ const UPDATES = setFrom('EXCLUDED');
  * trips (closed: stop_ts set; created: inserted, not updated) and the ids of the deleted ones.
  */
 export const SEGMENT = `
-  WITH ${SPAN}, ${ROWS}, ${MEMBERS}, ${SUMS},
+  WITH ${SPAN}, ${ROWS}, ${MEMBERS('rows4 r JOIN segs g ON g.device_id = r.device_id AND g.sess = r.sess AND g.seg = r.seg')}, ${SUMS},
   upserted AS (
     INSERT INTO trips (${COLUMNS}, touched_at)
     SELECT ${COLUMNS}, now() FROM final
@@ -266,8 +269,8 @@ export const CONTINUE: SqlStatement = {
     HAVING NOT bool_or(${IS_GAP('f.dt')})
       AND (f.ignition OR (NOT bool_or(f.mv AND ${IS_NEW_ISLAND('f.ts', 'f.prev_mv_ts')})
         AND NOT ${IS_STATIONARY('max(f.ts)', 'max(f.ts) FILTER (WHERE f.mv)')}))),
-  rows4 AS (SELECT f.*, 0::bigint AS sess, 0::bigint AS seg FROM flagged f JOIN segs g ON g.device_id = f.device_id),
-  ${MEMBERS}, ${SUMS}`,
+  -- one segment per device (sess 0, seg 0), joined once: joined again by MEMBERS, the join became a nested loop over segs
+  ${MEMBERS('(SELECT f.*, 0::bigint AS sess, 0::bigint AS seg FROM flagged f) r JOIN segs g ON g.device_id = r.device_id')}, ${SUMS}`,
   // every trip it advances exists (cont): an UPDATE by id, without the speculative insert of an upsert
   main: `
   UPDATE trips t SET ${setFrom('f')}, touched_at = now() FROM final f WHERE t.id = f.id
