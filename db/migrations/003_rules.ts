@@ -6,7 +6,7 @@ import { runStatements } from '../sql.js';
  * - `rules` and `rule_boundaries` are immutable once created (delete + create to change a rule).
  *   A boundary keeps its input as given (echoed on read) plus the PostGIS shape evaluation uses:
  *   `center` (geography, so ST_DWithin measures meters) for radius, `area` (geometry) for polygon.
- * - `rule_states`: the current state per rule, read by the API and updated once per ingest batch.
+ * - `rule_states`: the current state per rule, read by the API and updated when it changes (migration 016).
  *   `states[i]` is boundary i's last known answer (true inside, false outside, NULL not yet known).
  * - `rule_state_log`: one row per message at which a rule's boundary states changed. The state in
  *   force before any instant is the last row before it, which is where a late frame's

@@ -13,6 +13,7 @@ import * as m012 from './012_statistics.js';
 import * as m013 from './013_message_counts.js';
 import * as m014 from './014_history_keys.js';
 import * as m015 from './015_notifications_due_order.js';
+import * as m016 from './016_rule_states_on_change.js';
 
 export const MIGRATIONS: Record<string, Knex.Migration> = {
   '001_core': m001,
@@ -29,4 +30,5 @@ export const MIGRATIONS: Record<string, Knex.Migration> = {
   '013_message_counts': m013,
   '014_history_keys': m014,
   '015_notifications_due_order': m015,
+  '016_rule_states_on_change': m016,
 };

@@ -22,11 +22,12 @@ import { RULE_EVENT_META } from './rule-event.sql.js';
  *     is known and covered when all are inside (spec 2.9);
  *  5. transitions: the rule became evaluated (firstEval) or its coverage flipped (spec 6.2).
  *  6. what follows, in the same statement: the state log gets the change points (a recomputed rule first
- *     forgets those from `from` on that no longer hold), each rule's state after its newest message becomes
- *     its current one, and the transitions become rule-enter / rule-leave events (spec 6.1) with their
- *     notifications. After a recomputation the stored rule events from `from` on must be the transitions
- *     found: events no longer implied are deleted (with their notifications), events still implied are kept
- *     as they are (their notifications are not sent twice), and only new transitions are stored.
+ *     forgets those from `from` on that no longer hold), a rule's state changes with its last change point
+ *     (rule_states is written only then, or after a recomputation), and the transitions become rule-enter /
+ *     rule-leave events (spec 6.1) with their notifications. After a recomputation the stored rule events
+ *     from `from` on must be the transitions found: events no longer implied are deleted (with their
+ *     notifications), events still implied are kept as they are (their notifications are not sent twice),
+ *     and only new transitions are stored.
  * Only messages stored after the rule was created count (`received_at >= created_at`): a rule sees
  * data from its creation on, and a late frame's recomputation sees the data the live path saw.
  */
@@ -106,23 +107,19 @@ changes AS MATERIALIZED (
     NOT c.prev_evaluated AS first_eval
   FROM compared c WHERE c.id IS NOT NULL
 ),
--- each rule's state after the newest message it evaluated: the last change point's, else the seed's, else unknown
+-- the new state of each rule that has one: the last change point's; a recomputed rule without change points from
+-- \`from\` on is back to the state in force before it (the seed, else unknown)
 last_change AS (
   SELECT DISTINCT ON (c.rule_id) c.rule_id, c.states FROM changes c ORDER BY c.rule_id, c.ts DESC, c.message_id DESC
 ),
-latest_state AS (
-  SELECT x.rule_id, x.message_id, x.ts, x.states, x.known AS evaluated, x.known AND array_position(x.states, false) IS NULL AS covered
+new_state AS (
+  SELECT x.rule_id, x.states, x.known AS evaluated, x.known AND array_position(x.states, false) IS NULL AS covered
   FROM (
     SELECT y.*, cardinality(y.states) = y.boundaries AND array_position(y.states, NULL) IS NULL AS known
     FROM (
-      SELECT p.rule_id, p.boundaries, last.id AS message_id, last.ts,
-        coalesce(lc.states, p.seed, array_fill(NULL::boolean, ARRAY[p.boundaries])) AS states
-      FROM plan p
-      JOIN LATERAL (
-        SELECT m.id, m.ts FROM messages m WHERE m.device_id = p.device_id AND m.ts >= p.from_ts AND m.received_at >= p.created_at
-        ORDER BY m.ts DESC, m.id DESC LIMIT 1
-      ) last ON true
-      LEFT JOIN last_change lc ON lc.rule_id = p.rule_id
+      SELECT p.rule_id, p.boundaries, coalesce(lc.states, p.seed, array_fill(NULL::boolean, ARRAY[p.boundaries])) AS states
+      FROM plan p LEFT JOIN last_change lc ON lc.rule_id = p.rule_id
+      WHERE lc.rule_id IS NOT NULL OR p.late
       -- OFFSET 0: computed once per rule (flattened, each use of \`states\` would repeat the coalesce)
       OFFSET 0) y
     OFFSET 0) x
@@ -139,10 +136,9 @@ logged AS (
   ON CONFLICT (rule_id, ts, message_id) DO UPDATE SET states = excluded.states
   RETURNING 1
 ),
-set_current AS (
-  UPDATE rule_states s SET evaluated = c.evaluated, covered = c.covered, states = c.states, last_ts = c.ts,
-    last_message_id = c.message_id, updated_at = now()
-  FROM latest_state c WHERE s.rule_id = c.rule_id
+set_state AS (
+  UPDATE rule_states s SET evaluated = c.evaluated, covered = c.covered, states = c.states, updated_at = now()
+  FROM new_state c WHERE s.rule_id = c.rule_id
   RETURNING 1
 ),
 transitions AS (

@@ -26,8 +26,25 @@ export interface RuleEvaluationOptions {
 
 interface StoredMessageRef { id: string; ts: Date }
 
-/** One device's newly stored messages in a batch. */
-interface DeviceSpan { deviceId: string; earliest: number; newest: number }
+/**
+ * One device's newly stored messages in a batch (oldest first) and its newest stored timestamp before them
+ * (null: none; undefined: not known, read here).
+ */
+interface DeviceRuleBatch { deviceId: string; messages: StoredMessageRef[]; previousLatest?: Date | null }
+
+/** One device's newly stored messages in a batch; late: the earliest is at or before a message stored before. */
+interface DeviceSpan { deviceId: string; earliest: number; newest: number; late: boolean }
+
+/** Each device's newest stored timestamp, the batch's messages left out (what the insert statement reports). */
+const PREVIOUS_LATEST = `
+  SELECT d.device_id, (SELECT m.ts FROM messages m WHERE m.device_id = d.device_id AND m.id <> ALL(?::uuid[])
+    ORDER BY m.ts DESC, m.id DESC LIMIT 1) AS latest
+  FROM unnest(?::uuid[]) AS d(device_id)`;
+
+async function previousLatest(trx: Knex, batch: DeviceRuleBatch[]): Promise<Map<string, Date | null>> {
+  const { rows } = await trx.raw(PREVIOUS_LATEST, [batch.flatMap((d) => d.messages.map((m) => m.id)), batch.map((d) => d.deviceId)]);
+  return new Map((rows as Record<string, any>[]).map((r) => [r.device_id as string, r.latest ? new Date(r.latest) : null]));
+}
 
 /**
  * Per device, the earliest timestamp a recomputation may start from (see RULE_RECOMPUTE_*): one
@@ -44,10 +61,7 @@ async function recomputeBounds(trx: Knex, deviceIds: string[], opts: RuleEvaluat
     Math.max(new Date(r.latest).getTime() - maxAge, r.nth ? new Date(r.nth).getTime() : -Infinity)]));
 }
 
-const BATCH_RULES = `
-  SELECT r.id, r.device_id, s.last_ts
-  FROM rules r JOIN rule_states s ON s.rule_id = r.id
-  WHERE r.device_id = ANY(?::uuid[]) FOR KEY SHARE OF r`;
+const BATCH_RULES = `SELECT r.id, r.device_id FROM rules r WHERE r.device_id = ANY(?::uuid[]) FOR KEY SHARE OF r`;
 
 const BATCH_RULES_STATEMENT: SqlStatement = { ctes: '', main: BATCH_RULES };
 
@@ -59,38 +73,41 @@ async function batchRules(trx: Knex, deviceIds: string[]) {
 
 /** BATCH_RULES' rows, from the driver (timestamps as Dates) or from a db/fused.ts part (as ISO text). */
 function rulesOf(rows: Record<string, any>[]) {
-  return rows.map((r) => ({ id: r.id as string, deviceId: r.device_id as string, lastTs: r.last_ts ? new Date(r.last_ts).getTime() : null }));
+  return rows.map((r) => ({ id: r.id as string, deviceId: r.device_id as string }));
 }
 
 /**
  * Evaluates the rules of every device of an ingest batch over its newly stored messages, inside the
  * ingest transaction, and stores what follows: state changes, rule-enter / rule-leave events and their
  * notifications (evaluate.sql.ts). Set-based (DESIGN.md): one statement per batch (two with a late frame),
- * however many devices and rules it holds. A rule whose last evaluated message is older than every new
- * message of its device continues from its state; otherwise (a late frame) it is recomputed from the
- * device's earliest new message, within the bound above: its state changes and events from there on
- * are replaced by what the ordered data implies. Returns the events stored.
+ * however many devices and rules it holds. The rules of a device whose new messages all follow its
+ * previously stored ones continue from their states; otherwise (a late frame, at or before the device's
+ * newest stored message) they are recomputed from the device's earliest new message, within the bound
+ * above: their state changes and events from there on are replaced by what the ordered data implies (for
+ * a rule that had evaluated nothing from there on, that is what continuing gives). Returns the events stored.
  */
-export async function evaluateRuleBatch(trx: Knex, batch: { deviceId: string; messages: StoredMessageRef[] }[],
-  opts: RuleEvaluationOptions, early?: PartRow[] | null): Promise<StoredRuleEvent[]> {
+export async function evaluateRuleBatch(trx: Knex, batch: DeviceRuleBatch[], opts: RuleEvaluationOptions,
+  early?: PartRow[] | null): Promise<StoredRuleEvent[]> {
+  const present = batch.filter((d) => d.messages.length);
+  if (!present.length) return [];
+  const unknown = present.filter((d) => d.previousLatest === undefined);
+  const latest = unknown.length ? await previousLatest(trx, unknown) : new Map<string, Date | null>();
   const spans = new Map<string, DeviceSpan>();
-  for (const d of batch) {
-    if (!d.messages.length) continue; // messages are oldest first (ingest.types.ts DeviceBatch)
-    spans.set(d.deviceId, { deviceId: d.deviceId, earliest: d.messages[0].ts.getTime(), newest: d.messages.at(-1)!.ts.getTime() });
+  for (const d of present) {
+    const before = d.previousLatest === undefined ? latest.get(d.deviceId) ?? null : d.previousLatest;
+    const earliest = d.messages[0].ts.getTime(); // messages are oldest first (ingest.types.ts DeviceBatch)
+    spans.set(d.deviceId, { deviceId: d.deviceId, earliest, newest: d.messages.at(-1)!.ts.getTime(), late: before !== null && earliest <= before.getTime() });
   }
-  if (!spans.size) return [];
   // read with the insert (rulesStage's early: the candidate devices, a superset), or now
   const rules = early ? rulesOf(early).filter((r) => spans.has(r.deviceId)) : await batchRules(trx, [...spans.keys()]);
   if (!rules.length) return [];
-  const isLate = (r: (typeof rules)[number]) => r.lastTs !== null && spans.get(r.deviceId)!.earliest <= r.lastTs;
-  const lateDevices = [...new Set(rules.filter(isLate).map((r) => r.deviceId))];
+  const lateDevices = [...new Set(rules.map((r) => r.deviceId).filter((id) => spans.get(id)!.late))];
   const bounds = lateDevices.length ? await recomputeBounds(trx, lateDevices, opts) : new Map<string, number>();
   // A rule only late messages older than the bound reach has nothing to do.
   const plan = rules.map((r) => {
     const span = spans.get(r.deviceId)!;
-    const late = isLate(r);
-    return { ruleId: r.id, late, newest: span.newest,
-      from: new Date(late ? Math.max(span.earliest, bounds.get(r.deviceId) ?? -Infinity) : span.earliest) };
+    return { ruleId: r.id, late: span.late, newest: span.newest,
+      from: new Date(span.late ? Math.max(span.earliest, bounds.get(r.deviceId) ?? -Infinity) : span.earliest) };
   }).filter((p) => p.from.getTime() <= p.newest);
   return evaluateAndStore(trx, plan, ruleLinkTemplates(opts.url));
 }
@@ -127,10 +144,11 @@ export function rulesStage(deps: { config: LinkConfig }) {
     },
     /** The events come back stored (with their notifications) by the evaluation statement itself. */
     async apply(ctx: {
-      trx: Knex; devices: { deviceId: string; messages: { id: string; timestamp: Date }[] }[]; early?: PartRow[] | null;
+      trx: Knex; early?: PartRow[] | null;
+      devices: { deviceId: string; messages: { id: string; timestamp: Date }[]; previousLatest?: Date | null }[];
     }): Promise<{ stored: StoredRuleEvent[] }> {
       return { stored: await evaluateRuleBatch(ctx.trx, ctx.devices.map((d) => ({
-        deviceId: d.deviceId, messages: d.messages.map((m) => ({ id: m.id, ts: m.timestamp })),
+        deviceId: d.deviceId, messages: d.messages.map((m) => ({ id: m.id, ts: m.timestamp })), previousLatest: d.previousLatest,
       })), opts, ctx.early) };
     },
   };

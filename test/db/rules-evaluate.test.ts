@@ -101,9 +101,8 @@ describe('rule evaluation (spec 2.9, 6.2)', () => {
       ['rule-enter', true, at(10)], ['rule-leave', false, at(15)],
     ]);
     expect((events[0].meta as any).message.snapshot).toEqual({ vehicleSpeed: 60 });
-    const [state] = await t.db.knex('rule_states').select('states', 'last_ts').where('rule_id', rule.id);
-    expect(state.states).toEqual([false, true]);
-    expect(new Date(state.last_ts)).toEqual(at(15));
+    const [state] = await t.db.knex('rule_states').select('states', 'evaluated', 'covered').where('rule_id', rule.id);
+    expect([state.states, state.evaluated, state.covered]).toEqual([[false, true], true, false]);
   });
 
   it('evaluates every rule of the device in one batch, each for its own application', async () => {
@@ -155,5 +154,18 @@ describe('rule evaluation (spec 2.9, 6.2)', () => {
       timestamp: at(0).toISOString(),
       snapshot: { location: { lat: LAT, lon: LON }, vehicleSpeed: 42.25, accel: { maxX: 0.5 } },
     });
+  });
+
+  it('writes the rule\'s state when it changes, not for every batch of its device (migration 016)', async () => {
+    const { app, device } = await setup();
+    const rule = await createRule(t, app, device.id, { name: 'depot', boundaries: [radius50] });
+    const state = async () => (await t.db.knex('rule_states').select('covered', 'updated_at').where('rule_id', rule.id))[0];
+    await ingest(t, device.id, [{ ts: at(0), lon: LON, lat: LAT }]);
+    const entered = await state();
+    expect(entered.covered).toBe(true);
+    expect(await ingest(t, device.id, [{ ts: at(5), lon: LON, lat: LAT }, { ts: at(10), data: { rpm: 900 } }])).toEqual([]);
+    expect(await state()).toEqual(entered);
+    await ingest(t, device.id, [{ ts: at(15), lon: LON, lat: metersNorth(LAT, 200) }]);
+    expect((await state()).covered).toBe(false);
   });
 });
