@@ -4,17 +4,22 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { batchFigures, quantile, round, runLoad, startBenchPlatform, machine } from './harness.js';
+import { bareAedes } from './baselines.js';
 import type { BenchOptions, BenchScenario } from './types.js';
 
 /** A receiver on loopback that notes, per webhook, ms from the event's timestamp to its arrival. */
 async function startReceiver() {
   const latencies: number[] = [];
+  const arrivals = { first: 0, last: 0 };
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const event = JSON.parse(Buffer.concat(chunks).toString('utf8')).notification.event;
-      latencies.push(Date.now() - Date.parse(event.timestamp));
+      const now = Date.now();
+      latencies.push(now - Date.parse(event.timestamp));
+      arrivals.first ||= now;
+      arrivals.last = now;
       res.writeHead(204).end();
     });
   });
@@ -22,6 +27,7 @@ async function startReceiver() {
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
     latencies,
+    arrivals,
     close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
   };
 }
@@ -62,7 +68,8 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
     }
     const rate = o.rate ?? 2; // paced by default (rule transitions at a steady pace); --rate 0 = closed loop
     const started = new Date();
-    const load = await runLoad({ url: bench.mqttUrl, devices, durationMs: o.durationS * 1000, warmupMs: o.warmupS * 1000, window: o.window, rate }, bench.monitor);
+    const loadOptions = { devices, durationMs: o.durationS * 1000, warmupMs: o.warmupS * 1000, window: o.window, rate };
+    const load = await runLoad({ ...loadOptions, url: bench.mqttUrl }, bench.monitor);
     const { knex } = platform.db;
     const ruleEvents = async () => Number((await knex('events').where('event_type', 'like', 'rule-%').where('stored', '>=', started).count({ n: '*' }))[0].n);
     const events = await ruleEvents();
@@ -70,6 +77,9 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
     const drainUntil = Date.now() + 60_000;
     while (receiver.latencies.length < events && Date.now() < drainUntil) await new Promise((r) => setTimeout(r, 100));
     const delivered = Float64Array.from(receiver.latencies);
+    // The same load against a bare Aedes, after the drain, on the same machine (issue 13's first row).
+    const bare = o.baselines === false ? null : await bareAedes(loadOptions);
+    const framesAcknowledgedPerSecond = round(load.acked / (load.measuredMs / 1000), 0);
     const totalS = (o.durationS + o.warmupS);
     return {
       scenario: 'rules',
@@ -80,15 +90,19 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
       ratePerDevice: rate || 'unbounded',
       seconds: totalS,
       framesAcknowledged: load.ackedTotal,
+      framesAcknowledgedPerSecond,
       ruleEvents: events,
       ruleEventsPerSecond: round(events / totalS, 1),
       webhooksDelivered: delivered.length,
+      // from the first webhook's arrival to the last's, the drain after the load included: what delivery keeps up with
+      webhooksPerSecond: delivered.length > 1 ? round(delivered.length / ((receiver.arrivals.last - receiver.arrivals.first) / 1000), 1) : null,
       publishToWebhookMs: { p50: round(quantile(delivered, 0.5)), p99: round(quantile(delivered, 0.99)), max: round(quantile(delivered, 1)) },
       publishToCommitMs: { p50: round(quantile(load.latencies, 0.5)), p99: round(quantile(load.latencies, 0.99)) },
       publishErrors: load.errors,
       eventLoopDelayMs: load.eventLoopDelayMs,
       processes: load.processes,
       ...batchFigures(await bench.metrics()),
+      baselines: bare && { bareAedes: bare, ratioToBareAedes: round(framesAcknowledgedPerSecond / bare.framesPerSecond, 2) },
       machine: machine(),
     };
   } finally {
