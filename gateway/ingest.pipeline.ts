@@ -9,7 +9,7 @@ import type { DecodedFrame } from './frame.decoder.js';
 import type { GatewayMetrics } from './metrics.js';
 import type { IngestJob, IngestStage, StageContext, StageEvents } from './ingest.types.js';
 import type { PartRow } from '../db/fused.js';
-import { runParts } from '../db/fused.js';
+import { GENERIC_PLANS, runParts } from '../db/fused.js';
 import { assemble, deviceBatches, poisonLetters, splitJob } from './ingest.batch.js';
 import { recordFeedBatch } from '../db/message-feed.js';
 import { insertPart, storedBatch } from '../db/repositories/ingest.repository.js';
@@ -187,10 +187,11 @@ function createLane(o: PipelineOptions): IngestPipeline {
     for (const stage of o.stages) await stage.prepare?.(candidates);
     const started = performance.now();
     const { stored, events } = await o.knex.transaction(async (trx) => {
-      // one round trip: the insert, each device's newest stored timestamp before the batch, and the stages' early reads
+      // one round trip: the insert, each device's newest stored timestamp before the batch, the stages' early reads,
+      // and generic plans for the batch's statements after it
       const { inserted, latest, early } = await timed('insert', async () => {
         const [stored, ...reads] = rows.length
-          ? await runParts(trx, [insertPart(rows, candidates.map((d) => d.deviceId)), ...earlyStages.map((s) => s.early!(candidates))])
+          ? await runParts(trx, [insertPart(rows, candidates.map((d) => d.deviceId)), ...earlyStages.map((s) => s.early!(candidates)), GENERIC_PLANS])
           : [null];
         await o.repos.ingest.insertDeadLetters(deadLetters, trx);
         return { ...storedBatch(stored), early: new Map(earlyStages.map((s, k) => [s, reads[k] ?? null])) };

@@ -100,6 +100,26 @@ describe('stages and events', () => {
   });
 });
 
+describe('plans', () => {
+  it('runs the batch\'s statements on generic plans, for that transaction only', async () => {
+    const d = await t.make.device();
+    const modes: string[] = [];
+    const probe: IngestStage = {
+      name: 'probe',
+      apply: async ({ trx }) => {
+        modes.push((await trx.raw("SELECT current_setting('plan_cache_mode') AS m")).rows[0].m);
+        return [];
+      },
+    };
+    const { p } = pipeline({ stages: [probe] });
+    await p.submit(job(d.id, { ts: at(1).getTime() }));
+    expect(modes).toEqual(['force_generic_plan']);
+    // the API's statements, on the same pool, keep PostgreSQL's choice
+    const after = await t.db.knex.transaction(async (trx) => (await trx.raw("SELECT current_setting('plan_cache_mode') AS m")).rows[0].m);
+    expect(after).toBe('auto');
+  });
+});
+
 describe('planned stages', () => {
   it('runs the statements of consecutive planned stages in one round trip, then each one\'s after in list order', async () => {
     const d = await t.make.device();
