@@ -41,8 +41,6 @@ const PLAN = `
     ORDER BY l.ts DESC, l.message_id DESC LIMIT 1
   ) seed ON true`;
 
-/** A transition's event type. */
-const EVENT_TYPE = (t: string) => `CASE WHEN ${t}.covered THEN 'rule-enter' ELSE 'rule-leave' END`;
 /** The same event: same rule, type, message and firstEval. */
 const SAME_EVENT = (a: string, b: string) =>
   `${a}.rule_id = ${b}.rule_id AND ${a}.event_type = ${b}.event_type AND ${a}.message_id = ${b}.message_id AND ${a}.first_eval = ${b}.first_eval`;
@@ -142,7 +140,7 @@ set_state AS (
   RETURNING 1
 ),
 transitions AS (
-  SELECT c.rule_id, c.message_id, c.ts, c.covered, c.first_eval, ${EVENT_TYPE('c')} AS event_type
+  SELECT c.rule_id, c.message_id, c.ts, c.covered, c.first_eval, CASE WHEN c.covered THEN 'rule-enter' ELSE 'rule-leave' END AS event_type
   FROM changes c WHERE c.transition
 ),
 -- a recomputed rule's stored events from \`from\` on

@@ -27,24 +27,13 @@ export interface RuleEvaluationOptions {
 interface StoredMessageRef { id: string; ts: Date }
 
 /**
- * One device's newly stored messages in a batch (oldest first) and its newest stored timestamp before them
- * (null: none; undefined: not known, read here).
+ * One device's newly stored messages in a batch (oldest first) and its newest stored timestamp before them (null:
+ * none), as the pipeline has it (DeviceBatch.previousLatest: the insert statement reads it).
  */
-interface DeviceRuleBatch { deviceId: string; messages: StoredMessageRef[]; previousLatest?: Date | null }
+interface DeviceRuleBatch { deviceId: string; messages: StoredMessageRef[]; previousLatest: Date | null }
 
 /** One device's newly stored messages in a batch; late: the earliest is at or before a message stored before. */
 interface DeviceSpan { deviceId: string; earliest: number; newest: number; late: boolean }
-
-/** Each device's newest stored timestamp, the batch's messages left out (what the insert statement reports). */
-const PREVIOUS_LATEST = `
-  SELECT d.device_id, (SELECT m.ts FROM messages m WHERE m.device_id = d.device_id AND m.id <> ALL(?::uuid[])
-    ORDER BY m.ts DESC, m.id DESC LIMIT 1) AS latest
-  FROM unnest(?::uuid[]) AS d(device_id)`;
-
-async function previousLatest(trx: Knex, batch: DeviceRuleBatch[]): Promise<Map<string, Date | null>> {
-  const { rows } = await trx.raw(PREVIOUS_LATEST, [batch.flatMap((d) => d.messages.map((m) => m.id)), batch.map((d) => d.deviceId)]);
-  return new Map((rows as Record<string, any>[]).map((r) => [r.device_id as string, r.latest ? new Date(r.latest) : null]));
-}
 
 /**
  * Per device, the earliest timestamp a recomputation may start from (see RULE_RECOMPUTE_*): one
@@ -88,16 +77,14 @@ function rulesOf(rows: Record<string, any>[]) {
  */
 export async function evaluateRuleBatch(trx: Knex, batch: DeviceRuleBatch[], opts: RuleEvaluationOptions,
   early?: PartRow[] | null): Promise<StoredRuleEvent[]> {
-  const present = batch.filter((d) => d.messages.length);
-  if (!present.length) return [];
-  const unknown = present.filter((d) => d.previousLatest === undefined);
-  const latest = unknown.length ? await previousLatest(trx, unknown) : new Map<string, Date | null>();
   const spans = new Map<string, DeviceSpan>();
-  for (const d of present) {
-    const before = d.previousLatest === undefined ? latest.get(d.deviceId) ?? null : d.previousLatest;
+  for (const d of batch) {
+    if (!d.messages.length) continue;
     const earliest = d.messages[0].ts.getTime(); // messages are oldest first (ingest.types.ts DeviceBatch)
-    spans.set(d.deviceId, { deviceId: d.deviceId, earliest, newest: d.messages.at(-1)!.ts.getTime(), late: before !== null && earliest <= before.getTime() });
+    const late = d.previousLatest !== null && earliest <= d.previousLatest.getTime();
+    spans.set(d.deviceId, { deviceId: d.deviceId, earliest, newest: d.messages.at(-1)!.ts.getTime(), late });
   }
+  if (!spans.size) return [];
   // read with the insert (rulesStage's early: the candidate devices, a superset), or now
   const rules = early ? rulesOf(early).filter((r) => spans.has(r.deviceId)) : await batchRules(trx, [...spans.keys()]);
   if (!rules.length) return [];
@@ -125,8 +112,11 @@ const optionsOf = (ctx: RuleDeriverContext = {}): RuleEvaluationOptions => ({
   url: ctx.url ?? urlForConfig(ctx.config ?? DEFAULT_LINKS), maxAgeMs: ctx.maxAgeMs, maxMessages: ctx.maxMessages,
 });
 
-/** A batch of one device's newly stored messages (gateway/ingest: ts ascending). */
-export interface RuleBatch { deviceId: string; messages: { id: string; ts: Date }[] }
+/**
+ * A batch of one device's newly stored messages (gateway/ingest: ts ascending) and the device's newest stored
+ * timestamp before them (ingest repository latestTimestamps, read before storing them).
+ */
+export interface RuleBatch { deviceId: string; messages: { id: string; ts: Date }[]; previousLatest: Date | null }
 
 /** One device's batch through the same set-based evaluation (tests and tools); returns the events stored. */
 export function evaluateRulesDeriver(trx: Knex, batch: RuleBatch, ctx?: RuleDeriverContext): Promise<StoredRuleEvent[]> {
@@ -145,7 +135,7 @@ export function rulesStage(deps: { config: LinkConfig }) {
     /** The events come back stored (with their notifications) by the evaluation statement itself. */
     async apply(ctx: {
       trx: Knex; early?: PartRow[] | null;
-      devices: { deviceId: string; messages: { id: string; timestamp: Date }[]; previousLatest?: Date | null }[];
+      devices: { deviceId: string; messages: { id: string; timestamp: Date }[]; previousLatest: Date | null }[];
     }): Promise<{ stored: StoredRuleEvent[] }> {
       return { stored: await evaluateRuleBatch(ctx.trx, ctx.devices.map((d) => ({
         deviceId: d.deviceId, messages: d.messages.map((m) => ({ id: m.id, ts: m.timestamp })), previousLatest: d.previousLatest,

@@ -1,4 +1,4 @@
-import type { UrlFor } from './rule-copy.js';
+import { ruleLinks, type UrlFor } from './rule-copy.js';
 
 /*
  * A rule event's meta (spec 6.1, 6.2), built in SQL by the statement that finds the transition, so that neither
@@ -16,18 +16,15 @@ const DEVICE_ID = '00000000-0000-4000-8000-0000000000a2';
  * the bases in force now (a base may be known only once the server listens): the statement's `links` bindings.
  */
 export function ruleLinkTemplates(url: UrlFor): [string, string, string] {
-  return [
-    url('rule', `/api/v1/rules/${RULE_ID}`),
-    url('event', `/api/v1/devices/${DEVICE_ID}/events`, { type: 'rule-*', objectId: RULE_ID }),
-    url('event', `/api/v1/devices/${DEVICE_ID}/subscriptions`, { objectType: 'rule', objectId: RULE_ID }),
-  ];
+  const links = ruleLinks(url, { id: RULE_ID, deviceId: DEVICE_ID });
+  return [links.self, links.events, links.subscriptions];
 }
 
 const link = (template: string, rule: string, device: string) =>
   `replace(replace(${template}, '${RULE_ID}', ${rule}::text), '${DEVICE_ID}', ${device}::text)`;
 
 /** JavaScript's Date#toISOString for a timestamptz expression (millisecond precision, UTC, `Z`). */
-export const isoText = (ts: string) => `to_char(${ts} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+const isoText = (ts: string) => `to_char(${ts} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 /** rule-copy.ts presentBoundary, for a rule_boundaries row `b`. */
 const BOUNDARY = `CASE b.type

@@ -33,13 +33,11 @@ describe('the delivery queue\'s claim (migration 015)', () => {
     await t.db.knex.raw('ANALYZE notifications');
     // 16 calls in flight: their rows are leased, still due, and skipped by the next claim
     expect(await t.repos.notifications.claim(16, 60_000)).toHaveLength(16);
-    await t.db.knex.transaction(async (trx) => {
-      const { rows } = await trx.raw(`EXPLAIN (ANALYZE, FORMAT JSON) ${CLAIM}`, [16, 60_000]);
-      const reads = notificationReads(rows[0]['QUERY PLAN']);
-      expect(reads.length).toBeGreaterThan(0);
-      // 16 leased and skipped, 16 taken (plus the claimed rows' own reads): ordered by the index, not sorted
-      expect(Math.max(...reads)).toBeLessThanOrEqual(64);
-      await trx.rollback();
-    }).catch((err) => { if (!/Transaction rejected with non-error: undefined/.test(String(err))) throw err; });
+    // EXPLAIN ANALYZE runs the claim: it leases 16 more, as a worker's next claim would
+    const { rows } = await t.db.knex.raw(`EXPLAIN (ANALYZE, FORMAT JSON) ${CLAIM}`, [16, 60_000]);
+    const reads = notificationReads(rows[0]['QUERY PLAN']);
+    expect(reads.length).toBeGreaterThan(0);
+    // 16 leased and skipped, 16 taken (plus the claimed rows' own reads): ordered by the index, not sorted
+    expect(Math.max(...reads)).toBeLessThanOrEqual(64);
   });
 });

@@ -20,7 +20,7 @@ export const BASE_TS = Date.UTC(2026, 0, 15, 12, 0, 0);
 export const at = (seconds: number) => new Date(BASE_TS + seconds * 1000);
 
 /** Stores messages as the gateway does (data with a GeoJSON location, a PostGIS point), received now. */
-export async function storeMessages(trx: Knex, deviceId: string, messages: TestMessage[]) {
+async function storeMessages(trx: Knex, deviceId: string, messages: TestMessage[]) {
   const stored = messages.map((m) => {
     const hasLoc = m.lon !== undefined && m.lat !== undefined;
     const data = { ...(hasLoc ? { location: { type: 'Point', coordinates: [m.lon, m.lat] } } : {}), ...(m.data ?? {}) };
@@ -37,13 +37,23 @@ export async function storeMessages(trx: Knex, deviceId: string, messages: TestM
 }
 
 /**
+ * One device's part of an ingest batch as the rules stage gets it: the device's newest stored timestamp before the
+ * messages (read first, as the pipeline's insert statement does), then the messages stored.
+ */
+export async function storeBatch(t: TestApp, trx: Knex, deviceId: string, messages: TestMessage[]) {
+  const previousLatest = (await t.repos.ingest.latestTimestamps([deviceId], trx)).get(deviceId) ?? null;
+  const stored = await storeMessages(trx, deviceId, messages);
+  return { deviceId, previousLatest, stored, messages: stored.map((m) => ({ id: m.id, timestamp: m.ts })) };
+}
+
+/**
  * One ingest batch: store the messages and run the rule deriver in the same transaction, as the pipeline does.
  * Returns the events it stored, read back whole (meta included), in the order it returned them.
  */
 export async function ingest(t: TestApp, deviceId: string, messages: TestMessage[], ctx: RuleDeriverContext = {}): Promise<EventRecord[]> {
   return t.db.knex.transaction(async (trx) => {
-    const stored = await storeMessages(trx, deviceId, messages);
-    const events = await evaluateRulesDeriver(trx, { deviceId, messages: stored }, { config: t.config, ...ctx });
+    const { previousLatest, stored } = await storeBatch(t, trx, deviceId, messages);
+    const events = await evaluateRulesDeriver(trx, { deviceId, messages: stored, previousLatest }, { config: t.config, ...ctx });
     const rows = await trx('events').select(EVENT_COLUMNS).whereIn('id', events.map((e) => e.id));
     const byId = new Map(rows.map((r: Record<string, any>) => [r.id, toEvent(r)]));
     return events.map((e) => byId.get(e.id)!);

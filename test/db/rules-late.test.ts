@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { rulesStage } from '../../db/rules/evaluate.js';
-import { at, createRule, depotRule, ingest, insideDepot, outsideDepot, ruleEventTrail, storeMessages, type TestMessage } from './rules-fixtures.js';
+import { at, createRule, depotRule, ingest, insideDepot, outsideDepot, ruleEventTrail, storeBatch, type TestMessage } from './rules-fixtures.js';
 
 let t: TestApp;
 beforeAll(async () => { t = await buildTestApp(); });
@@ -85,11 +85,8 @@ describe('late frames and rules', () => {
     const without = await t.make.device(app.principal);
     const rule = await createRule(t, app, withRule.id, depot);
     const events = await t.db.knex.transaction(async (trx) => {
-      const devices = [];
-      for (const d of [without, withRule]) {
-        const stored = await storeMessages(trx, d.id, [inside(0)]);
-        devices.push({ deviceId: d.id, messages: stored.map((m) => ({ id: m.id, timestamp: m.ts })) });
-      }
+      const devices: Awaited<ReturnType<typeof storeBatch>>[] = [];
+      for (const d of [without, withRule]) devices.push(await storeBatch(t, trx, d.id, [inside(0)]));
       return (await rulesStage({ config: t.config }).apply({ trx, devices })).stored;
     });
     expect(events.map((e) => [e.deviceId, e.objectId, e.eventType])).toEqual([[withRule.id, rule.id, 'rule-enter']]);

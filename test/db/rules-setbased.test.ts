@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { rulesStage } from '../../db/rules/evaluate.js';
 import { recordStatements } from '../helpers/statements.js';
-import { at, createRule, depotRule, insideDepot, outsideDepot, storeMessages, type TestMessage } from './rules-fixtures.js';
+import { at, createRule, depotRule, insideDepot, outsideDepot, storeBatch, type TestMessage } from './rules-fixtures.js';
 
 let t: TestApp;
 beforeAll(async () => { t = await buildTestApp(); });
@@ -17,11 +17,8 @@ const outside = (s: number, speed = 90): TestMessage => outsideDepot(s, { vehicl
 /** Runs the rules stage over one batch holding `batch[device]` for each device; returns its events and statement count. */
 async function stage(devices: { id: string }[], batch: (i: number) => TestMessage[]) {
   return t.db.knex.transaction(async (trx: Knex) => {
-    const input: { deviceId: string; messages: { id: string; timestamp: Date }[] }[] = [];
-    for (const [i, d] of devices.entries()) {
-      const stored = await storeMessages(trx, d.id, batch(i));
-      input.push({ deviceId: d.id, messages: stored.map((m) => ({ id: m.id, timestamp: m.ts })) });
-    }
+    const input: Awaited<ReturnType<typeof storeBatch>>[] = [];
+    for (const [i, d] of devices.entries()) input.push(await storeBatch(t, trx, d.id, batch(i)));
     const { result, sql } = await recordStatements(t.db.knex, () => rulesStage({ config: t.config }).apply({ trx, devices: input }));
     return { events: result.stored, statements: sql.length };
   });
