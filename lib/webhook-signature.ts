@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
 
 /**
  * Webhook signatures a receiver can trust (issue 10 item 14), in the manner of Stripe's:
@@ -12,11 +12,27 @@ export const NOTIFICATION_ID_HEADER = 'x-drivewire-notification-id';
 /** A receiver's default tolerance between the signed time and its clock (seconds). */
 export const DEFAULT_TOLERANCE_S = 300;
 
-const mac = (t: number, body: string, secret: string) =>
-  createHmac('sha256', secret).update(`${t}.`, 'utf8').update(body, 'utf8').digest('hex');
+/**
+ * Key objects of the secrets in use, most recent last: an HMAC keyed with a string derives its key each time (with
+ * the string's encoding, ~40% of a signature over a 1.5 KB body). Bounded: the oldest goes past KEYS_KEPT.
+ */
+const keys = new Map<string, KeyObject>();
+const KEYS_KEPT = 1024;
 
-/** The header value for `body` signed at `t` (unix seconds, default now). */
-export function signWebhook(body: string, secret: string, t = Math.floor(Date.now() / 1000)): string {
+function keyOf(secret: string): KeyObject {
+  let key = keys.get(secret);
+  if (key) return key;
+  key = createSecretKey(Buffer.from(secret, 'utf8'));
+  if (keys.size >= KEYS_KEPT) keys.delete(keys.keys().next().value as string);
+  keys.set(secret, key);
+  return key;
+}
+
+const mac = (t: number, body: string | Buffer, secret: string) =>
+  createHmac('sha256', keyOf(secret)).update(`${t}.`, 'utf8').update(body).digest('hex');
+
+/** The header value for `body` (text, or its UTF-8 bytes) signed at `t` (unix seconds, default now). */
+export function signWebhook(body: string | Buffer, secret: string, t = Math.floor(Date.now() / 1000)): string {
   return `t=${t},v1=${mac(t, body, secret)}`;
 }
 

@@ -106,6 +106,15 @@ describe('notification delivery', () => {
     expect(rx.on('/hang/timeout')).toHaveLength(1);
   });
 
+  it('records the timeout, not the connection it cut, when the answer starts but never ends in time', async () => {
+    const { app, device } = await kit.subscribed(`${rx.base}/trickle/timeout`);
+    const [event] = await kit.fire([{ deviceId: device.id }]);
+    await kit.worker({ webhookTimeoutMs: 300, webhookMaxAttempts: 1 });
+    const [{ id }] = await kit.notificationsOf(event.id);
+    const n = await waitFor(async () => { const x = await kit.read(app, id); return x.state === 'error' && x; }, 'error');
+    expect(n).toMatchObject({ responseCode: null, response: 'no answer within 300 ms', respondedAt: null, attempts: 1 });
+  });
+
   it('delivers to a fast receiver while a slow one has not answered yet', async () => {
     const slow = await kit.subscribed(`${rx.base}/hold/slow`);
     const fast = await kit.subscribed(`${rx.base}/ok/fast`);

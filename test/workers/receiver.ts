@@ -7,7 +7,8 @@ export interface Received { path: string; headers: IncomingHttpHeaders; body: st
 /**
  * A real webhook receiver on 127.0.0.1 (port 0). Paths decide the answer:
  * `/ok/…` 201 with a JSON body, `/fail/…` 500, `/flaky/…` 500 on the first call then 200,
- * `/hang/…` never answers, `/hold/…` answers 200 once `release(path)` is called.
+ * `/hang/…` never answers, `/trickle/…` sends its status and a first chunk but never ends the body,
+ * `/hold/…` answers 200 once `release(path)` is called.
  * `/signed/…` is what a careful integrator runs (README, "Verifying webhooks"): 401 unless the
  * signature verifies against `opts.secret` within the tolerance, 200 `duplicate` for a notification
  * id already accepted (kept in `accepted` once), else 200 `accepted`.
@@ -38,6 +39,7 @@ export async function startReceiver(opts: { secret?: string; toleranceS?: number
       else if (path.startsWith('/fail/')) res.writeHead(500).end('receiver failed');
       else if (path.startsWith('/flaky/')) res.writeHead(calls === 1 ? 500 : 200).end(calls === 1 ? 'not yet' : 'ok now');
       else if (path.startsWith('/signed/')) signed(r, res);
+      else if (path.startsWith('/trickle/')) { res.writeHead(200, { 'content-type': 'text/plain' }); res.write('partial'); }
       else if (path.startsWith('/hold/')) held.set(path, [...(held.get(path) ?? []), res]);
       else if (!path.startsWith('/hang/')) res.writeHead(404).end();
     });
