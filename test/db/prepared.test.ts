@@ -65,6 +65,18 @@ describe('prepared statements of the ingest path', () => {
     } finally { analyzer.stop(); }
   });
 
+  it('analyzes the small tables every statement joins too, by default every table of the schema', async () => {
+    // A generic plan made before a small table had statistics kept a poor index for the rules statement's notifications.
+    await db.knex.raw(`CREATE TABLE small_config (id int, app int)`);
+    const analyzer = autoAnalyze(db.knex, 50);
+    try {
+      await db.knex.raw(`INSERT INTO small_config SELECT g, 1 FROM generate_series(1, 200) g`);
+      await expect.poll(async () => (await db.knex.raw(
+        `SELECT count(*)::int AS n FROM pg_stats WHERE tablename = 'small_config' AND attname = 'app'`)).rows[0].n,
+      { timeout: 10_000 }).toBe(1);
+    } finally { analyzer.stop(); }
+  });
+
   it('keeps JIT off on PostgreSQL connections (PostGIS costs would JIT-compile millisecond statements)', async () => {
     if (db.kind !== 'pg') return;
     const { rows } = await db.knex.raw(`SELECT current_setting('jit') AS jit`);
