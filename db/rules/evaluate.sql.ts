@@ -49,7 +49,9 @@ const SAME_EVENT = (a: string, b: string) =>
 export const RULES_SQL = `
 WITH plan AS MATERIALIZED (${PLAN}),
 links AS (SELECT ?::text AS self_t, ?::text AS events_t, ?::text AS subs_t),
-said AS (
+-- MATERIALIZED: inlined, the predicate ran twice per (message, boundary): in the join filter that \`changed\`'s
+-- \`said IS NOT NULL\` became, and again in the output (measured: ~35 → 8-20 ms of a ~90 ms statement, 2,000 pairs)
+said AS MATERIALIZED (
   SELECT p.rule_id, m.id, m.ts, b.position,
     CASE b.type
       WHEN 'radius' THEN ST_DWithin(m.location::geography, b.center, b.radius)
