@@ -115,6 +115,8 @@ export interface LoadResult {
   measuredMs: number;
   /** ms from publish to PUBACK of each frame acknowledged in the window. */
   latencies: Float64Array;
+  /** The measured window on the wall clock (epoch ms, as the frames' `ts`): from its start to its end. */
+  windowEpochMs?: { from: number; to: number };
   /** The platform's event loop delay over the whole load (warm-up included), ms. */
   eventLoopDelayMs?: { p50: number; p99: number; max: number };
   /** Each process's CPU and RSS over the measured window, when runLoad was given a monitor. */
@@ -130,6 +132,7 @@ export function runLoad(o: LoadOptions, monitor?: ProcessMonitor): Promise<LoadR
     const worker = new Worker(new URL('./load.worker.js', import.meta.url), { workerData: { frameBytes: 0, ...o } });
     let from: ReturnType<ProcessMonitor['mark']> | null = null;
     let to: ReturnType<ProcessMonitor['mark']> | null = null;
+    const windowEpochMs = { from: NaN, to: NaN };
     // The platform's main thread while the load runs: how long a ready callback waits (decoding, SQL results, PUBACKs).
     const delay = monitorEventLoopDelay({ resolution: 10 });
     delay.enable();
@@ -138,14 +141,14 @@ export function runLoad(o: LoadOptions, monitor?: ProcessMonitor): Promise<LoadR
       return { p50: round(delay.percentile(50) / 1e6), p99: round(delay.percentile(99) / 1e6), max: round(delay.max / 1e6) };
     };
     worker.on('message', (m: { type: 'measuring' } | { type: 'measured' } | LoadDone) => {
-      if (m.type === 'measuring') from = monitor?.mark() ?? null;
-      else if (m.type === 'measured') to = monitor?.mark() ?? null;
+      if (m.type === 'measuring') { windowEpochMs.from = Date.now(); from = monitor?.mark() ?? null; }
+      else if (m.type === 'measured') { windowEpochMs.to = Date.now(); to = monitor?.mark() ?? null; }
       else {
         const { type, thread, ...counts } = m;
         const eventLoopDelayMs = lag();
         const window = from && to ? Promise.all([from, to]) : Promise.resolve(null);
         window.then((marks) => resolve({
-          ...counts, eventLoopDelayMs, ...(marks && monitor ? { processes: monitor.figures(marks[0], marks[1], workerThreadFigures(thread)) } : {}),
+          ...counts, eventLoopDelayMs, windowEpochMs, ...(marks && monitor ? { processes: monitor.figures(marks[0], marks[1], workerThreadFigures(thread)) } : {}),
         }), reject);
       }
     });
