@@ -121,12 +121,15 @@ const HOT = ['messages', 'events', 'trips', 'distance_steps', 'notifications', '
 const SKIPPED = ['spatial_ref_sys', 'knex_migrations', 'knex_migrations_lock'];
 
 /**
- * PostgreSQL: the tables changed by a tenth since their last analysis (and 500 rows for the hot ones, 50 for the rest:
- * autovacuum's own threshold), from its own counters.
+ * PostgreSQL, from its own counters: a hot table once a tenth of it (and 500 rows) changed since its last analysis;
+ * another once its live rows differ from those the last analysis counted by a tenth and 50 rows (autovacuum's
+ * threshold), or it was never analyzed. Size, not updates, for those: `rule_states` is updated by every batch, and
+ * each analysis makes the statements that read the table be planned again.
  */
-const CHANGED_PG = `SELECT relname AS t FROM pg_stat_user_tables
-  WHERE schemaname = current_schema() AND (?::text[] IS NULL OR relname = ANY(?::text[])) AND relname <> ALL(?::text[])
-    AND n_mod_since_analyze > CASE WHEN relname = ANY(?::text[]) THEN 500 ELSE 50 END + 0.1 * greatest(n_live_tup, 0)`;
+const CHANGED_PG = `SELECT s.relname AS t FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
+  WHERE s.schemaname = current_schema() AND (?::text[] IS NULL OR s.relname = ANY(?::text[])) AND s.relname <> ALL(?::text[])
+    AND CASE WHEN s.relname = ANY(?::text[]) THEN s.n_mod_since_analyze > 500 + 0.1 * greatest(s.n_live_tup, 0)
+      ELSE (c.reltuples < 0 AND s.n_live_tup > 0) OR abs(s.n_live_tup - greatest(c.reltuples, 0)) > 50 + 0.1 * greatest(c.reltuples, 0) END`;
 /** PGlite keeps no such counters (its statistics are never flushed): the tables' sizes, compared with the last analysis. */
 const SIZES = `SELECT c.relname AS t, pg_relation_size(c.oid)::float8 AS bytes FROM pg_class c
   WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r'
