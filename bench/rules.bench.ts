@@ -53,7 +53,7 @@ function rulesFor(deviceIndex: number, m: number) {
 async function run(o: BenchOptions): Promise<Record<string, unknown>> {
   const receiver = await startReceiver();
   const bench = await startBenchPlatform({ databaseUrl: o.databaseUrl, batchSize: o.batchSize, batchMs: o.batchMs,
-    flags: { allowPrivateWebhooks: true, webhookConcurrency: 32 } });
+    flags: { allowPrivateWebhooks: true } });
   try {
     const { platform } = bench;
     const devices = await bench.devices(o.devices);
