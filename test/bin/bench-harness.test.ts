@@ -37,7 +37,9 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('drivewire bench --smoke: connec
     expect(c.devices).toBe(50);
     expect(c.processes.loadGenerator.where).toBe('child process');
     expect(c.platform).toMatchObject({ devices: 50, connected: 50, failed: 0, countedByBroker: 50, droppedWhileHeld: 0, connectMs: number, connectionsPerSecond: number, heapPerDeviceBytes: number });
-    expect(c.platform.rssPerDeviceBytes).toBeGreaterThan(0);
+    // reported, whatever its sign: over 50 devices (~350 KB) a scavenge or the allocator giving pages back moves the
+    // process's RSS by more than the connections (CI measured -35,748 bytes per device once); a measure, not a check
+    expect(Number.isFinite(c.platform.rssPerDeviceBytes)).toBe(true);
 
     expect(k.scenario).toBe('knee');
     expect(k.qos).toBe(1);
