@@ -1,4 +1,5 @@
 import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 
 /**
  * Webhook signatures a receiver can trust (issue 10 item 14), in the manner of Stripe's:
@@ -13,18 +14,14 @@ export const NOTIFICATION_ID_HEADER = 'x-drivewire-notification-id';
 export const DEFAULT_TOLERANCE_S = 300;
 
 /**
- * Key objects of the secrets in use, most recent last: an HMAC keyed with a string derives its key each time (with
- * the string's encoding, ~40% of a signature over a 1.5 KB body). Bounded: the oldest goes past KEYS_KEPT.
+ * Key objects of the secrets in use: an HMAC keyed with the secret's text derives its key again each time (with the
+ * string's encoding, ~40% of a signature over a 1.5 KB body).
  */
-const keys = new Map<string, KeyObject>();
-const KEYS_KEPT = 1024;
+const keys = new LRUCache<string, KeyObject>({ max: 1024 });
 
 function keyOf(secret: string): KeyObject {
   let key = keys.get(secret);
-  if (key) return key;
-  key = createSecretKey(Buffer.from(secret, 'utf8'));
-  if (keys.size >= KEYS_KEPT) keys.delete(keys.keys().next().value as string);
-  keys.set(secret, key);
+  if (!key) keys.set(secret, key = createSecretKey(Buffer.from(secret, 'utf8')));
   return key;
 }
 
