@@ -122,14 +122,12 @@ const SKIPPED = ['spatial_ref_sys', 'knex_migrations', 'knex_migrations_lock'];
 
 /**
  * PostgreSQL, from its own counters: a hot table once a tenth of it (and 500 rows) changed since its last analysis;
- * another once its live rows differ from those the last analysis counted by a tenth and 50 rows (autovacuum's
- * threshold), or it was never analyzed. Size, not updates, for those: `rule_states` is updated by every batch, and
- * each analysis makes the statements that read the table be planned again.
+ * another once it has rows, then as it doubles (the rows its last analysis counted: `reltuples`).
  */
 const CHANGED_PG = `SELECT s.relname AS t FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
   WHERE s.schemaname = current_schema() AND (?::text[] IS NULL OR s.relname = ANY(?::text[])) AND s.relname <> ALL(?::text[])
     AND CASE WHEN s.relname = ANY(?::text[]) THEN s.n_mod_since_analyze > 500 + 0.1 * greatest(s.n_live_tup, 0)
-      ELSE (c.reltuples < 0 AND s.n_live_tup > 0) OR abs(s.n_live_tup - greatest(c.reltuples, 0)) > 50 + 0.1 * greatest(c.reltuples, 0) END`;
+      ELSE s.n_live_tup > 0 AND s.n_live_tup >= 2 * greatest(c.reltuples, 0) END`;
 /** PGlite keeps no such counters (its statistics are never flushed): the tables' sizes, compared with the last analysis. */
 const SIZES = `SELECT c.relname AS t, pg_relation_size(c.oid)::float8 AS bytes FROM pg_class c
   WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r'
@@ -147,8 +145,11 @@ const SIZES = `SELECT c.relname AS t, pg_relation_size(c.oid)::float8 AS bytes F
  * - The small tables the ingest statements join (rules, subscriptions, authorizations, registrations, …) were not
  *   analyzed at all, on PGlite ever, on PostgreSQL for the first minute: the rules statement's notifications found
  *   each authorization through the application's index, filtering out every other device's row (92 per
- *   notification, 7 of ~100 ms per batch at 200 devices). Every table of the schema is watched now; the small ones
- *   by autovacuum's threshold (50 rows; on PGlite once they hold a page, then as they double).
+ *   notification, 7 of ~100 ms per batch at 200 devices). Every table of the schema is watched now; a small one is
+ *   analyzed once it has rows (PGlite: a page), then as it doubles. By size, not by changes: `rule_states` is updated
+ *   by every batch, and each analysis has every statement that reads the table planned again, which on PGlite's one
+ *   connection holds up the batches (at every tenth of growth there, the rules bench's commit p99 went 374-459 ->
+ *   689-705 ms).
  * An ANALYZE also makes every cached plan that reads the table be planned again. A refusal (not the owner) is ignored.
  * Started by the processes that ingest or deliver (bin/platform.ts), not by every connection (the CLI, API-only parts).
  */
@@ -160,8 +161,6 @@ export function autoAnalyze(knex: Knex, everyMs = 5000, tables: string[] | null 
     const { rows } = await knex.raw(SIZES, [tables, tables, SKIPPED]);
     return (rows as { t: string; bytes: number }[]).filter(({ t, bytes }) => {
       const last = analyzedAt.get(t) ?? 0;
-      // The small tables once they hold a page, then as they double: on PGlite's one connection an ANALYZE, and the
-      // plans it has made again, hold up every batch.
       return HOT.includes(t) ? bytes >= last * 1.1 && bytes - last >= 1 << 20 : bytes >= Math.max(8192, last * 2);
     });
   };
