@@ -115,8 +115,8 @@ export interface LoadResult {
   measuredMs: number;
   /** ms from publish to PUBACK of each frame acknowledged in the window. */
   latencies: Float64Array;
-  /** The measured window on the wall clock (epoch ms, as the frames' `ts`): from its start to its end. */
-  windowEpochMs?: { from: number; to: number };
+  /** The measured window on the wall clock (epoch ms, as the frames' `ts`); NaN where the worker never announced it. */
+  windowEpochMs: { from: number; to: number };
   /** The platform's event loop delay over the whole load (warm-up included), ms. */
   eventLoopDelayMs?: { p50: number; p99: number; max: number };
   /** Each process's CPU and RSS over the measured window, when runLoad was given a monitor. */
@@ -165,6 +165,10 @@ export function quantile(values: Float64Array, q: number): number {
 }
 
 export const round = (x: number, digits = 1) => Math.round(x * 10 ** digits) / 10 ** digits;
+
+/** A latency distribution as the results print it (ms): p50, p99 and max. */
+export const spread = (values: Float64Array) =>
+  ({ p50: round(quantile(values, 0.5)), p99: round(quantile(values, 0.99)), max: round(quantile(values, 1)) });
 
 /** The machine a result was measured on (every scenario's `machine`). */
 export const machine = () => ({

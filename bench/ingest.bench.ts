@@ -1,6 +1,6 @@
 // Ingest scenario (issue 3): N devices publish QoS 1 telemetry frames to the gateway; reports the
 // sustained frames/s stored and the time from publish to committed row (= PUBACK, sent after commit).
-import { batchFigures, quantile, round, runLoad, startBenchPlatform, machine } from './harness.js';
+import { batchFigures, round, runLoad, spread, startBenchPlatform, machine } from './harness.js';
 import { bareAedes, rawCopy } from './baselines.js';
 import type { BenchOptions, BenchScenario } from './types.js';
 
@@ -30,7 +30,7 @@ async function measure(o: BenchOptions, trips: boolean): Promise<Record<string, 
       batchMs: bench.platform.config.ingestBatchMs,
       measuredSeconds: o.durationS,
       framesStoredPerSecond,
-      publishToCommitMs: { p50: round(quantile(load.latencies, 0.5)), p99: round(quantile(load.latencies, 0.99)), max: round(quantile(load.latencies, 1)) },
+      publishToCommitMs: spread(load.latencies),
       framesAcknowledged: load.ackedTotal,
       framesStored: Number(stored),
       publishErrors: load.errors,

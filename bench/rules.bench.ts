@@ -3,7 +3,7 @@
 // second and the time from a frame's publish (its `ts`) to the webhook's arrival at the receiver.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { batchFigures, quantile, round, runLoad, startBenchPlatform, machine } from './harness.js';
+import { batchFigures, quantile, round, runLoad, spread, startBenchPlatform, machine } from './harness.js';
 import { bareAedes } from './baselines.js';
 import type { BenchOptions, BenchScenario } from './types.js';
 
@@ -83,7 +83,7 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
     const delivered = Float64Array.from(receiver.latencies);
     // Like the frames' publish → commit: the webhooks of frames published in the measured window (the warm-up's first
     // evaluations and the connections' set-up are not in it); `publishToWebhookMsAll` has every webhook.
-    const { from, to } = load.windowEpochMs ?? { from: -Infinity, to: Infinity };
+    const { from, to } = load.windowEpochMs;
     const inWindow = Float64Array.from(receiver.latencies.filter((_, i) => receiver.eventTimes[i] >= from && receiver.eventTimes[i] <= to));
     // The same load against a bare Aedes, after the drain, on the same machine (issue 13's first row).
     const bare = o.baselines === false ? null : await bareAedes(loadOptions);
@@ -104,8 +104,8 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
       webhooksDelivered: delivered.length,
       // from the first webhook's arrival to the last's, the drain after the load included: what delivery keeps up with
       webhooksPerSecond: delivered.length > 1 ? round(delivered.length / ((receiver.arrivals.last - receiver.arrivals.first) / 1000), 1) : null,
-      publishToWebhookMs: { p50: round(quantile(inWindow, 0.5)), p99: round(quantile(inWindow, 0.99)), max: round(quantile(inWindow, 1)), webhooks: inWindow.length },
-      publishToWebhookMsAll: { p50: round(quantile(delivered, 0.5)), p99: round(quantile(delivered, 0.99)), max: round(quantile(delivered, 1)) },
+      publishToWebhookMs: { ...spread(inWindow), webhooks: inWindow.length },
+      publishToWebhookMsAll: spread(delivered),
       publishToCommitMs: { p50: round(quantile(load.latencies, 0.5)), p99: round(quantile(load.latencies, 0.99)) },
       publishErrors: load.errors,
       eventLoopDelayMs: load.eventLoopDelayMs,
