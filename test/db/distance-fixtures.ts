@@ -49,6 +49,13 @@ export async function storeFrames(trx: Knex, t: TestApp, deviceId: string, vehic
   return { deviceId, messages, previousLatest };
 }
 
+/** The same frames stored for each vehicle, one after another: a transaction's queries run one at a time. */
+export async function storeFleet(trx: Knex, t: TestApp, fleet: { device: { id: string }; vehicle: { id: string } }[], t0: number, frames: Frame[]) {
+  const batches: DeviceBatch[] = [];
+  for (const d of fleet) batches.push(await storeFrames(trx, t, d.device.id, d.vehicle.id, t0, frames));
+  return batches;
+}
+
 /** One batch through the distance stage (stored events too, as the pipeline does); counts the stage's statements. */
 export async function runStage(t: TestApp, batches: (trx: Knex) => Promise<DeviceBatch[]>) {
   const stage = distanceStage({ config: t.config, knex: t.db.knex, repos: t.repos, log: silentLogger });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { runStage, storeFrames, vehicleTotal, vehicleWithDevice, type Frame } from './distance-fixtures.js';
+import { runStage, storeFleet, storeFrames, vehicleTotal, vehicleWithDevice, type Frame } from './distance-fixtures.js';
 import { distancePart } from '../../db/distance/triggers.sql.js';
 import { fuse, runParts } from '../../db/fused.js';
 import type { Knex } from 'knex';
@@ -67,13 +67,13 @@ describe('distance steps', () => {
     const fleet = async (n: number) => Promise.all(Array.from({ length: n }, () => vehicleWithDevice(t, T0)));
     const frames = [0, 1, 2].map((k) => ({ s: k * 5, north: k * 50, speed: 36 }));
     const [one, twenty] = [await fleet(1), await fleet(20)];
-    const a = await runStage(t, async (trx) => Promise.all(one.map((d) => storeFrames(trx, t, d.device.id, d.vehicle.id, T0, frames))));
-    const b = await runStage(t, async (trx) => Promise.all(twenty.map((d) => storeFrames(trx, t, d.device.id, d.vehicle.id, T0, frames))));
+    const a = await runStage(t, (trx) => storeFleet(trx, t, one, T0, frames));
+    const b = await runStage(t, (trx) => storeFleet(trx, t, twenty, T0, frames));
     expect(a.statements).toBe(1);
     expect(b.statements).toBe(a.statements);
     for (const d of twenty) expect((await vehicleTotal(t, d.vehicle.id)).total).toBeCloseTo(100, 0);
     const late = [{ s: 7, north: 70, east: 10, speed: 36 }];
-    const c = await runStage(t, async (trx) => Promise.all(twenty.map((d) => storeFrames(trx, t, d.device.id, d.vehicle.id, T0, late))));
+    const c = await runStage(t, (trx) => storeFleet(trx, t, twenty, T0, late));
     expect(c.statements).toBe(1);
     for (const d of twenty) expect((await vehicleTotal(t, d.vehicle.id)).total).toBeGreaterThan(100.5);
   });
