@@ -1,8 +1,14 @@
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
 import knexFactory from 'knex';
 import { openDatabase, type Db } from '../../db/connection.js';
+
+/** Copies of the template not yet removed by their close(): removed when the worker exits. */
+const leftBehind = new Set<string>();
+process.on('exit', () => { for (const dir of leftBehind) fs.rmSync(dir, { recursive: true, force: true }); });
 
 /** A fresh database for one test file: a clone of the migrated template (PGlite or PostgreSQL). */
 export async function createTestDb(): Promise<Db & { url: string | null }> {
@@ -22,7 +28,23 @@ export async function createTestDb(): Promise<Db & { url: string | null }> {
     const db = await openDatabase({ databaseUrl: target.toString() });
     return Object.assign(db, { url: target.toString() });
   }
-  const file = inject('pgliteTemplate')!;
-  const db = await openDatabase({ loadDataDir: new Blob([fs.readFileSync(file)]) });
-  return Object.assign(db, { url: null });
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dw-test-db-'));
+  leftBehind.add(dir);
+  copyPgliteTemplate(dir);
+  const db = await openDatabase({ pgliteDir: dir });
+  const close = db.close;
+  return Object.assign(db, {
+    url: null,
+    close: async () => {
+      try { await close(); } finally { fs.rmSync(dir, { recursive: true, force: true }); leftBehind.delete(dir); }
+    },
+  });
+}
+
+/** Copies the suite's migrated PGlite data directory (test/global-setup.ts) to `dir`; false without one. */
+export function copyPgliteTemplate(dir: string): boolean {
+  const template = inject('pgliteTemplate');
+  if (!template) return false;
+  fs.cpSync(template, dir, { recursive: true });
+  return true;
 }
