@@ -1,0 +1,42 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { deliveryKit } from '../workers/helpers.js';
+
+let t: TestApp;
+beforeAll(async () => { t = await buildTestApp(); });
+afterAll(async () => { await t?.close(); });
+const kit = deliveryKit(() => t);
+
+const count = async (table: string, where: Record<string, unknown>) =>
+  Number((await t.db.knex(table).where(where).count({ n: '*' }).first())!.n);
+
+describe('events without per-row keys (migration 017)', () => {
+  it('deletes the notifications of the events a statement deletes, with their attempts, and no other', async () => {
+    const { device } = await kit.subscribed('http://127.0.0.1:9/r');
+    const [a, b, c] = await kit.fire([{ deviceId: device.id }, { deviceId: device.id }, { deviceId: device.id }]);
+    const [na] = await t.db.knex('notifications').where({ event_id: a.id }).pluck('id');
+    await t.db.knex('notification_attempts').insert({
+      id: crypto.randomUUID(), notification_id: na, attempt: 1, outcome: 'error', notified_at: new Date(),
+    });
+    for (const e of [a, b, c]) expect(await count('notifications', { event_id: e.id })).toBe(1);
+
+    await t.db.knex('events').whereIn('id', [a.id, b.id]).del();
+    expect(await count('notifications', { event_id: a.id })).toBe(0);
+    expect(await count('notifications', { event_id: b.id })).toBe(0);
+    expect(await count('notification_attempts', { notification_id: na })).toBe(0);
+    expect(await count('notifications', { event_id: c.id })).toBe(1);
+  });
+
+  it('deletes a deleted device\'s events and their notifications, as the cascade did', async () => {
+    const { device } = await kit.subscribed('http://127.0.0.1:9/r');
+    const other = await kit.subscribed('http://127.0.0.1:9/r');
+    const [e] = await kit.fire([{ deviceId: device.id }]);
+    const [kept] = await kit.fire([{ deviceId: other.device.id }]);
+
+    await t.db.knex('devices').where({ id: device.id }).del();
+    expect(await count('events', { device_id: device.id })).toBe(0);
+    expect(await count('notifications', { event_id: e.id })).toBe(0);
+    expect(await count('events', { id: kept.id })).toBe(1);
+    expect(await count('notifications', { event_id: kept.id })).toBe(1);
+  });
+});
