@@ -9,7 +9,8 @@ import { RULE_EVENT_META } from './rule-event.sql.js';
  * Rule evaluation over the devices' messages, in SQL (DESIGN.md: the database does the spatial and
  * time-series work). Input: the rules to evaluate, each with the timestamp `from` where its
  * evaluation (re)starts. For each rule:
- *  1. seed: the boundary states in force before `from` (the last rule_state_log row before it);
+ *  1. seed: the boundary states in force before `from` (the last rule_state_log row before it: for a rule
+ *     continuing live, its rule_states row, which holds the same);
  *  2. said: what each message at or after `from` says about each boundary: inside (true) or outside
  *     (false); a message without what the boundary needs (a location for radius — ST_DWithin on
  *     geography, meters — and polygon — ST_Covers —, the parameter for parametric — inclusive
@@ -32,12 +33,17 @@ import { RULE_EVENT_META } from './rule-event.sql.js';
  * data from its creation on, and a late frame's recomputation sees the data the live path saw.
  */
 const PLAN = `
-  SELECT p.rule_id, p.from_ts, p.late, r.device_id, r.application_id, r.name, r.created_at, seed.states AS seed,
+  SELECT p.rule_id, p.from_ts, p.late, r.device_id, r.application_id, r.name, r.created_at,
+    CASE WHEN p.late THEN seed.states ELSE rs.states END AS seed,
     (SELECT count(*) FROM rule_boundaries b WHERE b.rule_id = p.rule_id)::int AS boundaries
   FROM unnest(?::uuid[], ?::timestamptz[], ?::boolean[]) AS p(rule_id, from_ts, late)
   JOIN rules r ON r.id = p.rule_id
+  JOIN rule_states rs ON rs.rule_id = p.rule_id
+  -- A rule continuing live is seeded from rule_states, which holds its last logged states (written with every change
+  -- point, and after every recomputation); only a recomputed rule looks up the log before \`from\`. \`p.late\` is a
+  -- one-time filter here, so a live rule skips the index scan (~13 µs a rule under the rules bench: 5.7 of 34 ms).
   LEFT JOIN LATERAL (
-    SELECT l.states FROM rule_state_log l WHERE l.rule_id = p.rule_id AND l.ts < p.from_ts
+    SELECT l.states FROM rule_state_log l WHERE p.late AND l.rule_id = p.rule_id AND l.ts < p.from_ts
     ORDER BY l.ts DESC, l.message_id DESC LIMIT 1
   ) seed ON true`;
 

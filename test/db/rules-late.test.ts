@@ -53,6 +53,15 @@ describe('late frames and rules', () => {
     expect(late.trail).toEqual(ordered.trail);
   });
 
+  it('keeps in rule_states the states of the last logged change point, which seed a rule continuing live', async () => {
+    const path = [inside(0), outside(5), outside(10), inside(15), inside(20), outside(25), inside(30), outside(35)];
+    const { rule } = await feed([[path[3], path[6]], [path[0], path[7]], [path[5]], [path[1], path[2], path[4]], [inside(40)]]);
+    const last = await t.db.knex('rule_state_log').where({ rule_id: rule.id }).orderBy([{ column: 'ts', order: 'desc' }, { column: 'message_id', order: 'desc' }]).first();
+    const state = await t.db.knex('rule_states').where({ rule_id: rule.id }).first();
+    expect(state.states).toEqual(last.states);
+    expect(state.states).toEqual([true]);
+  });
+
   it('gives the same events as ordered data for frames arriving in shuffled batches', async () => {
     const path = [inside(0), outside(5), outside(10), inside(15), inside(20), outside(25), inside(30), outside(35)];
     const ordered = await feed([path]);
