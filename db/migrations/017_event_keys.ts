@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { DEVICES_DELETE_HISTORY } from './014_history_keys.js';
 
 /**
  * Events and their notifications no longer check their parent row per inserted row (issue 13, as 014 did for
@@ -30,12 +31,7 @@ export async function up(knex: Knex): Promise<void> {
 }
 
 export async function down(knex: Knex): Promise<void> {
-  await knex.raw(`CREATE OR REPLACE FUNCTION devices_delete_history() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN
-      DELETE FROM distance_steps WHERE device_id = OLD.id;
-      DELETE FROM messages WHERE device_id = OLD.id;
-      RETURN OLD;
-    END $$`);
+  await knex.raw(DEVICES_DELETE_HISTORY);
   await knex.raw('DROP TRIGGER IF EXISTS events_delete_notifications ON events');
   await knex.raw('DROP FUNCTION IF EXISTS events_delete_notifications()');
   await knex.raw('ALTER TABLE events ADD CONSTRAINT events_device_id_fkey FOREIGN KEY (device_id) REFERENCES devices(id) ON DELETE CASCADE');
