@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { deliveryKit } from '../workers/helpers.js';
+import { createRule, depotRule, ingest, insideDepot, outsideDepot } from './rules-fixtures.js';
 
 let t: TestApp;
 beforeAll(async () => { t = await buildTestApp(); });
@@ -38,5 +39,32 @@ describe('events without per-row keys (migration 017)', () => {
     expect(await count('notifications', { event_id: e.id })).toBe(0);
     expect(await count('events', { id: kept.id })).toBe(1);
     expect(await count('notifications', { event_id: kept.id })).toBe(1);
+  });
+});
+
+describe('the rule state log without a per-row key (migration 018)', () => {
+  /** A device with two rules, each with logged change points. */
+  async function loggedRules() {
+    const app = await t.make.application();
+    const device = await t.make.device(app.principal);
+    const rules = [await createRule(t, app, device.id, depotRule), await createRule(t, app, device.id, depotRule)];
+    await ingest(t, device.id, [insideDepot(0), outsideDepot(10)]);
+    for (const r of rules) expect(await count('rule_state_log', { rule_id: r.id })).toBeGreaterThan(0);
+    return { device, rules };
+  }
+
+  it('deletes a deleted rule\'s log and no other rule\'s', async () => {
+    const { rules: [gone, kept] } = await loggedRules();
+    await t.db.knex('rules').where({ id: gone.id }).del();
+    expect(await count('rule_state_log', { rule_id: gone.id })).toBe(0);
+    expect(await count('rule_state_log', { rule_id: kept.id })).toBeGreaterThan(0);
+  });
+
+  it('deletes the logs of the rules deleted with their device', async () => {
+    const { device, rules } = await loggedRules();
+    const other = await loggedRules();
+    await t.db.knex('devices').where({ id: device.id }).del();
+    for (const r of rules) expect(await count('rule_state_log', { rule_id: r.id })).toBe(0);
+    for (const r of other.rules) expect(await count('rule_state_log', { rule_id: r.id })).toBeGreaterThan(0);
   });
 });
