@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { DEVICES_DELETE_HISTORY } from './014_history_keys.js';
+import { replaceKeyWithCascade, restoreKey, type StatementCascade } from './statement-cascade.js';
 
 /**
  * Events and their notifications no longer check their parent row per inserted row (issue 13, as 014 did for
@@ -11,16 +12,11 @@ import { DEVICES_DELETE_HISTORY } from './014_history_keys.js';
  * one statement per DELETE, and deleting a device deletes its events. `notifications.subscription_id` keeps its key:
  * its row lock orders a notification against its subscription being deleted by the API at the same moment.
  */
+const NOTIFICATIONS: StatementCascade = { parent: 'events', child: 'notifications', column: 'event_id', trigger: 'events_delete_notifications' };
+
 export async function up(knex: Knex): Promise<void> {
-  await knex.raw('ALTER TABLE notifications DROP CONSTRAINT IF EXISTS notifications_event_id_fkey');
+  await replaceKeyWithCascade(knex, NOTIFICATIONS);
   await knex.raw('ALTER TABLE events DROP CONSTRAINT IF EXISTS events_device_id_fkey');
-  await knex.raw(`CREATE OR REPLACE FUNCTION events_delete_notifications() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN
-      DELETE FROM notifications n USING gone g WHERE n.event_id = g.id;
-      RETURN NULL;
-    END $$`);
-  await knex.raw(`CREATE TRIGGER events_delete_notifications AFTER DELETE ON events
-    REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION events_delete_notifications()`);
   await knex.raw(`CREATE OR REPLACE FUNCTION devices_delete_history() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
       DELETE FROM distance_steps WHERE device_id = OLD.id;
@@ -32,8 +28,6 @@ export async function up(knex: Knex): Promise<void> {
 
 export async function down(knex: Knex): Promise<void> {
   await knex.raw(DEVICES_DELETE_HISTORY);
-  await knex.raw('DROP TRIGGER IF EXISTS events_delete_notifications ON events');
-  await knex.raw('DROP FUNCTION IF EXISTS events_delete_notifications()');
   await knex.raw('ALTER TABLE events ADD CONSTRAINT events_device_id_fkey FOREIGN KEY (device_id) REFERENCES devices(id) ON DELETE CASCADE');
-  await knex.raw('ALTER TABLE notifications ADD CONSTRAINT notifications_event_id_fkey FOREIGN KEY (event_id) REFERENCES events(id) ON DELETE CASCADE');
+  await restoreKey(knex, NOTIFICATIONS);
 }
