@@ -53,10 +53,8 @@ const PGLITE_CONF = ['shared_buffers=32MB'];
 export interface OpenOptions {
   /** A real PostgreSQL with PostGIS; without it the embedded PGlite is used. */
   databaseUrl?: string | null;
-  /** PGlite data directory; null or undefined with no loadDataDir = in memory. */
+  /** PGlite data directory; null or undefined = in memory. */
   pgliteDir?: string | null;
-  /** A PGlite data-dir dump to start from (tests clone one migrated template). */
-  loadDataDir?: Blob | File;
   poolMax?: number;
   /** Hears about a stale data-dir lock taken over (db/data-dir-lock.ts). */
   warn?: (msg: string) => void;
@@ -86,7 +84,6 @@ export async function openDatabase(opts: OpenOptions): Promise<Db> {
   // The data dir goes in the options: `new PGlite(undefined, opts)` drops the extensions (pglite 0.5.8).
   const pglite = new PGlite({
     ...(opts.pgliteDir ? { dataDir: opts.pgliteDir } : {}),
-    ...(opts.loadDataDir ? { loadDataDir: opts.loadDataDir } : {}),
     extensions: { postgis: slimPostgis(opts.warn) },
     postgresqlconf: PGLITE_CONF,
     parsers: { [INT8]: (v: string) => Number(v), [NUMERIC]: (v: string) => Number(v) },
@@ -103,16 +100,6 @@ export async function openDatabase(opts: OpenOptions): Promise<Db> {
       lock?.release();
     },
   };
-}
-
-/** Dumps a PGlite database (used to clone the migrated test template). */
-export async function dumpPglite(db: Db): Promise<Blob> {
-  const conn = (await db.knex.client.acquireConnection()) as PGlite;
-  try {
-    return await conn.dumpDataDir('none');
-  } finally {
-    await db.knex.client.releaseConnection(conn);
-  }
 }
 
 /** Tables that grow with the traffic: analyzed after a tenth of growth and at least 500 rows (PGlite: 1 MB). */

@@ -41,10 +41,12 @@ export async function createTestDb(): Promise<Db & { url: string | null }> {
   });
 }
 
-/** Copies the suite's migrated PGlite data directory (test/global-setup.ts) to `dir`; false without one. */
-export function copyPgliteTemplate(dir: string): boolean {
+/**
+ * Copies the suite's migrated PGlite data directory (test/global-setup.ts) to `dir`, so a database or a real `drivewire
+ * serve` opened on it starts ready (seconds) instead of initialising PostgreSQL and PostGIS (tens of seconds on a
+ * loaded machine). A run on PostgreSQL has no PGlite template: `dir` is left as it is.
+ */
+export function copyPgliteTemplate(dir: string): void {
   const template = inject('pgliteTemplate');
-  if (!template) return false;
-  fs.cpSync(template, dir, { recursive: true });
-  return true;
+  if (template) fs.cpSync(template, dir, { recursive: true });
 }

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
-import { seedPgliteDataDir } from '../helpers/data-dir.js';
+import { copyPgliteTemplate } from '../helpers/db.js';
 
 /** Issue 10 item 3: one process at a time on an embedded (PGlite) data directory. */
 const bin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/drivewire.js');
@@ -39,7 +39,7 @@ describe.skipIf(Boolean(process.env.TEST_DATABASE_URL))('embedded data directory
   const dataDir = tmpDir();
 
   it('refuses a second serve or migrate on a data directory in use, naming the process that holds it, and frees it on stop', async () => {
-    await seedPgliteDataDir(dataDir);
+    copyPgliteTemplate(path.join(dataDir, 'pgdata'));
     const first = await serve(dataDir);
     const lockFile = path.join(dataDir, 'pgdata.lock');
     expect(JSON.parse(fs.readFileSync(lockFile, 'utf8'))).toMatchObject({ pid: first.pid, host: os.hostname() });
