@@ -3,7 +3,7 @@
 // second and the time from a frame's publish (its `ts`) to the webhook's arrival at the receiver.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { batchFigures, quantile, round, runLoad, spread, startBenchPlatform, machine } from './harness.js';
+import { batchFigures, round, runLoad, spread, startBenchPlatform, machine } from './harness.js';
 import { bareAedes } from './baselines.js';
 import type { BenchOptions, BenchScenario } from './types.js';
 
@@ -106,7 +106,7 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
       webhooksPerSecond: delivered.length > 1 ? round(delivered.length / ((receiver.arrivals.last - receiver.arrivals.first) / 1000), 1) : null,
       publishToWebhookMs: { ...spread(inWindow), webhooks: inWindow.length },
       publishToWebhookMsAll: spread(delivered),
-      publishToCommitMs: { p50: round(quantile(load.latencies, 0.5)), p99: round(quantile(load.latencies, 0.99)) },
+      publishToCommitMs: spread(load.latencies),
       publishErrors: load.errors,
       eventLoopDelayMs: load.eventLoopDelayMs,
       processes: load.processes,

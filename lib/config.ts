@@ -108,8 +108,9 @@ export const CONFIG_FIELDS: Field[] = [
   F('allowPrivateWebhooks', 'ALLOW_PRIVATE_WEBHOOKS', 'bool', false),
   F('webhookTimeoutMs', 'WEBHOOK_TIMEOUT_MS', 'int', 10_000),
   // 64: a claim refills a quarter of the slots at once and a record statement takes every call finished meanwhile, so
-  // more slots mean fewer round trips per webhook (each ~150 µs of CPU on a 2-core VM). Delivery alone, 10,402 queued webhooks: 16 slots 10.0-12.9 s,
-  // 32 slots 6.7-8.7 s, 64 slots 6.7-8.3 s (~600 µs of worker CPU per webhook, against 750-960 µs at 16).
+  // more slots mean fewer round trips per webhook (each ~150 µs of CPU on a 2-core VM). Delivery alone, 10,402 queued
+  // webhooks: 16 slots 10.0-12.9 s, 32 slots 6.7-8.7 s, 64 slots 6.7-8.3 s (~600 µs of worker CPU per webhook, against
+  // 750-960 µs at 16).
   F('webhookConcurrency', 'WEBHOOK_CONCURRENCY', 'int', 64),
   F('webhookMaxAttempts', 'WEBHOOK_MAX_ATTEMPTS', 'int', 5),
   F('webhookBackoffMs', 'WEBHOOK_BACKOFF_MS', 'int', 1000),
