@@ -9,18 +9,21 @@ import type { Knex } from 'knex';
  * never deleted by the platform (deregistration keeps them); when one is, this trigger deletes its messages and
  * distance steps as the cascade did.
  */
-/** The device-deletion trigger's function as this migration makes it (017 adds the device's events; its down restores this). */
-export const DEVICES_DELETE_HISTORY = `CREATE OR REPLACE FUNCTION devices_delete_history() RETURNS trigger LANGUAGE plpgsql AS $$
+/** The device-deletion trigger's function, deleting the device's rows of `tables` (017 adds its events). */
+export const devicesDeleteHistory = (tables: string[]) => `CREATE OR REPLACE FUNCTION devices_delete_history() RETURNS trigger
+    LANGUAGE plpgsql AS $$
     BEGIN
-      DELETE FROM distance_steps WHERE device_id = OLD.id;
-      DELETE FROM messages WHERE device_id = OLD.id;
+${tables.map((t) => `      DELETE FROM ${t} WHERE device_id = OLD.id;`).join('\n')}
       RETURN OLD;
     END $$`;
+
+/** What this migration's function deletes. */
+export const HISTORY_014 = ['distance_steps', 'messages'];
 
 export async function up(knex: Knex): Promise<void> {
   await knex.raw('ALTER TABLE messages DROP CONSTRAINT IF EXISTS messages_device_id_fkey');
   await knex.raw('ALTER TABLE distance_steps DROP CONSTRAINT IF EXISTS distance_steps_device_id_fkey');
-  await knex.raw(DEVICES_DELETE_HISTORY);
+  await knex.raw(devicesDeleteHistory(HISTORY_014));
   await knex.raw(`CREATE TRIGGER devices_delete_history BEFORE DELETE ON devices
     FOR EACH ROW EXECUTE FUNCTION devices_delete_history()`);
 }

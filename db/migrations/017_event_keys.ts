@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { DEVICES_DELETE_HISTORY } from './014_history_keys.js';
+import { devicesDeleteHistory, HISTORY_014 } from './014_history_keys.js';
 import { replaceKeyWithCascade, restoreKey, type StatementCascade } from './statement-cascade.js';
 
 /**
@@ -17,17 +17,11 @@ const NOTIFICATIONS: StatementCascade = { parent: 'events', child: 'notification
 export async function up(knex: Knex): Promise<void> {
   await replaceKeyWithCascade(knex, NOTIFICATIONS);
   await knex.raw('ALTER TABLE events DROP CONSTRAINT IF EXISTS events_device_id_fkey');
-  await knex.raw(`CREATE OR REPLACE FUNCTION devices_delete_history() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN
-      DELETE FROM distance_steps WHERE device_id = OLD.id;
-      DELETE FROM messages WHERE device_id = OLD.id;
-      DELETE FROM events WHERE device_id = OLD.id;
-      RETURN OLD;
-    END $$`);
+  await knex.raw(devicesDeleteHistory([...HISTORY_014, 'events']));
 }
 
 export async function down(knex: Knex): Promise<void> {
-  await knex.raw(DEVICES_DELETE_HISTORY);
+  await knex.raw(devicesDeleteHistory(HISTORY_014));
   await knex.raw('ALTER TABLE events ADD CONSTRAINT events_device_id_fkey FOREIGN KEY (device_id) REFERENCES devices(id) ON DELETE CASCADE');
   await restoreKey(knex, NOTIFICATIONS);
 }
