@@ -38,9 +38,10 @@ const PLAN = `
     (SELECT count(*) FROM rule_boundaries b WHERE b.rule_id = p.rule_id)::int AS boundaries
   FROM unnest(?::uuid[], ?::timestamptz[], ?::boolean[]) AS p(rule_id, from_ts, late)
   JOIN rules r ON r.id = p.rule_id
-  JOIN rule_states rs ON rs.rule_id = p.rule_id
+  LEFT JOIN rule_states rs ON rs.rule_id = p.rule_id
   -- A rule continuing live is seeded from rule_states, which holds its last logged states (written with every change
-  -- point, and after every recomputation); only a recomputed rule looks up the log before \`from\`. \`p.late\` is a
+  -- point, and after every recomputation; a rule without its row starts unknown, as without a log); only a recomputed
+  -- rule looks up the log before \`from\`. \`p.late\` is a
   -- one-time filter here, so a live rule skips the index scan (~13 µs a rule under the rules bench: 5.7 of 34 ms).
   LEFT JOIN LATERAL (
     SELECT l.states FROM rule_state_log l WHERE p.late AND l.rule_id = p.rule_id AND l.ts < p.from_ts
