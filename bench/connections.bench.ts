@@ -5,10 +5,9 @@
 // few warm-up devices connect first and are not counted.
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import { fork, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { round, startBenchPlatform, machine } from './harness.js';
+import { startChild } from './child.js';
 import type { LoadGeneratorFigures, ProcessFigures, ProcessMonitor } from './processes.js';
 import type { BenchOptions, BenchScenario } from './types.js';
 
@@ -17,32 +16,6 @@ export const DEFAULT_PARALLEL = 250;
 /** A full collection before each memory reading, so heap figures are live objects, not garbage. */
 v8.setFlagsFromString('--expose-gc');
 const gc = vm.runInNewContext('gc') as () => void;
-
-/** A bench child process answering one message type per request over IPC. */
-async function startChild(file: string, execArgv: string[] = []) {
-  const child: ChildProcess = fork(fileURLToPath(new URL(file, import.meta.url)), [], { execArgv, serialization: 'advanced', stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
-  const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`${file} exited with code ${code}`))));
-  exited.catch(() => undefined);
-  const answer = <T>(type: string) => Promise.race([exited, new Promise<T>((resolve) => {
-    const on = (m: { type: string }) => { if (m.type === type) { child.off('message', on); resolve(m as T); } };
-    child.on('message', on);
-  })]);
-  const ready = await answer<Record<string, any>>('ready');
-  return {
-    ready,
-    ask<T>(message: Record<string, unknown>, type = String(message.type)): Promise<T> {
-      const a = answer<T>(type);
-      child.send(message);
-      return a;
-    },
-    async close() {
-      if (child.exitCode !== null) return;
-      const gone = new Promise((resolve) => child.once('exit', resolve));
-      child.send({ type: 'close' });
-      await gone;
-    },
-  };
-}
 
 interface Memory { rss: number; heapUsed: number; heapTotal: number }
 

@@ -3,7 +3,7 @@
 // second and the time from a frame's publish (its `ts`) to the webhook's arrival at the receiver.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { batchFigures, round, runLoad, spread, startBenchPlatform, machine } from './harness.js';
+import { batchFigures, round, runLoad, spread, startBenchPlatform, machine, type BenchPlatform } from './harness.js';
 import { bareAedes } from './baselines.js';
 import type { BenchOptions, BenchScenario } from './types.js';
 
@@ -50,6 +50,23 @@ function rulesFor(deviceIndex: number, m: number) {
   return rules;
 }
 
+/** Each device's M rules (rulesFor), each with a `rule-*` webhook subscription to `url`, created through the API. */
+export async function provisionRules(bench: BenchPlatform, devices: { id: string }[], m: number, url: string): Promise<void> {
+  const { platform, app } = bench;
+  const auth = `Basic ${Buffer.from(`${app.id}:${app.secret}`).toString('base64')}`;
+  const post = async (path: string, body: unknown) => {
+    const res = await fetch(`${platform.apiUrl}${path}`, { method: 'POST', headers: { authorization: auth, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    if (res.status !== 201) throw new Error(`POST ${path}: ${res.status} ${await res.text()}`);
+    return res.json();
+  };
+  for (const [i, d] of devices.entries()) {
+    for (const rule of rulesFor(i, m)) {
+      const { rule: created } = await post(`/api/v1/devices/${d.id}/rules`, { rule });
+      await post(`/api/v1/devices/${d.id}/subscriptions`, { subscription: { eventType: 'rule-*', url, object: { type: 'rule', id: created.id } } });
+    }
+  }
+}
+
 async function run(o: BenchOptions): Promise<Record<string, unknown>> {
   const receiver = await startReceiver();
   const bench = await startBenchPlatform({ databaseUrl: o.databaseUrl, batchSize: o.batchSize, batchMs: o.batchMs,
@@ -57,19 +74,7 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
   try {
     const { platform } = bench;
     const devices = await bench.devices(o.devices);
-    const { app } = bench;
-    const auth = `Basic ${Buffer.from(`${app.id}:${app.secret}`).toString('base64')}`;
-    const post = async (url: string, body: unknown) => {
-      const res = await fetch(`${platform.apiUrl}${url}`, { method: 'POST', headers: { authorization: auth, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-      if (res.status !== 201) throw new Error(`POST ${url}: ${res.status} ${await res.text()}`);
-      return res.json();
-    };
-    for (const [i, d] of devices.entries()) {
-      for (const rule of rulesFor(i, o.rules)) {
-        const { rule: created } = await post(`/api/v1/devices/${d.id}/rules`, { rule });
-        await post(`/api/v1/devices/${d.id}/subscriptions`, { subscription: { eventType: 'rule-*', url: receiver.url, object: { type: 'rule', id: created.id } } });
-      }
-    }
+    await provisionRules(bench, devices, o.rules, receiver.url);
     const rate = o.rate ?? 2; // paced by default (rule transitions at a steady pace); --rate 0 = closed loop
     const started = new Date();
     const loadOptions = { devices, durationMs: o.durationS * 1000, warmupMs: o.warmupS * 1000, window: o.window, rate };

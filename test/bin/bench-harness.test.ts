@@ -1,15 +1,15 @@
-// `drivewire bench` (the real binary) runs the connections and knee scenarios in smoke mode on a PostgreSQL
+// `drivewire bench` (the real binary) runs the connections, knee, api and webhooks scenarios, small, on a PostgreSQL
 // database of its own and prints the figures issue 13 asks of the harness: each process's CPU and RSS (the
 // PostgreSQL backends' read from /proc), the versions, what idle devices cost, the knee's steps, and no frame
-// lost or stored twice. It runs where the suite has a PostgreSQL server (CI's second phase): there a
-// platform starts in about a second, against 10-15 s for the embedded database on this 2-core machine.
+// lost or stored twice, no webhook delivered twice. It runs where the suite has a PostgreSQL server (CI's second
+// phase): there a platform starts in about a second, against 10-15 s for the embedded database on this 2-core machine.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { createTestDb } from '../helpers/db.js';
 
 const number = expect.any(Number);
 
-describe.skipIf(!process.env.TEST_DATABASE_URL)('drivewire bench --smoke: connections and knee (the real binary)', { timeout: 120_000 }, () => {
+describe.skipIf(!process.env.TEST_DATABASE_URL)('drivewire bench, small: connections, knee, api and webhooks (the real binary)', { timeout: 120_000 }, () => {
   let db: Awaited<ReturnType<typeof createTestDb>>;
   beforeAll(async () => { db = await createTestDb(); });
   afterAll(async () => { await db?.close(); });
@@ -67,5 +67,19 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('drivewire bench --smoke: connec
     expect(a.platform).toMatchObject({ requestsPerSecond: number, non2xx: 0, errors: 0 });
     expect(a.platform.requestsPerSecond).toBeGreaterThan(0);
     expect(a.ingestDuringMeasurement.framesPerSecondStored).toBeGreaterThan(0);
+  });
+
+  it('delivers a queue of rule webhooks exactly once and measures it against a bare http client', async () => {
+    // the smoke's size, with the baseline (smoke leaves baselines out)
+    const r = await runCli(['bench', 'webhooks', '--devices', '5', '--rules', '2', '--duration', '3', '--warmup', '1', '--no-save',
+      '--database-url', db.url!], {}, 110_000);
+    expect(r.stderr).not.toMatch(/^(drivewire|bench): /m);
+    expect(r.code).toBe(0);
+    const w = JSON.parse(r.stdout.slice(r.stdout.indexOf('{')));
+    expect(w.queued).toBeGreaterThan(0);
+    expect(w).toMatchObject({ scenario: 'webhooks', webhooksDelivered: w.queued, distinctNotifications: w.queued, complete: w.queued });
+    expect(w.cpuUsPerWebhook).toMatchObject({ worker: number, postgres: number });
+    expect(w.baselines.bareHttpClient).toMatchObject({ webhooks: w.queued, failed: 0, webhooksPerSecond: number, cpuUsPerWebhook: number });
+    expect(w.baselines.ratioToBareHttpClient).toBeGreaterThan(0);
   });
 });

@@ -1,0 +1,37 @@
+// The webhooks scenario's receiver (issue 13): an HTTP server on loopback, port 0, in a process of its own, so
+// what it costs is in neither the platform's CPU nor the bare client's. Answers every POST 204 and counts them,
+// and the distinct notification ids among them (a duplicate delivery shows as fewer ids than posts).
+// Driven over IPC: { type: 'expect', n } → { type: 'reached', posts, ids, cpu } once n posts arrived;
+// 'reset' clears the counts (→ 'reset'); 'close' → exits. Plain JavaScript: child processes start outside tsx's loader.
+import http from 'node:http';
+
+const ID_HEADER = process.argv[2] ?? 'x-notification-id';
+let posts = 0;
+let ids = new Set();
+let expected = Infinity;
+
+const report = () => {
+  if (posts < expected) return;
+  expected = Infinity;
+  process.send({ type: 'reached', posts, ids: ids.size, cpu: process.cpuUsage() });
+};
+
+const server = http.createServer((req, res) => {
+  req.resume();
+  req.on('end', () => {
+    posts++;
+    const id = req.headers[ID_HEADER];
+    if (typeof id === 'string') ids.add(id);
+    res.writeHead(204).end();
+    report();
+  });
+});
+server.keepAliveTimeout = 60_000;
+await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+
+process.on('message', (m) => {
+  if (m.type === 'expect') { expected = m.n; report(); }
+  else if (m.type === 'reset') { posts = 0; ids = new Set(); expected = Infinity; process.send({ type: 'reset' }); }
+  else if (m.type === 'close') { server.closeAllConnections(); server.close(() => process.exit(0)); }
+});
+process.send({ type: 'ready', url: `http://127.0.0.1:${server.address().port}/hook` });
