@@ -92,7 +92,13 @@ export interface AttemptOutcome {
  */
 export interface AttemptRecord { id: string; previousAttempts: number; payload: string | null; outcome: AttemptOutcome }
 
-const RECORD_ATTEMPTS = `
+/**
+ * Records a burst of attempts (recordAttempts). The `= ANY (ARRAY(…))` puts the recorded ids in the notifications scan's
+ * own condition, so a generic plan reads them through the primary key: joined to the recordset alone (estimated at
+ * 100 rows, whatever it holds) the plan was a hash join over a sequential scan of the whole table once the queue
+ * held a few thousand rows (7,321: 3.4 ms of a 7.6 ms statement recording 23 attempts).
+ */
+export const RECORD_ATTEMPTS = `
   WITH v AS MATERIALIZED (
     SELECT * FROM json_to_recordset(?::json) AS v(id uuid, prev int, attempt_id uuid, state text, response_code int,
       response text, notified_at timestamptz, responded_at timestamptz, retry_ms bigint, payload text)),
@@ -101,7 +107,7 @@ const RECORD_ATTEMPTS = `
       payload = coalesce(n.payload, v.payload),
       notified_at = v.notified_at, responded_at = CASE WHEN v.state = 'complete' THEN v.responded_at END, locked_until = NULL,
       next_attempt_at = CASE WHEN v.retry_ms IS NULL THEN NULL ELSE now() + v.retry_ms * interval '1 millisecond' END
-    FROM v WHERE n.id = v.id AND n.attempts = v.prev RETURNING n.id)
+    FROM v WHERE n.id = ANY (ARRAY(SELECT id FROM v)) AND n.id = v.id AND n.attempts = v.prev RETURNING n.id)
   INSERT INTO notification_attempts (id, notification_id, attempt, outcome, response_code, response, notified_at, responded_at)
   SELECT v.attempt_id, v.id, v.prev + 1, v.state, v.response_code, v.response, v.notified_at, v.responded_at
   FROM v JOIN n ON n.id = v.id
