@@ -16,6 +16,7 @@ import * as m015 from './015_notifications_due_order.js';
 import * as m016 from './016_rule_states_on_change.js';
 import * as m017 from './017_event_keys.js';
 import * as m018 from './018_rule_log_key.js';
+import * as m019 from './019_attempt_key.js';
 
 export const MIGRATIONS: Record<string, Knex.Migration> = {
   '001_core': m001,
@@ -35,4 +36,5 @@ export const MIGRATIONS: Record<string, Knex.Migration> = {
   '016_rule_states_on_change': m016,
   '017_event_keys': m017,
   '018_rule_log_key': m018,
+  '019_attempt_key': m019,
 };

@@ -68,3 +68,41 @@ describe('the rule state log without a per-row key (migration 018)', () => {
     for (const r of other.rules) expect(await count('rule_state_log', { rule_id: r.id })).toBeGreaterThan(0);
   });
 });
+
+describe('recorded attempts without a per-row key (migration 019)', () => {
+  /** A subscription with one notification per fired event, each with a recorded attempt. */
+  async function attempted(events: number) {
+    const { subscription, device } = await kit.subscribed('http://127.0.0.1:9/r');
+    const fired = await kit.fire(Array.from({ length: events }, () => ({ deviceId: device.id })));
+    const ids: string[] = await t.db.knex('notifications').whereIn('event_id', fired.map((e) => e.id)).pluck('id');
+    await t.db.knex('notification_attempts').insert(ids.map((id) => ({
+      id: crypto.randomUUID(), notification_id: id, attempt: 1, outcome: 'error', notified_at: new Date(),
+    })));
+    return { subscription, device, ids };
+  }
+  const attempts = async (ids: string[]) =>
+    Number((await t.db.knex('notification_attempts').whereIn('notification_id', ids).count({ n: '*' }).first())!.n);
+
+  it('deletes the attempts of the notifications a statement deletes, and no other', async () => {
+    const { ids: [gone1, gone2, kept] } = await attempted(3);
+    await t.db.knex('notifications').whereIn('id', [gone1, gone2]).del();
+    expect(await attempts([gone1, gone2])).toBe(0);
+    expect(await attempts([kept])).toBe(1);
+  });
+
+  it('deletes them with a deleted subscription\'s notifications, and keeps another subscription\'s', async () => {
+    const gone = await attempted(2);
+    const kept = await attempted(2);
+    await t.db.knex('subscriptions').where({ id: gone.subscription.id }).del();
+    expect(await attempts(gone.ids)).toBe(0);
+    expect(await attempts(kept.ids)).toBe(2);
+  });
+
+  it('deletes them with a deleted device\'s events', async () => {
+    const gone = await attempted(2);
+    const kept = await attempted(1);
+    await t.db.knex('devices').where({ id: gone.device.id }).del();
+    expect(await attempts(gone.ids)).toBe(0);
+    expect(await attempts(kept.ids)).toBe(1);
+  });
+});
