@@ -53,6 +53,10 @@ export default async function setup(project: TestProject) {
     await db.close();
     fs.renameSync(tmp, dir);
   }
+  // Templates of earlier schemas (64 MB each) go: every migration added left one behind.
+  for (const name of fs.readdirSync(cacheDir)) {
+    if (/^pglite-template-[0-9a-f]+$/.test(name) && path.join(cacheDir, name) !== dir) fs.rmSync(path.join(cacheDir, name), { recursive: true, force: true });
+  }
   project.provide('pgliteTemplate', dir);
   return undefined;
 }
