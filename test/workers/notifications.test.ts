@@ -123,4 +123,28 @@ describe('notification delivery', () => {
     rx.release('/hold/slow');
     await waitFor(async () => (await kit.read(slow.app, slowId)).state === 'complete', 'the slow delivery');
   });
+
+  // PostgreSQL only: on PGlite's one connection the held lock would hold up the worker's claim as well.
+  it.skipIf(!process.env.TEST_DATABASE_URL)('frees a call\'s slot once it has its answer, and holds at most 4 unrecorded per slot', async () => {
+    const { app, device } = await kit.subscribed(`${rx.base}/ok/slot`);
+    // The record statement's insert waits for this lock; the claim does not touch the table.
+    const holder = await t.db.knex.transaction();
+    let ids: string[] = [];
+    try {
+      await holder.raw('LOCK TABLE notification_attempts IN EXCLUSIVE MODE');
+      await kit.worker({ webhookConcurrency: 1 });
+      const events = await kit.fire(Array.from({ length: 6 }, () => ({ deviceId: device.id })));
+      ids = (await Promise.all(events.map((e) => kit.notificationsOf(e.id)))).map(([n]) => n.id);
+      // one slot: each call waited for the one before it to be answered, none for an attempt to be recorded,
+      // until 4 answered calls wait for their record (the worker polls every 50 ms: 10 polls find no room)
+      await waitFor(() => rx.on('/ok/slot').length === 4, 'four calls through one slot, no attempt recorded');
+      await new Promise((r) => setTimeout(r, 500));
+      expect(rx.on('/ok/slot')).toHaveLength(4);
+      for (const id of ids) expect((await kit.read(app, id)).state).toBe('queued');
+    } finally {
+      await holder.rollback();
+    }
+    for (const id of ids) await waitFor(async () => (await kit.read(app, id)).state === 'complete', 'the recorded attempts');
+    expect(rx.on('/ok/slot')).toHaveLength(6);
+  });
 });
