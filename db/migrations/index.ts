@@ -17,6 +17,7 @@ import * as m016 from './016_rule_states_on_change.js';
 import * as m017 from './017_event_keys.js';
 import * as m018 from './018_rule_log_key.js';
 import * as m019 from './019_attempt_key.js';
+import * as m020 from './020_notification_pages.js';
 
 export const MIGRATIONS: Record<string, Knex.Migration> = {
   '001_core': m001,
@@ -37,4 +38,5 @@ export const MIGRATIONS: Record<string, Knex.Migration> = {
   '017_event_keys': m017,
   '018_rule_log_key': m018,
   '019_attempt_key': m019,
+  '020_notification_pages': m020,
 };
