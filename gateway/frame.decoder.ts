@@ -33,6 +33,7 @@ const MIN_TS = Date.UTC(2000, 0, 1);
 const MAX_FUTURE_MS = 5 * 60_000;
 const MAX_ID_LENGTH = 128;
 const FIELDS = ['id', 'ts', 'kind', 'location', 'accel', 'pids', 'data', 'vin', 'dtcs', 'battery', 'collision'];
+const FIELD_SET = new Set(FIELDS);
 const GPS_FIELDS = ['alt', 'speed', 'heading', 'hdop', 'satellites'] as const;
 const ACCEL_FIELDS = ['maxX', 'maxY', 'maxZ', 'minX', 'minY', 'minZ'] as const;
 
@@ -126,9 +127,14 @@ function parseLocation(v: unknown, ignored: string[]) {
   return { lat, lon, gps: Object.keys(gps).length ? gps : null };
 }
 
+const ACCEL_RULE = { required: true } as const;
+const ACCEL_PATHS = ACCEL_FIELDS.map((f) => `accel.${f}`);
+
 function parseAccel(v: unknown, ignored: string[]): Record<string, number> {
   const o = object(v, 'accel', ACCEL_FIELDS, ignored);
-  return Object.fromEntries(ACCEL_FIELDS.map((f) => [f, num(o, f, `accel.${f}`, { required: true })]));
+  const accel: Record<string, number> = {};
+  for (let i = 0; i < ACCEL_FIELDS.length; i++) accel[ACCEL_FIELDS[i]] = num(o, ACCEL_FIELDS[i], ACCEL_PATHS[i], ACCEL_RULE);
+  return accel;
 }
 
 function parsePids(v: unknown): Obj {
@@ -182,7 +188,8 @@ function parseCollision(v: unknown): Record<string, number> {
 const present = (v: unknown) => v !== undefined && v !== null;
 
 function decodeFields(raw: Obj, now: Date): DecodedFrame {
-  const ignored = Object.keys(raw).filter((k) => !FIELDS.includes(k));
+  const ignored: string[] = [];
+  for (const k in raw) if (!FIELD_SET.has(k)) ignored.push(k);
   if (present(raw.id) && frameIdOf(raw.id) === null) {
     refuse(`id must be a string of 1 to ${MAX_ID_LENGTH} characters or a non-negative integer`);
   }
@@ -190,11 +197,9 @@ function decodeFields(raw: Obj, now: Date): DecodedFrame {
   const kind = parseKind(raw.kind);
   const loc = present(raw.location) ? parseLocation(raw.location, ignored) : null;
   const accel = present(raw.accel) ? parseAccel(raw.accel, ignored) : null;
-  // data after pids, so a key given by both takes the value from data
-  const data: Obj = {
-    ...(present(raw.pids) ? parsePids(raw.pids) : {}),
-    ...(present(raw.data) ? parseData(raw.data) : {}),
-  };
+  // data after pids, so a key given by both takes the value from data (parsePids builds a new object)
+  const data: Obj = present(raw.pids) ? parsePids(raw.pids) : {};
+  if (present(raw.data)) Object.assign(data, parseData(raw.data));
   if (loc) data.location = { type: 'Point', coordinates: [loc.lon, loc.lat] };
   if (accel) data.accel = accel;
   const frame: DecodedFrame = {

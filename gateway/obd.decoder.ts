@@ -7,12 +7,42 @@ export { MODE01_PIDS, type PidEntry } from './obd.pids.js';
 
 /** Parses hex data bytes ("1A F8", "1af8", "1A\nF8"); a reason string when it is not hex bytes. */
 export function parseHexBytes(text: string): number[] | string {
-  const compact = text.replace(/\s+/g, '');
-  if (!/^[0-9a-fA-F]*$/.test(compact)) return 'is not hex';
-  if (compact.length % 2 !== 0) return `has an odd number of hex digits (${compact.length})`;
+  // one pass over the characters (a regex, a replace and a parseInt per byte were ~2% of the gateway's CPU)
   const out: number[] = [];
-  for (let i = 0; i < compact.length; i += 2) out.push(parseInt(compact.slice(i, i + 2), 16));
-  return out;
+  let high = -1;
+  let digits = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    const v = hexValue(c);
+    if (v < 0) {
+      if (isSpace(c)) continue;
+      return 'is not hex';
+    }
+    digits++;
+    if (high < 0) high = v;
+    else { out.push(high * 16 + v); high = -1; }
+  }
+  return high < 0 ? out : `has an odd number of hex digits (${digits})`;
+}
+
+/** The value of a hex digit's character code, -1 for any other character. */
+function hexValue(c: number): number {
+  if (c >= 48 && c <= 57) return c - 48; // 0-9
+  if (c >= 65 && c <= 70) return c - 55; // A-F
+  if (c >= 97 && c <= 102) return c - 87; // a-f
+  return -1;
+}
+
+/** What `\s` matches (ECMAScript WhiteSpace and LineTerminator). */
+const isSpace = (c: number) => (c >= 9 && c <= 13) || c === 32 || c === 160 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a)
+  || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
+
+/** A PID key as exactly 2 hex digits, upper-cased; null when it is not one. */
+function pidKey(raw: string): string | null {
+  if (raw.length !== 2 || hexValue(raw.charCodeAt(0)) < 0 || hexValue(raw.charCodeAt(1)) < 0) return null;
+  const c0 = raw.charCodeAt(0);
+  const c1 = raw.charCodeAt(1);
+  return c0 >= 97 || c1 >= 97 ? raw.toUpperCase() : raw;
 }
 
 /**
@@ -23,9 +53,10 @@ export function parseHexBytes(text: string): number[] | string {
 export function decodePids(pids: Record<string, unknown>): { data: Record<string, unknown>; errors: string[] } {
   const data: Record<string, unknown> = {};
   const errors: string[] = [];
-  for (const [rawPid, value] of Object.entries(pids)) {
-    const pid = rawPid.toUpperCase();
-    if (!/^[0-9A-F]{2}$/.test(pid)) {
+  for (const rawPid in pids) {
+    const value = pids[rawPid];
+    const pid = pidKey(rawPid);
+    if (pid === null) {
       errors.push(`PID ${rawPid}: not a PID (expected 2 hex digits, without the service byte)`);
       continue;
     }
@@ -48,7 +79,8 @@ export function decodePids(pids: Record<string, unknown>): { data: Record<string
       continue;
     }
     try {
-      Object.assign(data, entry.decode(bytes));
+      if (entry.value) data[entry.keys[0]] = entry.value(bytes);
+      else Object.assign(data, entry.decode(bytes));
     } catch (err) {
       errors.push(`PID ${pid}: ${(err as Error).message}`);
     }

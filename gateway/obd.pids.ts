@@ -10,6 +10,8 @@ export interface PidEntry {
   readonly bytes: number;
   /** Decoded values by catalog key; throws an Error whose message says why the bytes are invalid. */
   decode(b: number[]): Record<string, unknown>;
+  /** For a PID of one catalog key: that key's value alone (what `decode` gives under `keys[0]`), no object built. */
+  readonly value?: (b: number[]) => unknown;
 }
 
 /** Rounds to 6 decimals to drop float artefacts (0.1 + 0.2 style); never yields -0. */
@@ -21,7 +23,7 @@ const trim = (a: number) => round6(((a - 128) * 100) / 128);
 const signed16 = (b: number[], i = 0) => (word(b, i) ^ 0x8000) - 0x8000;
 
 const one = (key: string, bytes: number, f: (b: number[]) => unknown): PidEntry =>
-  ({ keys: [key], bytes, decode: (b) => ({ [key]: f(b) }) });
+  ({ keys: [key], bytes, decode: (b) => ({ [key]: f(b) }), value: f });
 const ignored: PidEntry = { keys: [], bytes: 4, decode: () => ({}) };
 
 function lookup(table: Record<number, string>, what: string, v: number): string {

@@ -30,13 +30,16 @@ export function uplinkJob(deviceId: string, topic: string, payload: Buffer, maxB
     return { job, received: 1, refusals: [decoded.payloadError], ignoredFields: [] };
   }
   const refused = new Map(decoded.refused.map((r) => [r.index, r]));
+  // JSON text holds U+0000 only as the escape \u0000 (a raw control character is not JSON): without one in the
+  // payload no frame needs walking (the walk was ~1% of the gateway's CPU)
+  const mayHoldNul = payload.includes('\\u0000');
   const total = decoded.frames.length + decoded.refused.length;
   let next = 0;
   const ignoredFields: string[] = [];
   for (let index = 0; index < total; index++) {
     if (refused.has(index)) continue;
     const frame = decoded.frames[next++];
-    const nul = nulProblem(frame, index);
+    const nul = mayHoldNul ? nulProblem(frame, index) : null;
     if (nul) { refused.set(index, nul); continue; }
     job.frames.push(frame);
     for (const field of frame.ignoredFields ?? []) ignoredFields.push(field); // not push(...): a frame may have 40,000
