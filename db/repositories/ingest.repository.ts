@@ -102,12 +102,24 @@ const ASSOCIATIONS = `
   ) AS a ON true
   ORDER BY b.device_id, a.started_at, a.created_at`;
 
-/** The rows as INSERT_MESSAGES' one JSON parameter. */
+/**
+ * The rows as INSERT_MESSAGES' one JSON parameter, written out field by field: no object per row to stringify, and
+ * a job's receipt time (shared by its rows) converted once. Ids are uuids, timestamps ISO text, kind one of the frame
+ * kinds and lon/lat finite numbers or null (the decoder's checks), so only the frame id, data and extra need
+ * JSON.stringify.
+ */
 function messagesJson(rows: MessageRow[]): string {
-  return JSON.stringify(rows.map((r) => ({
-    id: r.id, device_id: r.deviceId, ts: r.timestamp.toISOString(), frame_id: r.frameId, kind: r.kind, data: r.data,
-    lon: r.lon, lat: r.lat, extra: r.extra, received_at: r.receivedAt.toISOString(),
-  })));
+  let json = '[';
+  let receivedAt: Date | null = null;
+  let receivedIso = '';
+  for (let i = 0; i < rows.length; i++) {
+    const r = rows[i];
+    if (r.receivedAt !== receivedAt) { receivedAt = r.receivedAt; receivedIso = receivedAt.toISOString(); }
+    json += `${i ? ',' : ''}{"id":"${r.id}","device_id":"${r.deviceId}","ts":"${r.timestamp.toISOString()}","frame_id":${
+      r.frameId === null ? 'null' : JSON.stringify(r.frameId)},"kind":"${r.kind}","data":${JSON.stringify(r.data)},"lon":${
+      r.lon ?? 'null'},"lat":${r.lat ?? 'null'},"extra":${r.extra === null ? 'null' : JSON.stringify(r.extra)},"received_at":"${receivedIso}"}`;
+  }
+  return `${json}]`;
 }
 
 export interface StoredBatch { inserted: Set<string>; latest: Map<string, Date> }
