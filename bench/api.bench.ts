@@ -35,8 +35,9 @@ async function seedHistory(knex: Knex, deviceId: string): Promise<void> {
 
 interface HttpFigures { requestsPerSecond: number; latencyMs: { p50: number; p99: number; max: number }; non2xx: number; errors: number }
 
-async function hammer(url: string, headers: Record<string, string>, durationS: number): Promise<HttpFigures> {
-  const r = await autocannon({ url, headers, connections: CONNECTIONS, duration: durationS, workers: 1 });
+/** `rate`: requests a second in all (autocannon's overallRate), for a latency at a given load; 0: as fast as answered. */
+async function hammer(url: string, headers: Record<string, string>, durationS: number, rate = 0): Promise<HttpFigures> {
+  const r = await autocannon({ url, headers, connections: CONNECTIONS, duration: durationS, workers: 1, ...(rate ? { overallRate: rate } : {}) });
   return {
     requestsPerSecond: round(r.requests.average, 0),
     latencyMs: { p50: r.latency.p50, p99: r.latency.p99, max: r.latency.max },
@@ -115,7 +116,7 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
     await hammer(`${apiUrl}${path}`, auth, 1); // warm caches and JIT
     const from = await bench.monitor.mark();
     const apiCpuFrom = separate?.cpu() ?? null;
-    const platform = await hammer(`${apiUrl}${path}`, auth, o.durationS);
+    const platform = await hammer(`${apiUrl}${path}`, auth, o.durationS, o.apiRate);
     const apiCpuTo = separate?.cpu() ?? null;
     // autocannon's worker thread is not ours to instrument: its CPU is in the bench process's.
     const processes = bench.monitor.figures(from, await bench.monitor.mark(), {
@@ -123,7 +124,7 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
       reason: 'autocannon runs in a worker thread of the bench process that it does not instrument: its CPU is in the platform\'s',
     });
     const bare = o.baselines === false ? null : await bareFastify(o.databaseUrl, knex);
-    const baseline = bare ? await hammer(`${bare.url}/messages/${target.id}`, {}, o.durationS) : null;
+    const baseline = bare ? await hammer(`${bare.url}/messages/${target.id}`, {}, o.durationS, o.apiRate) : null;
     await bare?.close();
     const load = ingest ? await ingest : null;
     return {
@@ -131,6 +132,7 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
       database: bench.database,
       versions: await bench.versions(),
       request: `GET /api/v1/devices/{id}/messages?limit=${LIMIT} over ${HISTORY} stored messages, ${CONNECTIONS} connections`,
+      requestsPerSecondOffered: o.apiRate || null,
       layout: separate ? 'API in its own process (serve --only api); gateway and workers in the bench process' : 'one process (API, gateway, workers)',
       apiProcessCpuSeconds: apiCpuFrom !== null && apiCpuTo !== null ? round(apiCpuTo - apiCpuFrom, 3) : null,
       ingestDuringMeasurement: load && {
@@ -154,7 +156,7 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
 
 export const apiScenario: BenchScenario = {
   name: 'api',
-  description: 'GET …/messages under autocannon, idle or during ingest (--ingest-rate); ratio to a bare Fastify + pg route',
+  description: 'GET …/messages under autocannon, idle or during ingest (--ingest-rate), as fast as answered or at --api-rate; ratio to a bare Fastify + pg route',
   run,
   problems: (r) => (r.platform.non2xx || r.platform.errors ? [`api: ${r.platform.non2xx} non-2xx answers, ${r.platform.errors} errors`] : []),
 };

@@ -16,6 +16,8 @@ export interface BenchOptions {
   rules: number;
   /** Total frames/s published by `devices` devices during the api scenario; 0 = the API idle. */
   ingestRate?: number;
+  /** api scenario: requests a second offered in all (the platform and the bare route alike); 0 or absent = as fast as answered. */
+  apiRate?: number;
   /** api scenario: the API in a process of its own (`serve --only api`, PostgreSQL only). */
   apiProcess?: boolean;
   /** Also measure the bare baselines (bare Aedes, raw COPY) in the same run; default true. */

@@ -51,6 +51,7 @@ export function registerBenchCommands(program: Command): void {
     .option('--batch-ms <ms>', 'ingest batch window in ms (default: the configuration\'s)')
     .option('--rules <m>', 'rules per device (rules scenario)', '5')
     .option('--ingest-rate <n>', 'api scenario: total frames/s the devices publish while the API is measured (0 = idle)', '0')
+    .option('--api-rate <n>', 'api scenario: requests/s offered in all, to read the latency at that load (0 = as fast as answered)', '0')
     .option('--api-process', 'api scenario: serve the API from a process of its own (serve --only api; PostgreSQL only)')
     .option('--trips <mode>', 'ingest scenario: trips stage on, off, or compare (both, same run, with their ratio)', 'on')
     .option('--qos <0|1>', 'knee scenario: QoS of the open-loop frames', '1')
@@ -72,6 +73,7 @@ export function registerBenchCommands(program: Command): void {
         batchMs: o.batchMs === undefined ? undefined : count('batch-ms', o.batchMs, 0),
         rules: count('rules', o.rules, 1),
         ingestRate: count('ingest-rate', o.ingestRate, 0),
+        apiRate: count('api-rate', o.apiRate, 0),
         apiProcess: o.apiProcess === true,
         baselines: o.baselines !== false,
         trips: tripsMode(o.trips),

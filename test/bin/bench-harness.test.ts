@@ -57,8 +57,8 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('drivewire bench, small: connect
     expect(k.framesStored).toBe(k.framesSent);
   });
 
-  it('serves the api scenario from an API process of its own, answering every request during ingest', async () => {
-    const r = await runCli(['bench', 'api', '--smoke', '--api-process', '--database-url', db.url!], {}, 110_000);
+  it('serves the api scenario from an API process of its own, answering every request during ingest, at the offered rate', async () => {
+    const r = await runCli(['bench', 'api', '--smoke', '--api-process', '--api-rate', '40', '--database-url', db.url!], {}, 110_000);
     expect(r.stderr).not.toMatch(/^(drivewire|bench): /m);
     expect(r.code).toBe(0);
     const a = JSON.parse(r.stdout);
@@ -66,6 +66,9 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('drivewire bench, small: connect
     expect(a.apiProcessCpuSeconds).toBeGreaterThan(0);
     expect(a.platform).toMatchObject({ requestsPerSecond: number, non2xx: 0, errors: 0 });
     expect(a.platform.requestsPerSecond).toBeGreaterThan(0);
+    // --api-rate: a latency at a given load, not at the most the server answers (hundreds a second even here)
+    expect(a.requestsPerSecondOffered).toBe(40);
+    expect(a.platform.requestsPerSecond).toBeLessThanOrEqual(60);
     expect(a.ingestDuringMeasurement.framesPerSecondStored).toBeGreaterThan(0);
   });
 
