@@ -139,6 +139,8 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
         framesPerSecondOffered: o.ingestRate,
         framesPerSecondStored: round(load.acked / (load.measuredMs / 1000), 0),
         publishToCommitMs: { p50: round(quantile(load.latencies, 0.5)), p99: round(quantile(load.latencies, 0.99)) },
+        // the bench process's main thread while the ingest ran (both measurements): what a request in it waits behind
+        eventLoopDelayMs: load.eventLoopDelayMs,
       },
       platform,
       processes,
