@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { PARAMETERS, validateValue } from '../../lib/catalog.js';
 import {
-  MODE01_PIDS, decodeDtcs, decodePids, decodeVin, isValidVinCheckDigit,
+  MODE01_PIDS, decodeDtcs, decodePids, decodeVin, isValidVinCheckDigit, parseHexBytes,
 } from '../../gateway/obd.decoder.js';
 
 describe('decodePids', () => {
@@ -189,5 +189,31 @@ describe('decodeDtcs', () => {
     });
     expect(decodeDtcs('01 00 03')).toEqual({ codes: [], errors: ['dtcs hex has an odd number of bytes (3); each code is 2 bytes'] });
     expect(decodeDtcs('P0100')).toEqual({ codes: [], errors: ['dtcs is a string but not hex; send codes like "P0100" as an array'] });
+  });
+});
+
+describe('parseHexBytes, one pass over the characters', () => {
+  /** The regex version it replaced (issue 13), kept as the reference. */
+  const reference = (text: string): number[] | string => {
+    const compact = text.replace(/\s+/g, '');
+    if (!/^[0-9a-fA-F]*$/.test(compact)) return 'is not hex';
+    if (compact.length % 2 !== 0) return `has an odd number of hex digits (${compact.length})`;
+    const out: number[] = [];
+    for (let i = 0; i < compact.length; i += 2) out.push(parseInt(compact.slice(i, i + 2), 16));
+    return out;
+  };
+  // hex digits of both cases, every character \s matches, and characters that are neither
+  const alphabet = [...'0123456789abcdefABCDEF', ...' \t\n\v\f\r\u00a0\u1680\u2000\u2005\u200a\u2028\u2029\u202f\u205f\u3000\ufeff',
+    ...'gGxX-:,\u200b\u0000é'];
+
+  it('gives what the regex version gave, for 20,000 random strings', () => {
+    let seed = 13;
+    const random = () => { seed = (seed * 1103515245 + 12345) % 2 ** 31; return seed / 2 ** 31; };
+    for (let n = 0; n < 20_000; n++) {
+      const length = Math.floor(random() * 12);
+      // mostly hex and spaces, so that valid inputs are common
+      const text = Array.from({ length }, () => alphabet[Math.floor(random() ** 2 * alphabet.length)]).join('');
+      expect(parseHexBytes(text), JSON.stringify(text)).toEqual(reference(text));
+    }
   });
 });
