@@ -51,6 +51,21 @@ describe('ordering', () => {
   });
 });
 
+describe('frames stored before', () => {
+  it('gives the stages only the frames the batch stored: none of a re-sent batch, the new ones of a mixed one', async () => {
+    const d = await t.make.device();
+    const { p, seen } = pipeline();
+    await p.submit(job(d.id, [{ id: 'a', ts: at(1).getTime() }, { id: 'b', ts: at(2).getTime() }]));
+    await p.submit(job(d.id, [{ id: 'a', ts: at(1).getTime() }, { id: 'b', ts: at(2).getTime() }]));
+    expect(seen.length).toBe(1); // the re-sent batch stored nothing: no stage ran
+    await p.submit(job(d.id, [{ id: 'b', ts: at(2).getTime() }, { id: 'c', ts: at(3).getTime() }]));
+    expect(seen.at(-1)!.map((b) => b.messages.map((m) => m.frameId))).toEqual([['c']]);
+    const stored = await t.db.knex('messages').where({ device_id: d.id }).orderBy('ts').select('id', 'frame_id');
+    expect(stored.map((r: any) => r.frame_id)).toEqual(['a', 'b', 'c']);
+    expect(seen.flat().flatMap((b) => b.messages.map((m) => m.id)).sort()).toEqual(stored.map((r: any) => r.id).sort());
+  });
+});
+
 describe('batching', () => {
   it('commits as soon as the batch size is reached, in one transaction for all queued payloads', async () => {
     const [d1, d2] = [await t.make.device(), await t.make.device()];
