@@ -61,7 +61,10 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
     const rate = o.rate ?? 50; // crossings every few frames: a queue of ~1 rule event per 3 frames
     const load = await runLoad({ url: bench.mqttUrl, devices, durationMs: o.durationS * 1000, warmupMs: o.warmupS * 1000, window: o.window, rate });
     const { knex } = platform.db;
-    const count = async (where: string) => Number((await knex.raw(`SELECT count(*)::int AS n FROM notifications WHERE ${where}`)).rows[0].n);
+    // this run's notifications only: `bench --smoke` runs the scenarios one after the other on one database, and the
+    // rules scenario's notifications (delivered to its own receiver) are in the table too
+    const count = async (where: string) =>
+      Number((await knex.raw(`SELECT count(*)::int AS n FROM notifications WHERE url = ? AND ${where}`, [url])).rows[0].n);
     const queued = await count('true');
 
     // Delivery: the worker drains the queue.
@@ -85,7 +88,7 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
     // The bare client: the same bodies (stored with their first attempt), the same receiver, the same calls in flight.
     let baseline: Record<string, unknown> | null = null;
     if (o.baselines !== false) {
-      const bodies = (await knex.raw('SELECT payload FROM notifications WHERE payload IS NOT NULL')).rows.map((r: { payload: string }) => r.payload);
+      const bodies = (await knex.raw('SELECT payload FROM notifications WHERE url = ? AND payload IS NOT NULL', [url])).rows.map((r: { payload: string }) => r.payload);
       await receiver.ask({ type: 'reset' });
       const bareReached = receiver.ask<Reached>({ type: 'expect', n: bodies.length }, 'reached');
       const bare = await bareClient(url, bodies, platform.config.webhookConcurrency);
