@@ -1,6 +1,6 @@
 // API scenario (issue 13): autocannon on `GET /devices/{id}/messages` of a device with a long history,
 // idle or while devices publish at a given total rate, and the same load on a bare Fastify route running
-// the same page query (and the same query for the page's remaining count) straight through the database
+// the same statement (the page with what its remaining count needs) straight through the database
 // client — measured in the same run, so the figure is a ratio to what the machine can do with nothing of ours.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -15,14 +15,16 @@ import { apiUrlOf } from '../bin/commands/serve.js';
 import { quantile, round, runLoad, startBenchPlatform, type LoadResult, machine } from './harness.js';
 import type { Knex } from 'knex';
 import type { BenchOptions, BenchScenario } from './types.js';
-import { MESSAGES_UP_TO } from '../db/repositories/telemetry.repository.js';
 import { REMAINING_CAP } from '../db/paging.js';
 
 const HISTORY = 50_000;
 const LIMIT = 20;
 const CONNECTIONS = 10;
-/** The platform's remaining query with pg's numbered placeholders. */
-const MESSAGES_UP_TO_PG = MESSAGES_UP_TO.split('?').map((part, i) => (i ? `$${i}${part}` : part)).join('');
+/** What the platform runs for a page of a device's messages without `since` (telemetry.repository.ts withTotals). */
+const PAGE_WITH_TOTALS = `
+  SELECT m.id, m.device_id, m.ts, m.data, (SELECT n FROM device_message_counts WHERE device_id = $1) AS dw_total,
+    (SELECT count(*) FROM (SELECT 1 FROM messages WHERE device_id = $1 AND ts > $2 ORDER BY device_id, ts DESC, id DESC LIMIT $3) x) AS dw_newer
+  FROM messages m WHERE m.device_id = $1 AND m.ts <= $2 ORDER BY m.ts DESC, m.id DESC LIMIT $4`;
 
 /** A device history of HISTORY messages, one a second, written in one statement. */
 async function seedHistory(knex: Knex, deviceId: string): Promise<void> {
@@ -55,14 +57,14 @@ async function bareFastify(databaseUrl: string | null, knex: Knex): Promise<{ ur
   const pool = databaseUrl ? new pg.Pool({ connectionString: databaseUrl, max: 10 }) : null;
   const query: Query = pool
     ? async (sql, params) => (await pool.query(sql, params)).rows
-    : async (sql, params) => (await knex.raw(sql.replace(/\$\d+/g, '?'), params as never[])).rows;
+    // knex's placeholders are positional: $n as ? with its parameter, in the order they appear (a $n may repeat)
+    : async (sql, params) => (await knex.raw(sql.replace(/\$\d+/g, '?'), [...sql.matchAll(/\$(\d+)/g)].map((m) => params[Number(m[1]) - 1]) as never[])).rows;
   const app = Fastify();
   app.get<{ Params: { id: string } }>('/messages/:id', async (request) => {
-    const rows = await query('SELECT id, device_id, ts, data FROM messages WHERE device_id = $1 ORDER BY ts DESC, id DESC LIMIT $2', [request.params.id, LIMIT + 1]);
-    const last = rows[Math.min(rows.length, LIMIT) - 1];
-    // the platform's remaining: the stored total less the messages newer than the prior link (until = last − 1 ms)
-    const [c] = await query(MESSAGES_UP_TO_PG, [request.params.id, request.params.id, new Date(new Date(last.ts).getTime() - 1), REMAINING_CAP]);
-    return { messages: rows.slice(0, LIMIT), remaining: Number(c.total) - Number(c.newer) };
+    // the platform's one statement: the page with the device's stored total and its messages newer than `until`
+    const rows = await query(PAGE_WITH_TOTALS, [request.params.id, new Date(), REMAINING_CAP, LIMIT + 1]);
+    const page = rows.slice(0, LIMIT);
+    return { messages: page.map(({ dw_total: _t, dw_newer: _n, ...m }) => m), remaining: Math.max(0, Number(rows[0].dw_total) - Number(rows[0].dw_newer) - page.length) };
   });
   const address = await app.listen({ port: 0, host: '127.0.0.1' });
   return { url: address, close: async () => { await app.close(); await pool?.end(); } };

@@ -16,8 +16,10 @@ export const REMAINING_CAP = 10_000;
 /**
  * The number of records up to `priorUntil` (inclusive) when it can be had without counting them (a stored total
  * less the newer records), or null: streamPage then counts them, capped. Used only for windows without `since`.
+ * `rows`: the page as it will be answered (the records from `priorUntil` + 1 ms to `until`, all of them), their
+ * first row with whatever else the page's statement selected.
  */
-export type ExactRemaining = (priorUntil: Date) => Promise<number | null>;
+export type ExactRemaining = (priorUntil: Date, rows: readonly Record<string, unknown>[]) => Promise<number | null> | number | null;
 
 /**
  * Stream (time-series) paging, newest first (spec 2.1, reference-notes §3.3): `since` exclusive,
@@ -47,7 +49,7 @@ export async function streamPage<T>(
       : (await bounded(w.until).where(tsColumn, '>=', new Date(boundary)).orderBy(order)) as Record<string, unknown>[];
   }
   const priorUntil = new Date(msOf(rows[rows.length - 1][key]) - 1);
-  const exact = exactRemaining && !w.since ? await exactRemaining(priorUntil) : null;
+  const exact = exactRemaining && !w.since ? await exactRemaining(priorUntil, rows) : null;
   if (exact !== null) return { rows: rows as T[], remaining: exact };
   const capped = bounded(priorUntil).clearSelect().select(tsColumn).limit(REMAINING_CAP);
   const [{ n }] = await freshBuilder(capped).from(capped.as('r')).count({ n: '*' });

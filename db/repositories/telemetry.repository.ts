@@ -48,6 +48,28 @@ function messagesUpTo(trx: Knex, deviceId: string): ExactRemaining {
   };
 }
 
+/**
+ * MESSAGES_UP_TO's two values taken with the page itself, for a window without `since`: the device's stored total and
+ * its messages newer than `until` (capped). The messages newer than the prior link's `until` are then those plus the
+ * page's own (a page holds every message from its oldest one's millisecond to `until`), so `remaining` needs no
+ * second round trip (issue 13: under ingest each round trip waits on a busy core, and a read was two of them). One
+ * statement, so one snapshot: the page and its count can no longer disagree.
+ */
+function withTotals(trx: Knex, deviceId: string, until: Date): Knex.Raw[] {
+  return [
+    trx.raw('(SELECT n FROM device_message_counts WHERE device_id = ?) AS dw_total', [deviceId]),
+    trx.raw(`(SELECT count(*) FROM (SELECT 1 FROM messages WHERE device_id = ? AND ts > ? ORDER BY device_id, ts DESC, id DESC
+      LIMIT ?) x) AS dw_newer`, [deviceId, until, REMAINING_CAP]),
+  ];
+}
+
+/** The page's remaining from withTotals' columns; null when past the cap or without a total (then counted). */
+const remainingFromTotals: ExactRemaining = (_priorUntil, rows) => {
+  const { dw_total: total, dw_newer: newerThanUntil } = rows[0] as { dw_total: unknown; dw_newer: unknown };
+  const newer = Number(newerThanUntil) + rows.length;
+  return total === null || total === undefined || newer >= REMAINING_CAP ? null : Math.max(0, Number(total) - newer);
+};
+
 /** Reads only: the gateway's ingest pipeline writes `messages` (messages.repository.ts). */
 export function telemetryRepository(knex: Knex) {
   const ofDevice = (trx: Knex, deviceId: string) => trx('messages as m').where('m.device_id', deviceId);
@@ -55,8 +77,11 @@ export function telemetryRepository(knex: Knex) {
   return {
     /** Messages of a device, newest first (spec 4.4, stream pagination). */
     async listMessages(deviceId: string, w: StreamWindow, trx: Knex = knex) {
+      // without `since`, remaining comes with the page (withTotals); its count is the fallback past the cap
+      const totals = w.since ? [] : withTotals(trx, deviceId, w.until);
       const page = await streamPage<Record<string, any>>(
-        () => ofDevice(trx, deviceId).select('m.id', 'm.device_id', 'm.ts', 'm.data'), 'm.ts', w, 'm.id', messagesUpTo(trx, deviceId));
+        () => ofDevice(trx, deviceId).select('m.id', 'm.device_id', 'm.ts', 'm.data', ...totals), 'm.ts', w, 'm.id',
+        async (priorUntil, rows) => remainingFromTotals(priorUntil, rows) ?? messagesUpTo(trx, deviceId)(priorUntil, rows));
       return { remaining: page.remaining, messages: page.rows.map(toMessage) };
     },
 
