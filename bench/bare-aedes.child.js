@@ -10,6 +10,8 @@ const broker = await Aedes.createBroker();
 const server = net.createServer(broker.handle);
 await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
 
+// the bench process is gone (ended, or killed before it could say 'close'): so is this one
+process.on('disconnect', () => process.exit(0));
 process.on('message', (m) => {
   if (m.type === 'memory') {
     globalThis.gc?.();

@@ -55,6 +55,8 @@ async function connectAll(url, devices, parallel) {
   };
 }
 
+// the bench process is gone (ended, or killed before it could say 'close'): so is this one
+process.on('disconnect', () => process.exit(0));
 process.on('message', async (m) => {
   if (m.type === 'connect') process.send(await connectAll(m.url, m.devices, m.parallel));
   else if (m.type === 'status') process.send({ type: 'status', open: clients.length - dropped, dropped });

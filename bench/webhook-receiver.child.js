@@ -29,6 +29,8 @@ const server = http.createServer((req, res) => {
 server.keepAliveTimeout = 60_000;
 await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
 
+// the bench process is gone (ended, or killed before it could say 'close'): so is this one
+process.on('disconnect', () => process.exit(0));
 process.on('message', (m) => {
   if (m.type === 'expect') { expected = m.n; report(); }
   else if (m.type === 'reset') { posts = 0; ids = new Set(); expected = Infinity; process.send({ type: 'reset' }); }
