@@ -15,16 +15,15 @@ import { apiUrlOf } from '../bin/commands/serve.js';
 import { quantile, round, runLoad, startBenchPlatform, type LoadResult, machine } from './harness.js';
 import type { Knex } from 'knex';
 import type { BenchOptions, BenchScenario } from './types.js';
-import { REMAINING_CAP } from '../db/paging.js';
+import { MESSAGE_TOTALS, messageTotalsBindings, remainingFromTotals } from '../db/repositories/telemetry.repository.js';
 
 const HISTORY = 50_000;
 const LIMIT = 20;
 const CONNECTIONS = 10;
-/** What the platform runs for a page of a device's messages without `since` (telemetry.repository.ts withTotals). */
-const PAGE_WITH_TOTALS = `
-  SELECT m.id, m.device_id, m.ts, m.data, (SELECT n FROM device_message_counts WHERE device_id = $1) AS dw_total,
-    (SELECT count(*) FROM (SELECT 1 FROM messages WHERE device_id = $1 AND ts > $2 ORDER BY device_id, ts DESC, id DESC LIMIT $3) x) AS dw_newer
-  FROM messages m WHERE m.device_id = $1 AND m.ts <= $2 ORDER BY m.ts DESC, m.id DESC LIMIT $4`;
+/** The platform's statement for a page of a device's messages without `since` (telemetry.repository.ts), pg's $n. */
+const PAGE_WITH_TOTALS = `SELECT m.id, m.device_id, m.ts, m.data, ${MESSAGE_TOTALS}
+  FROM messages m WHERE m.device_id = ? AND m.ts <= ? ORDER BY m.ts DESC, m.id DESC LIMIT ?`
+  .split('?').map((part, i) => (i ? `$${i}${part}` : part)).join('');
 
 /** A device history of HISTORY messages, one a second, written in one statement. */
 async function seedHistory(knex: Knex, deviceId: string): Promise<void> {
@@ -57,14 +56,14 @@ async function bareFastify(databaseUrl: string | null, knex: Knex): Promise<{ ur
   const pool = databaseUrl ? new pg.Pool({ connectionString: databaseUrl, max: 10 }) : null;
   const query: Query = pool
     ? async (sql, params) => (await pool.query(sql, params)).rows
-    // knex's placeholders are positional: $n as ? with its parameter, in the order they appear (a $n may repeat)
-    : async (sql, params) => (await knex.raw(sql.replace(/\$\d+/g, '?'), [...sql.matchAll(/\$(\d+)/g)].map((m) => params[Number(m[1]) - 1]) as never[])).rows;
+    : async (sql, params) => (await knex.raw(sql.replace(/\$\d+/g, '?'), params as never[])).rows;
   const app = Fastify();
   app.get<{ Params: { id: string } }>('/messages/:id', async (request) => {
     // the platform's one statement: the page with the device's stored total and its messages newer than `until`
-    const rows = await query(PAGE_WITH_TOTALS, [request.params.id, new Date(), REMAINING_CAP, LIMIT + 1]);
+    const until = new Date();
+    const rows = await query(PAGE_WITH_TOTALS, [...messageTotalsBindings(request.params.id, until), request.params.id, until, LIMIT + 1]);
     const page = rows.slice(0, LIMIT);
-    return { messages: page.map(({ dw_total: _t, dw_newer: _n, ...m }) => m), remaining: Math.max(0, Number(rows[0].dw_total) - Number(rows[0].dw_newer) - page.length) };
+    return { messages: page.map(({ dw_total: _t, dw_newer: _n, ...m }) => m), remaining: remainingFromTotals(rows[0], page.length) };
   });
   const address = await app.listen({ port: 0, host: '127.0.0.1' });
   return { url: address, close: async () => { await app.close(); await pool?.end(); } };

@@ -14,12 +14,12 @@ const msOf = (v: unknown) => new Date(v as Date).getTime();
 export const REMAINING_CAP = 10_000;
 
 /**
- * The number of records up to `priorUntil` (inclusive) when it can be had without counting them (a stored total
- * less the newer records), or null: streamPage then counts them, capped. Used only for windows without `since`.
- * `rows`: the page as it will be answered (the records from `priorUntil` + 1 ms to `until`, all of them), their
- * first row with whatever else the page's statement selected.
+ * The number of records the page's prior link reaches when it can be had without counting them (a stored total less
+ * the newer records, read by the page's own statement), or null: streamPage then counts them, capped. Used only for
+ * windows without `since`. `rows`: the page as it will be answered (every record from its oldest one's millisecond to
+ * `until`), with whatever else the page's statement selected.
  */
-export type ExactRemaining = (priorUntil: Date, rows: readonly Record<string, unknown>[]) => Promise<number | null> | number | null;
+export type ExactRemaining = (rows: readonly Record<string, unknown>[]) => number | null;
 
 /**
  * Stream (time-series) paging, newest first (spec 2.1, reference-notes §3.3): `since` exclusive,
@@ -49,7 +49,7 @@ export async function streamPage<T>(
       : (await bounded(w.until).where(tsColumn, '>=', new Date(boundary)).orderBy(order)) as Record<string, unknown>[];
   }
   const priorUntil = new Date(msOf(rows[rows.length - 1][key]) - 1);
-  const exact = exactRemaining && !w.since ? await exactRemaining(priorUntil, rows) : null;
+  const exact = exactRemaining && !w.since ? exactRemaining(rows) : null;
   if (exact !== null) return { rows: rows as T[], remaining: exact };
   const capped = bounded(priorUntil).clearSelect().select(tsColumn).limit(REMAINING_CAP);
   const [{ n }] = await freshBuilder(capped).from(capped.as('r')).count({ n: '*' });

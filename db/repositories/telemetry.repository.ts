@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { REMAINING_CAP, streamPage, type ExactRemaining, type StreamWindow } from '../paging.js';
+import { REMAINING_CAP, streamPage, type StreamWindow } from '../paging.js';
 
 /** A stored telemetry message as the telemetry service reads it (spec 2.5). */
 export interface MessageRecord {
@@ -30,45 +30,28 @@ function pickData(knex: Knex, keys: string[]): Knex.Raw {
 }
 
 /**
- * A device's messages up to `priorUntil`: its stored total (migration 013) less those newer, counted up to
- * REMAINING_CAP (the first pages: a handful of index entries). Null past the cap, or without a total. The ORDER BY
- * is messages_device_ts_id's: without it, when other devices' messages are newer than the page, the planner (which
- * cannot know a device's rows and timestamps go together) took `ts > ?` to match a third of the device's rows and
- * scanned the whole table: 22 ms at 120,000 messages.
+ * What a page of a device's messages without `since` selects besides the messages, for its `remaining` (issue 13: it
+ * was a second round trip, and under ingest each round trip waits on a busy core): the device's stored total
+ * (migration 013) and its messages newer than `until`, counted up to REMAINING_CAP. The messages newer than the prior
+ * link's `until` are those plus the page's own (a page holds every message from its oldest one's millisecond to
+ * `until`); one statement, so the page and its count share a snapshot. The ORDER BY is messages_device_ts_id's:
+ * without it, when other devices' messages are newer, the planner (which cannot know a device's rows and timestamps
+ * go together) took `ts > ?` to match a third of the device's rows and scanned the whole table: 22 ms at 120,000
+ * messages. Bindings: messageTotalsBindings.
  */
-export const MESSAGES_UP_TO = `
-  SELECT (SELECT n FROM device_message_counts WHERE device_id = ?) AS total,
-    (SELECT count(*) FROM (SELECT 1 FROM messages WHERE device_id = ? AND ts > ? ORDER BY device_id, ts DESC, id DESC LIMIT ?) x) AS newer`;
+export const MESSAGE_TOTALS = `(SELECT n FROM device_message_counts WHERE device_id = ?) AS dw_total,
+  (SELECT count(*) FROM (SELECT 1 FROM messages WHERE device_id = ? AND ts > ? ORDER BY device_id, ts DESC, id DESC LIMIT ?) x) AS dw_newer`;
 
-function messagesUpTo(trx: Knex, deviceId: string): ExactRemaining {
-  return async (priorUntil) => {
-    const { rows: [r] } = await trx.raw(MESSAGES_UP_TO, [deviceId, deviceId, priorUntil, REMAINING_CAP]);
-    const newer = Number(r.newer);
-    return r.total === null || newer >= REMAINING_CAP ? null : Math.max(0, Number(r.total) - newer);
-  };
-}
+export const messageTotalsBindings = (deviceId: string, until: Date) => [deviceId, deviceId, until, REMAINING_CAP];
 
 /**
- * MESSAGES_UP_TO's two values taken with the page itself, for a window without `since`: the device's stored total and
- * its messages newer than `until` (capped). The messages newer than the prior link's `until` are then those plus the
- * page's own (a page holds every message from its oldest one's millisecond to `until`), so `remaining` needs no
- * second round trip (issue 13: under ingest each round trip waits on a busy core, and a read was two of them). One
- * statement, so one snapshot: the page and its count can no longer disagree.
+ * `remaining` from MESSAGE_TOTALS' columns (those of the page's first row) and the page's length; null without a
+ * total or past the cap, where streamPage counts (capped).
  */
-function withTotals(trx: Knex, deviceId: string, until: Date): Knex.Raw[] {
-  return [
-    trx.raw('(SELECT n FROM device_message_counts WHERE device_id = ?) AS dw_total', [deviceId]),
-    trx.raw(`(SELECT count(*) FROM (SELECT 1 FROM messages WHERE device_id = ? AND ts > ? ORDER BY device_id, ts DESC, id DESC
-      LIMIT ?) x) AS dw_newer`, [deviceId, until, REMAINING_CAP]),
-  ];
+export function remainingFromTotals(first: Record<string, unknown>, pageLength: number): number | null {
+  const newer = Number(first.dw_newer) + pageLength;
+  return first.dw_total === null || newer >= REMAINING_CAP ? null : Math.max(0, Number(first.dw_total) - newer);
 }
-
-/** The page's remaining from withTotals' columns; null when past the cap or without a total (then counted). */
-const remainingFromTotals: ExactRemaining = (_priorUntil, rows) => {
-  const { dw_total: total, dw_newer: newerThanUntil } = rows[0] as { dw_total: unknown; dw_newer: unknown };
-  const newer = Number(newerThanUntil) + rows.length;
-  return total === null || total === undefined || newer >= REMAINING_CAP ? null : Math.max(0, Number(total) - newer);
-};
 
 /** Reads only: the gateway's ingest pipeline writes `messages` (messages.repository.ts). */
 export function telemetryRepository(knex: Knex) {
@@ -77,11 +60,11 @@ export function telemetryRepository(knex: Knex) {
   return {
     /** Messages of a device, newest first (spec 4.4, stream pagination). */
     async listMessages(deviceId: string, w: StreamWindow, trx: Knex = knex) {
-      // without `since`, remaining comes with the page (withTotals); its count is the fallback past the cap
-      const totals = w.since ? [] : withTotals(trx, deviceId, w.until);
+      // without `since`, remaining comes with the page (MESSAGE_TOTALS)
+      const totals = w.since ? [] : [trx.raw(MESSAGE_TOTALS, messageTotalsBindings(deviceId, w.until))];
       const page = await streamPage<Record<string, any>>(
         () => ofDevice(trx, deviceId).select('m.id', 'm.device_id', 'm.ts', 'm.data', ...totals), 'm.ts', w, 'm.id',
-        async (priorUntil, rows) => remainingFromTotals(priorUntil, rows) ?? messagesUpTo(trx, deviceId)(priorUntil, rows));
+        (rows) => remainingFromTotals(rows[0], rows.length));
       return { remaining: page.remaining, messages: page.rows.map(toMessage) };
     },
 

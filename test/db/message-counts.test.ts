@@ -2,8 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import type { MessageRow } from '../../db/repositories/ingest.repository.js';
-import { MESSAGES_UP_TO } from '../../db/repositories/telemetry.repository.js';
-import { REMAINING_CAP } from '../../db/paging.js';
+import { MESSAGE_TOTALS, messageTotalsBindings } from '../../db/repositories/telemetry.repository.js';
 
 let t: TestApp;
 beforeAll(async () => { t = await buildTestApp(); });
@@ -43,7 +42,7 @@ describe('device_message_counts (migration 013)', () => {
 });
 
 describe('the remaining of a device\'s first message pages', () => {
-  it('reads only the messages newer than the page\'s prior link, when other devices\' messages are newer', { timeout: 60_000 }, async () => {
+  it('reads only the device\'s messages newer than the page\'s until, when other devices\' messages are newer', { timeout: 60_000 }, async () => {
     // the planner does not know that a device's messages and their timestamps go together: with most of the
     // table newer than the prior link (other devices), it took `ts > $` as a third of the device's rows
     const app = await t.make.application('enterprise');
@@ -54,9 +53,9 @@ describe('the remaining of a device\'s first message pages', () => {
     await seed(device.id, '2024-07-01T00:00:00Z', 30_000);
     await seed(other.id, '2024-07-02T00:00:00Z', 60_000);
     await t.db.knex.raw('ANALYZE messages');
-    // the prior link of a first page of 20: the 20th newest message's millisecond less 1; as the API binds it
-    const { rows } = await t.db.knex.raw(`EXPLAIN (ANALYZE, FORMAT JSON) ${MESSAGES_UP_TO}`,
-      [device.id, device.id, new Date('2024-07-01T08:19:39.999Z'), REMAINING_CAP]);
+    // the count of a page's totals, for an `until` that 20 of the device's messages are newer than; as the API binds it
+    const { rows } = await t.db.knex.raw(`EXPLAIN (ANALYZE, FORMAT JSON) SELECT ${MESSAGE_TOTALS}`,
+      messageTotalsBindings(device.id, new Date('2024-07-01T08:19:39.999Z')));
     const out = rows[0]['QUERY PLAN'];
     const reads: number[] = [];
     const walk = (n: any) => {
