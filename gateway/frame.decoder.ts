@@ -32,8 +32,7 @@ export const DEFAULT_MAX_PAYLOAD_BYTES = 262144;
 const MIN_TS = Date.UTC(2000, 0, 1);
 const MAX_FUTURE_MS = 5 * 60_000;
 const MAX_ID_LENGTH = 128;
-const FIELDS = ['id', 'ts', 'kind', 'location', 'accel', 'pids', 'data', 'vin', 'dtcs', 'battery', 'collision'];
-const FIELD_SET = new Set(FIELDS);
+const FIELDS = new Set(['id', 'ts', 'kind', 'location', 'accel', 'pids', 'data', 'vin', 'dtcs', 'battery', 'collision']);
 const GPS_FIELDS = ['alt', 'speed', 'heading', 'hdop', 'satellites'] as const;
 const ACCEL_FIELDS = ['maxX', 'maxY', 'maxZ', 'minX', 'minY', 'minZ'] as const;
 
@@ -189,7 +188,7 @@ const present = (v: unknown) => v !== undefined && v !== null;
 
 function decodeFields(raw: Obj, now: Date): DecodedFrame {
   const ignored: string[] = [];
-  for (const k in raw) if (!FIELD_SET.has(k)) ignored.push(k);
+  for (const k in raw) if (!FIELDS.has(k)) ignored.push(k);
   if (present(raw.id) && frameIdOf(raw.id) === null) {
     refuse(`id must be a string of 1 to ${MAX_ID_LENGTH} characters or a non-negative integer`);
   }

@@ -39,10 +39,11 @@ const isSpace = (c: number) => (c >= 9 && c <= 13) || c === 32 || c === 160 || c
 
 /** A PID key as exactly 2 hex digits, upper-cased; null when it is not one. */
 function pidKey(raw: string): string | null {
-  if (raw.length !== 2 || hexValue(raw.charCodeAt(0)) < 0 || hexValue(raw.charCodeAt(1)) < 0) return null;
+  if (raw.length !== 2) return null;
   const c0 = raw.charCodeAt(0);
   const c1 = raw.charCodeAt(1);
-  return c0 >= 97 || c1 >= 97 ? raw.toUpperCase() : raw;
+  if (hexValue(c0) < 0 || hexValue(c1) < 0) return null;
+  return c0 >= 97 || c1 >= 97 ? raw.toUpperCase() : raw; // a-f
 }
 
 /**
