@@ -91,7 +91,7 @@ export async function startPlatform(config: Config, log: Logger, opts: { db?: Db
       config, db, repos, bus, api: server, apiUrl: publicUrl(), parts,
       credentials: held(credentials, config.dataDir), credentialsFile: credentials, credentialsCreated: created,
       async close() {
-        analyzer?.stop();
+        await analyzer?.stop();
         unfollow();
         await feed?.close();
         await server.close();

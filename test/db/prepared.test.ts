@@ -62,7 +62,30 @@ describe('prepared statements of the ingest path', () => {
       await db.knex.raw(`INSERT INTO grows SELECT g, repeat('x', 200) FROM generate_series(1, 20000) g`);
       await expect.poll(async () => (await db.knex.raw(`SELECT reltuples::float8 AS n FROM pg_class WHERE relname = 'grows'`)).rows[0].n,
         { timeout: 10_000 }).toBe(20000);
-    } finally { analyzer.stop(); }
+    } finally { await analyzer.stop(); }
+  });
+
+  it('starts no analysis once stopped, and its stop waits for the one running (the pool may close right after)', async () => {
+    const names = Array.from({ length: 6 }, (_, i) => `stopping_${i}`);
+    for (const t of names) await db.knex.raw(`CREATE TABLE ${t} AS SELECT g AS id, repeat('x', 200) AS pad FROM generate_series(1, 300) g`);
+    const analyzed: string[] = [];
+    let analyzer: ReturnType<typeof autoAnalyze> | null = null;
+    let stopping: Promise<void> | null = null;
+    // stopped as its first ANALYZE is sent: that one may finish, no other may start
+    const onQuery = (q: { sql: string }) => {
+      if (!/^ANALYZE/i.test(q.sql)) return;
+      analyzed.push(q.sql);
+      stopping ??= analyzer!.stop();
+    };
+    db.knex.on('query', onQuery);
+    try {
+      analyzer = autoAnalyze(db.knex, 10, names);
+      await expect.poll(() => stopping, { timeout: 10_000, interval: 1 }).not.toBeNull();
+      await stopping;
+      expect(analyzed).toHaveLength(1);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(analyzed).toHaveLength(1);
+    } finally { db.knex.off('query', onQuery); }
   });
 
   it('analyzes a small table once it has rows, then only as it doubles (each analysis re-plans its readers)', async () => {
@@ -80,7 +103,7 @@ describe('prepared statements of the ingest path', () => {
       expect(await counted()).toBe(200);
       await add(281, 450); // more than doubled
       await expect.poll(counted, { timeout: 10_000 }).toBe(450);
-    } finally { analyzer.stop(); }
+    } finally { await analyzer.stop(); }
   });
 
   it('keeps JIT off on PostgreSQL connections (PostGIS costs would JIT-compile millisecond statements)', async () => {
