@@ -47,7 +47,7 @@ export async function startPlatform(config: Config, log: Logger, opts: { db?: Db
   const parts: Part[] = [];
   let api: FastifyInstance | undefined;
   let feed: ReturnType<typeof createMessageFeed> | null = null;
-  let unfollow = () => {};
+  let unfollow = async (): Promise<void> => {};
   // The tables it analyzes grow by ingest and delivery: only the processes that run those parts watch them.
   const analyzer = runs(config, 'gateway') || runs(config, 'workers') ? autoAnalyze(db.knex) : null;
   try {
@@ -92,7 +92,7 @@ export async function startPlatform(config: Config, log: Logger, opts: { db?: Db
       credentials: held(credentials, config.dataDir), credentialsFile: credentials, credentialsCreated: created,
       async close() {
         await analyzer?.stop();
-        unfollow();
+        await unfollow();
         await feed?.close();
         await server.close();
         for (const part of [...parts].reverse()) await part.close();
@@ -100,8 +100,8 @@ export async function startPlatform(config: Config, log: Logger, opts: { db?: Db
       },
     };
   } catch (err) {
-    analyzer?.stop();
-    unfollow();
+    await analyzer?.stop();
+    await unfollow();
     await api?.close().catch(() => {});
     await feed?.close();
     for (const part of parts.reverse()) await part.close().catch(() => {});

@@ -32,8 +32,8 @@ export async function announce(knex: Knex, urls: { api?: string; mqtt?: string |
  * payloads) on the API URL an API part announced, re-read every FOLLOW_MS: never on its own port.
  * Returns a stop function.
  */
-export async function followApiUrl(knex: Knex, config: Config, log: Logger): Promise<() => void> {
-  if (runs(config, 'api') || config.publicUrl) return () => undefined;
+export async function followApiUrl(knex: Knex, config: Config, log: Logger, everyMs = FOLLOW_MS): Promise<() => Promise<void>> {
+  if (runs(config, 'api') || config.publicUrl) return async () => undefined;
   const read = async () => {
     try {
       const url = await announcedUrl(knex, 'api');
@@ -44,7 +44,9 @@ export async function followApiUrl(knex: Knex, config: Config, log: Logger): Pro
   };
   await read();
   if (!config.publicUrl) log.warn('no API part has announced its URL yet: links use this process until one does (or set --public-url)');
-  const timer = setInterval(() => void read(), FOLLOW_MS);
+  let reading: Promise<void> | null = null;
+  const timer = setInterval(() => { reading ??= read().finally(() => { reading = null; }); }, everyMs);
   timer.unref();
-  return () => clearInterval(timer);
+  // Stopped: no read starts after this, and the one in flight ends before the pool may close (db/connection.ts autoAnalyze).
+  return async () => { clearInterval(timer); await reading; };
 }

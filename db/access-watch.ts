@@ -44,6 +44,7 @@ export function createAccessWatcher(knex: Knex, intervalMs = ACCESS_CHECK_MS, on
   let timer: NodeJS.Timeout | null = null;
   let running: Promise<void> | null = null;
   let again = false;
+  let closed = false;
 
   async function check(): Promise<void> {
     const list = [...watches.values()];
@@ -59,6 +60,7 @@ export function createAccessWatcher(knex: Knex, intervalMs = ACCESS_CHECK_MS, on
 
   /** Runs a check now, or once more right after the one in progress. */
   function checkSoon(): void {
+    if (closed) return;
     if (running) { again = true; return; }
     running = check().catch(onError).finally(() => {
       running = null;
@@ -84,11 +86,14 @@ export function createAccessWatcher(knex: Knex, intervalMs = ACCESS_CHECK_MS, on
         if (!watches.size && timer) { clearInterval(timer); timer = null; }
       };
     },
-    close(): void {
+    /** Stops checking; resolves once the check in flight, if any, has ended (the pool may close after it). */
+    async close(): Promise<void> {
+      closed = true;
       changes.off('change', onChange);
       if (timer) clearInterval(timer);
       timer = null;
       watches.clear();
+      await running;
     },
   };
 }
