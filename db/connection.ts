@@ -64,7 +64,10 @@ export async function openDatabase(opts: OpenOptions): Promise<Db> {
   if (opts.databaseUrl) {
     const knex = knexFactory({
       client: 'pg',
-      connection: opts.databaseUrl,
+      // As pg's own connection string: given a string, knex reads it with WHATWG URL first, which refuses a URL naming
+      // its host only in the query (`postgres://user@/db?host=/var/run/postgresql`, a Unix socket); knex then took it
+      // for a SQLite file name and pg connected to its defaults.
+      connection: { connectionString: opts.databaseUrl },
       pool: {
         min: 0, max: opts.poolMax ?? 10,
         // PostGIS functions carry high planner costs, so PostgreSQL would JIT-compile the ingest path's set-based
