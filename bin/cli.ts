@@ -4,6 +4,7 @@ import { CliError } from './client.js';
 import { PortInUseError } from '../lib/errors.js';
 import { RedisUnavailableError } from '../gateway/redis.js';
 import { DataDirLockedError } from '../db/data-dir-lock.js';
+import { DatabaseUnavailableError } from '../db/connection.js';
 import { registerServeCommands } from './commands/serve.js';
 import { registerAdminCommands } from './commands/admin.js';
 import { registerBenchCommands } from './commands/bench.js';
@@ -23,7 +24,7 @@ try {
 } catch (err) {
   if (err instanceof CommanderError) process.exit(err.exitCode);
   if (err instanceof CliError || err instanceof ConfigError || err instanceof PortInUseError || err instanceof RedisUnavailableError
-    || err instanceof DataDirLockedError) {
+    || err instanceof DataDirLockedError || err instanceof DatabaseUnavailableError) {
     process.stderr.write(`drivewire: ${err.message}\n`);
   } else {
     process.stderr.write(`drivewire: unexpected error: ${(err as Error).message}\n`);

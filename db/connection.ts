@@ -8,6 +8,7 @@ import { acquireDataDirLock } from './data-dir-lock.js';
 import { slimPostgis } from './pglite-postgis.js';
 import { installAcquireLimit } from './acquire-limit.js';
 import { runNamedOnPglite } from './prepared.js';
+import { maskedDatabaseUrl } from '../lib/database-url.js';
 
 export type { Knex };
 
@@ -60,9 +61,25 @@ export interface OpenOptions {
   warn?: (msg: string) => void;
 }
 
+/** The PostgreSQL of --database-url / DATABASE_URL cannot be reached or refuses the connection; names the URL and why. */
+export class DatabaseUnavailableError extends Error {}
+
+/**
+ * knex's own messages, on stderr (knex writes them to stdout, where a command's output goes: a bench's JSON). A
+ * connection that could not be made is not one of them: the query waiting for it fails with the reason, and
+ * whoever ran it reports it.
+ */
+const KNEX_LOG = {
+  warn: (message: string) => { if (!String(message).startsWith('Acquire connection error')) process.stderr.write(`knex: ${message}\n`); },
+  error: (message: string) => process.stderr.write(`knex: ${message}\n`),
+  debug: (message: string) => process.stderr.write(`knex: ${typeof message === 'string' ? message : JSON.stringify(message)}\n`),
+  deprecate: (method: string, alternative: string) => process.stderr.write(`knex: ${method} is deprecated, use ${alternative}\n`),
+};
+
 export async function openDatabase(opts: OpenOptions): Promise<Db> {
   if (opts.databaseUrl) {
     const knex = knexFactory({
+      log: KNEX_LOG,
       client: 'pg',
       // As pg's own connection string: given a string, knex reads it with WHATWG URL first, which refuses a URL naming
       // its host only in the query (`postgres://user@/db?host=/var/run/postgresql`, a Unix socket); knex then took it
@@ -79,7 +96,13 @@ export async function openDatabase(opts: OpenOptions): Promise<Db> {
       },
     });
     installAcquireLimit(knex);
-    await knex.raw('select 1');
+    try {
+      await knex.raw('select 1');
+    } catch (err) {
+      await knex.destroy();
+      throw new DatabaseUnavailableError(
+        `cannot connect to PostgreSQL at ${maskedDatabaseUrl(opts.databaseUrl)}: ${(err as Error).message} (--database-url / DATABASE_URL)`);
+    }
     return { knex, kind: 'pg', close: () => knex.destroy() };
   }
   if (opts.pgliteDir) fs.mkdirSync(path.dirname(opts.pgliteDir), { recursive: true });

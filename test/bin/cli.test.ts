@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -57,5 +58,20 @@ describe('drivewire CLI (the real binary)', () => {
     const nodir = await runCli(['apps', 'list', '--data-dir', path.join(dataDir, 'missing')]);
     expect(nodir.code).toBe(1);
     expect(nodir.stderr).toMatch(/^drivewire: No admin token: start the platform/);
+  });
+
+  it('names the database URL (not its password) and why, in one line, when PostgreSQL cannot be reached', async () => {
+    // a port nothing listens on: a connection refused, whatever server this machine runs
+    const server = net.createServer();
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as net.AddressInfo).port;
+    await new Promise((r) => server.close(r));
+    for (const command of [['migrate'], ['serve', '--http-port', '0', '--mqtt-port', '0', '--data-dir', dataDir]]) {
+      const run = await runCli([...command, '--database-url', `postgres://fleet:s3cret@127.0.0.1:${port}/drivewire`]);
+      expect(run.code, command[0]).toBe(1);
+      expect(run.stdout, command[0]).toBe(''); // knex's own message about the failed connection is not printed
+      expect(run.stderr, command[0]).toBe(`drivewire: cannot connect to PostgreSQL at postgres://fleet:***@127.0.0.1:${port}/drivewire: `
+        + `connect ECONNREFUSED 127.0.0.1:${port} (--database-url / DATABASE_URL)\n`);
+    }
   });
 });
