@@ -115,7 +115,7 @@ export async function openDatabase(opts: OpenOptions): Promise<Db> {
     parsers: { [INT8]: (v: string) => Number(v), [NUMERIC]: (v: string) => Number(v) },
   });
   await pglite.waitReady.catch((err) => { lock?.release(); throw err; });
-  const knex = knexFactory({ client: ClientPGlite as unknown as Knex.Config['client'], connection: { pglite } as never, useNullAsDefault: true });
+  const knex = knexFactory({ log: KNEX_LOG, client: ClientPGlite as unknown as Knex.Config['client'], connection: { pglite } as never, useNullAsDefault: true });
   installAcquireLimit(knex);
   return {
     knex,
