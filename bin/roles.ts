@@ -4,6 +4,7 @@ import type { Knex } from 'knex';
 import { ConfigError, type Config, type PartName } from '../lib/config.js';
 import type { Logger } from '../lib/logger.js';
 import { announceUrl, announcedUrl } from '../db/deployment-urls.js';
+import { every } from '../lib/periodic.js';
 
 export const runs = (config: Config, part: PartName) => config.only.includes(part);
 
@@ -44,9 +45,6 @@ export async function followApiUrl(knex: Knex, config: Config, log: Logger, ever
   };
   await read();
   if (!config.publicUrl) log.warn('no API part has announced its URL yet: links use this process until one does (or set --public-url)');
-  let reading: Promise<void> | null = null;
-  const timer = setInterval(() => { reading ??= read().finally(() => { reading = null; }); }, everyMs);
-  timer.unref();
-  // Stopped: no read starts after this, and the one in flight ends before the pool may close (db/connection.ts autoAnalyze).
-  return async () => { clearInterval(timer); await reading; };
+  const follow = every(everyMs, read);
+  return () => follow.stop();
 }

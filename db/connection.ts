@@ -9,6 +9,7 @@ import { slimPostgis } from './pglite-postgis.js';
 import { installAcquireLimit } from './acquire-limit.js';
 import { runNamedOnPglite } from './prepared.js';
 import { maskedDatabaseUrl } from '../lib/database-url.js';
+import { every, type Periodic } from '../lib/periodic.js';
 
 export type { Knex };
 
@@ -166,7 +167,7 @@ const SIZES = `SELECT c.relname AS t, pg_relation_size(c.oid)::float8 AS bytes F
  * An ANALYZE also makes every cached plan that reads the table be planned again. A refusal (not the owner) is ignored.
  * Started by the processes that ingest or deliver (bin/platform.ts), not by every connection (the CLI, API-only parts).
  */
-export function autoAnalyze(knex: Knex, everyMs = 5000, tables: string[] | null = null): { stop(): Promise<void> } {
+export function autoAnalyze(knex: Knex, everyMs = 5000, tables: string[] | null = null): Periodic {
   const pglite = knex.client.config.client !== 'pg';
   const analyzedAt = new Map<string, number>();
   const due = async (): Promise<{ t: string; bytes?: number }[]> => {
@@ -177,21 +178,12 @@ export function autoAnalyze(knex: Knex, everyMs = 5000, tables: string[] | null 
       return HOT.includes(t) ? bytes >= last * 1.1 && bytes - last >= 1 << 20 : bytes >= Math.max(8192, last * 2);
     });
   };
-  let running: Promise<void> | null = null;
-  let stopped = false;
-  const timer = setInterval(() => {
-    if (running) return;
-    running = (async () => {
-      for (const { t, bytes } of await due()) {
-        if (stopped) return;
-        // One refused (not the owner) or gone table does not keep the others from their turn.
-        if (!(await knex.raw('ANALYZE ??', [t]).then(() => true, () => false))) continue;
-        if (bytes !== undefined) analyzedAt.set(t, bytes);
-      }
-    })().catch(() => undefined).finally(() => { running = null; });
-  }, everyMs);
-  timer.unref();
-  // Stopped: no table is started after this, and the one being analyzed finishes before the pool may close (a
-  // statement queued on a closing pool was aborted, and knex printed the abort on stdout, into a bench's JSON).
-  return { stop: async () => { stopped = true; clearInterval(timer); await running; } };
+  return every(everyMs, async (stopped) => {
+    for (const { t, bytes } of await due()) {
+      if (stopped()) return;
+      // One refused (not the owner) or gone table does not keep the others from their turn.
+      if (!(await knex.raw('ANALYZE ??', [t]).then(() => true, () => false))) continue;
+      if (bytes !== undefined) analyzedAt.set(t, bytes);
+    }
+  });
 }

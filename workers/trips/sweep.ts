@@ -1,5 +1,6 @@
 import type { Part, PartDeps } from '../../db/part.js';
 import { sweepSilentTrips } from '../../db/trips/segment.js';
+import { every } from '../../lib/periodic.js';
 
 /**
  * Closes the trips of devices that fell silent without a shutdown (issue 11): every `tripSweepMs`, one
@@ -10,19 +11,13 @@ import { sweepSilentTrips } from '../../db/trips/segment.js';
  */
 export async function startTripSweep(deps: PartDeps): Promise<Part> {
   const { config, db, repos, bus, log } = deps;
-  let running: Promise<void> | null = null;
-  const sweep = async () => {
-    const events = await db.knex.transaction(async (trx) => repos.events.insert(await sweepSilentTrips(trx, config.tripGapMs), trx));
-    if (events.length) bus.publishEvents(events);
-  };
-  const tick = () => {
-    if (running) return;
-    running = sweep().catch((err) => log.error({ err }, 'trip sweep failed')).finally(() => { running = null; });
-  };
-  const timer = setInterval(tick, Math.max(100, config.tripSweepMs));
-  timer.unref();
-  return {
-    name: 'trip-sweep',
-    async close() { clearInterval(timer); await running; },
-  };
+  const sweep = every(Math.max(100, config.tripSweepMs), async () => {
+    try {
+      const events = await db.knex.transaction(async (trx) => repos.events.insert(await sweepSilentTrips(trx, config.tripGapMs), trx));
+      if (events.length) bus.publishEvents(events);
+    } catch (err) {
+      log.error({ err }, 'trip sweep failed');
+    }
+  });
+  return { name: 'trip-sweep', close: () => sweep.stop() };
 }
