@@ -73,7 +73,6 @@ export class DatabaseUnavailableError extends Error {}
 const KNEX_LOG = {
   warn: (message: string) => { if (!String(message).startsWith('Acquire connection error')) process.stderr.write(`knex: ${message}\n`); },
   error: (message: string) => process.stderr.write(`knex: ${message}\n`),
-  debug: (message: string) => process.stderr.write(`knex: ${typeof message === 'string' ? message : JSON.stringify(message)}\n`),
   deprecate: (method: string, alternative: string) => process.stderr.write(`knex: ${method} is deprecated, use ${alternative}\n`),
 };
 
