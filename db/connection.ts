@@ -129,7 +129,7 @@ export async function openDatabase(opts: OpenOptions): Promise<Db> {
 }
 
 /** Tables that grow with the traffic: analyzed after a tenth of growth and at least 500 rows (PGlite: 1 MB). */
-const HOT = ['messages', 'events', 'trips', 'distance_steps', 'notifications', 'transactions'];
+const HOT = ['messages', 'events', 'trips', 'notifications', 'transactions'];
 /** Never analyzed here: the extension's and the migrator's own tables. */
 const SKIPPED = ['spatial_ref_sys', 'knex_migrations', 'knex_migrations_lock'];
 

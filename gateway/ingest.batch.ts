@@ -62,6 +62,15 @@ export function deviceBatches(messages: IngestedMessage[], latest: Map<string, D
   }));
 }
 
+/** Gives each device's batch the frames of it that were not stored (`skipped`: stored before). */
+export function withSkipped(devices: DeviceBatch[], skipped: IngestedMessage[]): void {
+  const byDevice = new Map(devices.map((d) => [d.deviceId, d]));
+  for (const m of skipped) {
+    const d = byDevice.get(m.deviceId);
+    if (d) (d.skipped ??= []).push(m);
+  }
+}
+
 /** A job cut into one job per frame (the payload's dead letters travel with the first), to isolate a frame that cannot be stored. */
 export function splitJob(job: IngestJob): IngestJob[] {
   if (job.frames.length <= 1) return [job];

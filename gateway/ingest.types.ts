@@ -7,6 +7,7 @@ import type { Repositories } from '../db/index.js';
 import type { NewEvent } from '../db/repositories/events.repository.js';
 import type { StoredEvent } from '../lib/bus.js';
 import type { DeadLetterRow } from '../db/repositories/ingest.repository.js';
+import type { StoredStep } from '../db/distance/steps.sql.js';
 import { runParts, type PartRow, type SqlPart } from '../db/fused.js';
 import type { DecodedFrame, FrameKind } from './frame.decoder.js';
 
@@ -30,6 +31,8 @@ export interface IngestedMessage {
   receivedAt: Date;
   /** The vehicle the device was in at `timestamp`; set by the vehicles stage, null when none is known. */
   vehicleId: string | null;
+  /** Its distance step as the insert measured and stored it (db/distance/steps.sql.ts); set by the pipeline. */
+  step?: StoredStep;
 }
 
 export interface DeviceBatch {
@@ -41,6 +44,8 @@ export interface DeviceBatch {
    * (isLate): a stage keeping state over time (trips, collisions) re-derives from the first late message.
    */
   previousLatest: Date | null;
+  /** The batch's frames of the device that were not stored: stored before (re-sends; absent when none). */
+  skipped?: IngestedMessage[];
 }
 
 /**

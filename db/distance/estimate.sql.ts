@@ -14,14 +14,22 @@ export interface Estimate {
   since: Travelled;
 }
 
-/** The vehicle's travelled total up to `at`: the running total minus the steps after `at` (few, for recent times). */
+/**
+ * The vehicle's travelled total up to `at`: the running total minus the steps after `at` (few, for recent times).
+ * A step counted for a vehicle was measured while its device was associated with it, so the steps are those of the
+ * vehicle's devices (each read once, through its (device_id, ts) index) that counted for it.
+ */
 const TRAVELLED_AT = `
   SELECT coalesce(vd.travelled_m, 0) - coalesce(a.total, 0) AS total_m, coalesce(vd.gps_m, 0) - coalesce(a.gps, 0) AS gps_m,
     coalesce(vd.vss_m, 0) - coalesce(a.vss, 0) AS vss_m
-  FROM (SELECT 1) one
-  LEFT JOIN vehicle_distances vd ON vd.vehicle_id = ?
-  LEFT JOIN (SELECT sum(meters) AS total, sum(meters) FILTER (WHERE source = 'gps') AS gps, sum(meters) FILTER (WHERE source = 'vss') AS vss
-             FROM distance_steps WHERE vehicle_id = ? AND ts > ?) a ON true`;
+  FROM (SELECT ?::uuid AS vehicle_id, ?::timestamptz AS at) q
+  LEFT JOIN vehicle_distances vd ON vd.vehicle_id = q.vehicle_id
+  LEFT JOIN LATERAL (
+    SELECT sum(s.step_m) AS total, sum(s.step_m) FILTER (WHERE s.step_source = 'gps') AS gps,
+      sum(s.step_m) FILTER (WHERE s.step_source = 'vss') AS vss
+    FROM (SELECT DISTINCT dv.device_id FROM device_vehicles dv WHERE dv.vehicle_id = q.vehicle_id) d
+    CROSS JOIN LATERAL (SELECT m.step_m, m.step_source FROM messages m
+      WHERE m.device_id = d.device_id AND m.ts > q.at AND m.step_vehicle_id = q.vehicle_id OFFSET 0) s) a ON true`;
 
 /** The application's readings dated in (since, until], newest first, with the vehicle's totals at their dates. */
 const READINGS = `
@@ -42,7 +50,7 @@ function estimate(base: number, since: Travelled, anchor: { id: string; date: Da
 }
 
 export async function travelled(trx: Knex, vehicleId: string, at: Date): Promise<Travelled> {
-  const { rows } = await trx.raw(TRAVELLED_AT, [vehicleId, vehicleId, at]);
+  const { rows } = await trx.raw(TRAVELLED_AT, [vehicleId, at]);
   return travelledOf(rows[0]);
 }
 

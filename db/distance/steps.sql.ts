@@ -1,73 +1,40 @@
-// Distance steps, set-based per ingest batch (spec 2.11): the first half of the batch's one distance statement
-// (db/distance/triggers.sql.ts adds the triggers). Parameter: the batch's new message ids.
+// Distance steps (spec 2.11), set-based per ingest batch. A message's step (the meters since its device's previous
+// message, db/distance/model.ts) is measured by the statement that stores it and kept on its row (`messages.step_m`,
+// `step_source`, `step_vehicle_id`: migration 021); the batch's distance statement (db/distance/triggers.sql.ts) then
+// re-measures the successors of late frames and moves the vehicles' totals.
 import { STEP } from './model.js';
 import { vehicleAt } from '../vehicle-at.sql.js';
 
+export type StepSource = 'gps' | 'vss' | 'none';
+
+/** A stored message's step as its insert measured it: meters, how, and the vehicle it counted for. */
+export interface StoredStep { meters: number; source: StepSource; vehicleId: string | null }
+
+/** A message's vehicleSpeed when it is a number (km/h), else null. */
 const SPEED = (alias: string) =>
   `CASE WHEN jsonb_typeof(${alias}.data -> 'vehicleSpeed') = 'number' THEN (${alias}.data ->> 'vehicleSpeed')::float8 END`;
 
+/** The latest stored message before `row` (its device's, in (ts, id) order), through the (device_id, ts, id) index. */
+const PREDECESSOR = (row: string, gate = 'true') => `
+      SELECT m.id, m.ts, m.location, ${SPEED('m')} AS v FROM messages m
+      WHERE ${gate} AND m.device_id = ${row}.device_id AND m.ts <= ${row}.ts AND (m.ts, m.id) < (${row}.ts, ${row}.id)
+      ORDER BY m.ts DESC, m.id DESC LIMIT 1`;
+
 /**
- * `delta` holds the changes of vehicle totals (per vehicle, device and time), `totals` the new totals, `readings` the
- * readings whose anchor moved, with their new value.
- * The messages whose step changes are the batch's new ones (`fresh`: the batch's own values, as bound; the statement
- * runs after they are stored) and, for each late one, the next stored message of its device (a late frame splits its
- * successor's step). Each gets its step from its predecessor (db/distance/model.ts), is upserted, and the difference
- * with the stored step moves the vehicle's total (`vehicle_distances`) and the totals recorded at odometer readings
- * dated after it: a late frame before a reading leaves the estimate from it.
- * Reads of the history are only where the batch alone cannot answer (issue 13: they were three index reads per
- * message): `after` is the device's newest timestamp before the batch, so a new message later than it has no stored
- * successor, and when the previous new message of its device is later than it too, that one is its predecessor
- * (every stored message is at or before `after`). So an in-order batch reads one predecessor per device, and a late
- * one reads what it would have before. The lookups that remain are gated per row (a one-time filter: no index read
- * when false). Data-modifying CTEs run to completion whether or not the final SELECT reads them. `old` looks up the
- * stored steps of the successors only (a new message has none yet) by key (LIMIT keeps the planner from hashing the
- * whole table, whatever its statistics say); successors are read through the (device_id, ts, id) index.
- * Bindings (arrays, one entry per new message): id, device_id, ts, lon, lat, vehicleSpeed, after (stepBindings in
- * db/distance/triggers.sql.ts).
+ * The model over `<p>pairs` (id, device_id, vehicle_id, ts, loc, v and the predecessor's p_ts, p_loc, p_v; p_ts null:
+ * none): `<p>steps` (id, device_id, vehicle_id, ts, meters, source).
  */
-export const STEP_CTES = `
-  fresh AS (
-    SELECT n.id, n.device_id, n.ts, n.after, n.v,
-      CASE WHEN n.lon IS NULL OR n.lat IS NULL THEN NULL ELSE ST_SetSRID(ST_MakePoint(n.lon, n.lat), 4326) END AS location
-    FROM unnest(?::uuid[], ?::uuid[], ?::timestamptz[], ?::float8[], ?::float8[], ?::float8[], ?::timestamptz[])
-      AS n(id, device_id, ts, lon, lat, v, after)),
-  successors AS (
-    SELECT DISTINCT ON (s.id) s.id, s.device_id, s.ts, s.location, s.v FROM fresh f CROSS JOIN LATERAL (
-      SELECT m.id, m.device_id, m.ts, m.location, ${SPEED('m')} AS v FROM messages m
-      WHERE f.ts <= f.after AND m.device_id = f.device_id AND m.ts >= f.ts AND (m.ts, m.id) > (f.ts, f.id)
-      ORDER BY m.ts, m.id LIMIT 1) s
-    WHERE NOT EXISTS (SELECT 1 FROM fresh f2 WHERE f2.id = s.id)),
-  ordered AS (
-    SELECT f.id, f.device_id, f.ts, f.location, f.v,
-      lag(f.id) OVER w AS l_id, lag(f.ts) OVER w AS l_ts, lag(f.location) OVER w AS l_loc, lag(f.v) OVER w AS l_v,
-      f.after
-    FROM fresh f WINDOW w AS (PARTITION BY f.device_id ORDER BY f.ts, f.id)),
-  affected AS (
-    SELECT o.id, o.device_id, o.ts, o.location, o.v, o.l_ts, o.l_loc, o.l_v,
-      o.l_id IS NOT NULL AND (o.after IS NULL OR o.l_ts > o.after) AS known
-    FROM ordered o
-    UNION ALL
-    SELECT s.id, s.device_id, s.ts, s.location, s.v, NULL, NULL, NULL, false FROM successors s),
-  pairs AS (
-    SELECT a.id, a.device_id, a.ts, a.location AS loc, a.v,
-      CASE WHEN a.known THEN a.l_ts ELSE p.ts END AS p_ts, CASE WHEN a.known THEN a.l_loc ELSE p.location END AS p_loc,
-      CASE WHEN a.known THEN a.l_v ELSE p.v END AS p_v,
-      ${vehicleAt('a.device_id', 'a.ts')} AS vehicle_id
-    FROM affected a
-    LEFT JOIN LATERAL (
-      SELECT m.ts, m.location, ${SPEED('m')} AS v FROM messages m
-      WHERE NOT a.known AND m.device_id = a.device_id AND m.ts <= a.ts AND (m.ts, m.id) < (a.ts, a.id)
-      ORDER BY m.ts DESC, m.id DESC LIMIT 1) p ON true),
-  measured AS MATERIALIZED (
+const measure = (p: string) => `
+  ${p}measured AS MATERIALIZED (
     SELECT pr.*, extract(epoch FROM pr.ts - pr.p_ts)::float8 AS dt,
       CASE WHEN pr.loc IS NOT NULL AND pr.p_loc IS NOT NULL THEN ST_Distance(pr.loc::geography, pr.p_loc::geography) END AS gps_m
-    FROM pairs pr),
-  judged AS (
+    FROM ${p}pairs pr),
+  ${p}judged AS (
     SELECT me.*,
       me.gps_m IS NOT NULL AND me.gps_m <= ${STEP.MAX_GPS_KMH} / 3.6 * greatest(me.dt, 1) AS gps_ok,
       (me.v = 0 AND me.p_v = 0) OR (coalesce(me.v, 0) = 0 AND coalesce(me.p_v, 0) = 0 AND me.gps_m < ${STEP.JITTER_M}) AS parked
-    FROM measured me),
-  steps AS (
+    FROM ${p}measured me),
+  ${p}steps AS (
     SELECT j.id, j.device_id, j.vehicle_id, j.ts,
       CASE WHEN j.p_ts IS NULL THEN 0
         WHEN j.gps_ok AND j.parked THEN 0
@@ -78,20 +45,117 @@ export const STEP_CTES = `
         WHEN j.gps_ok THEN 'gps'
         WHEN j.v IS NOT NULL AND j.p_v IS NOT NULL AND j.dt > 0 AND j.dt <= ${STEP.VSS_MAX_GAP_S} THEN 'vss'
         ELSE 'none' END AS source
-    FROM judged j),
-  old AS MATERIALIZED (
-    SELECT s.message_id, s.device_id, s.vehicle_id, s.ts, s.meters, s.source FROM successors a CROSS JOIN LATERAL (
-      SELECT * FROM distance_steps s WHERE s.message_id = a.id LIMIT 1) s),
-  upserted AS (
-    INSERT INTO distance_steps (message_id, device_id, vehicle_id, ts, meters, source)
-    SELECT id, device_id, vehicle_id, ts, meters, source FROM steps
-    ON CONFLICT (message_id) DO UPDATE SET vehicle_id = EXCLUDED.vehicle_id, meters = EXCLUDED.meters, source = EXCLUDED.source
-    RETURNING message_id),
+    FROM ${p}judged j)`;
+
+/**
+ * Each device's newest stored message (null columns: none) for the insert statement, as `latest` (device_id, latest:
+ * its timestamp, latest_id, latest_loc, latest_v); parameter: the batch's device ids.
+ */
+export const LATEST_MESSAGE = `
+  SELECT e.v AS device_id, n.ts AS latest, n.id AS latest_id, n.location AS latest_loc, n.v AS latest_v
+  FROM unnest(?::uuid[]) AS e(v) LEFT JOIN LATERAL (
+    SELECT m.ts, m.id, m.location, ${SPEED('m')} AS v FROM messages m WHERE m.device_id = e.v
+    ORDER BY m.ts DESC, m.id DESC LIMIT 1) n ON true`;
+
+/**
+ * The steps of a batch being inserted, for the insert statement (db/repositories/ingest.repository.ts), which defines
+ * `new_batch` (the batch's rows: id, device_id, ts, data, location) and `latest` (LATEST_MESSAGE). Defines `new_steps`
+ * (id, vehicle_id, meters, source), one per row:
+ * - each row's predecessor is the later of the batch's previous row of its device (`lag`) and the device's latest
+ *   stored message before it: for a row after the device's newest stored message, that message (read once per
+ *   device, by `latest`); for a late row, looked up (gated per row: a one-time filter, no index read for the others).
+ *   So an in-order batch reads each device's newest message and nothing else of the history;
+ * - the vehicle is the one in force at the row's time (vehicleAt): read once per device, at its first row, unless an
+ *   association starts within the device's rows (then per row);
+ * - a row the insert then skips (a frame stored before: a re-send) was still its successor's `lag`: the distance
+ *   statement re-measures that successor (checking each row against the stored frames here cost more than the step).
+ * Issue 13: the steps were a `distance_steps` row per message, written by the distance statement after the insert;
+ * on the message row they cost the insert three columns. The vehicle is the one the insert sees; the distance
+ * statement corrects it where the batch's own VIN frames changed it (the vehicles stage runs after the insert).
+ */
+export const NEW_STEPS_CTES = `
+  new_fresh AS (
+    SELECT b.id, b.device_id, b.ts, b.location, ${SPEED('b')} AS v,
+      l.latest AS after, l.latest_id, l.latest_loc, l.latest_v
+    FROM new_batch b LEFT JOIN latest l ON l.device_id = b.device_id),
+  new_ordered AS (
+    SELECT f.*, lag(f.id) OVER w AS l_id, lag(f.ts) OVER w AS l_ts, lag(f.location) OVER w AS l_loc, lag(f.v) OVER w AS l_v
+    FROM new_fresh f WINDOW w AS (PARTITION BY f.device_id ORDER BY f.ts, f.id)),
+  new_near AS (
+    SELECT o.*, p.id AS s_id, p.ts AS s_ts, p.location AS s_loc, p.v AS s_v
+    FROM new_ordered o LEFT JOIN LATERAL (
+      SELECT o.latest_id AS id, o.after AS ts, o.latest_loc AS location, o.latest_v AS v WHERE (o.ts, o.id) > (o.after, o.latest_id)
+      UNION ALL
+      (${PREDECESSOR('o', '(o.ts, o.id) < (o.after, o.latest_id)').trim()})) p ON true),
+  new_vehicles AS (
+    SELECT d.device_id, ${vehicleAt('d.device_id', 'd.first')} AS vehicle_id,
+      EXISTS (SELECT 1 FROM device_vehicles dv WHERE dv.device_id = d.device_id AND dv.started_at > d.first AND dv.started_at <= d.last)
+        AS changes
+    FROM (SELECT device_id, min(ts) AS first, max(ts) AS last FROM new_batch GROUP BY device_id) d),
+  new_pairs AS (
+    SELECT n.id, n.device_id, n.ts, n.location AS loc, n.v,
+      CASE WHEN nv.changes THEN ${vehicleAt('n.device_id', 'n.ts')} ELSE nv.vehicle_id END AS vehicle_id,
+      CASE WHEN n.by_lag THEN n.l_ts ELSE n.s_ts END AS p_ts, CASE WHEN n.by_lag THEN n.l_loc ELSE n.s_loc END AS p_loc,
+      CASE WHEN n.by_lag THEN n.l_v ELSE n.s_v END AS p_v
+    FROM (SELECT nn.*, nn.l_id IS NOT NULL AND (nn.s_id IS NULL OR (nn.l_ts, nn.l_id) > (nn.s_ts, nn.s_id)) AS by_lag
+          FROM new_near nn) n
+    JOIN new_vehicles nv ON nv.device_id = n.device_id),
+  ${measure('new_')}`;
+
+/**
+ * The distance statement's first half: the batch's stored steps, and the re-measured steps its late and skipped
+ * frames changed. `fresh` holds the batch's new messages as bound (their steps as stored, the vehicle the stages gave
+ * each, whether it is late: at or before the device's newest timestamp before the batch); `vehicles_in` the new
+ * messages whose stored vehicle the batch's VIN frames changed (`moved` corrects them); `skipped_in` the frames the
+ * insert skipped (stored before). A late message splits its successor's step, and a skipped frame was its
+ * successor's predecessor when the insert measured it: `successors` are, for each late message, the next stored
+ * message of its device that is not new, and for each skipped frame the next message, new or not (through the
+ * (device_id, ts, id) index, with its stored step), re-measured against its predecessor now (`succ_steps`, stored by
+ * `restepped`). `delta` holds the changes of vehicle totals (per vehicle, device and time: the new steps not
+ * re-measured, the re-measured ones, less the old steps of those that were not new), `totals` the new totals,
+ * `readings` the readings whose anchor moved, with their new value: a late frame before a reading leaves the
+ * estimate from it. Data-modifying CTEs run to completion whether or not the final SELECT reads them; updates find
+ * their rows by key (`= ANY (ARRAY(…))`, so a generic plan reads them through the primary key whatever it estimates).
+ * Bindings (stepBindings in db/distance/triggers.sql.ts): per new message id, device_id, ts, meters, source,
+ * vehicle_id, late; per moved one id, vehicle_id; per skipped frame device_id, ts, id.
+ */
+export const STEP_CTES = `
+  fresh AS (
+    SELECT * FROM unnest(?::uuid[], ?::uuid[], ?::timestamptz[], ?::float8[], ?::text[], ?::uuid[], ?::bool[])
+      AS n(id, device_id, ts, meters, source, vehicle_id, late)),
+  vehicles_in AS (SELECT * FROM unnest(?::uuid[], ?::uuid[]) AS v(id, vehicle_id)),
+  skipped_in AS (SELECT * FROM unnest(?::uuid[], ?::timestamptz[], ?::uuid[]) AS k(device_id, ts, id)),
+  successors AS (
+    SELECT DISTINCT ON (s.id) s.*, EXISTS (SELECT 1 FROM fresh f2 WHERE f2.id = s.id) AS is_new
+    FROM (SELECT f.device_id, f.ts, f.id, true AS late FROM fresh f WHERE f.late
+          UNION ALL SELECT k.device_id, k.ts, k.id, false FROM skipped_in k) f
+    CROSS JOIN LATERAL (
+      SELECT m.id, m.device_id, m.ts, m.location, ${SPEED('m')} AS v, m.step_m AS old_m, m.step_source AS old_source,
+        m.step_vehicle_id AS old_vehicle, f.late FROM messages m
+      WHERE m.device_id = f.device_id AND m.ts >= f.ts AND (m.ts, m.id) > (f.ts, f.id)
+      ORDER BY m.ts, m.id LIMIT 1) s
+    ORDER BY s.id, s.late),
+  remeasured AS (SELECT * FROM successors WHERE NOT (late AND is_new)),
+  succ_pairs AS (
+    SELECT s.id, s.device_id, s.ts, s.location AS loc, s.v, ${vehicleAt('s.device_id', 's.ts')} AS vehicle_id,
+      p.ts AS p_ts, p.location AS p_loc, p.v AS p_v
+    FROM remeasured s LEFT JOIN LATERAL (${PREDECESSOR('s')}) p ON true),
+  ${measure('succ_')},
+  restepped AS (
+    UPDATE messages m SET step_m = s.meters, step_source = s.source, step_vehicle_id = s.vehicle_id FROM succ_steps s
+    WHERE m.id = ANY (ARRAY(SELECT id FROM succ_steps)) AND m.id = s.id
+    RETURNING m.id),
+  moved AS (
+    UPDATE messages m SET step_vehicle_id = v.vehicle_id FROM vehicles_in v
+    WHERE m.id = ANY (ARRAY(SELECT id FROM vehicles_in)) AND m.id = v.id AND NOT EXISTS (SELECT 1 FROM succ_steps s WHERE s.id = v.id)
+    RETURNING m.id),
   delta AS (
     SELECT vehicle_id, device_id, ts, sum(meters) AS meters,
       sum(meters) FILTER (WHERE source = 'gps') AS gps, sum(meters) FILTER (WHERE source = 'vss') AS vss
-    FROM (SELECT vehicle_id, device_id, ts, meters, source FROM steps
-          UNION ALL SELECT vehicle_id, device_id, ts, -meters, source FROM old) x
+    FROM (SELECT f.vehicle_id, f.device_id, f.ts, f.meters, f.source FROM fresh f
+            WHERE NOT EXISTS (SELECT 1 FROM succ_steps s WHERE s.id = f.id)
+          UNION ALL SELECT vehicle_id, device_id, ts, meters, source FROM succ_steps
+          UNION ALL SELECT old_vehicle, device_id, ts, -old_m, old_source FROM remeasured WHERE NOT is_new AND old_m IS NOT NULL) x
     WHERE vehicle_id IS NOT NULL
     GROUP BY vehicle_id, device_id, ts HAVING sum(meters) <> 0),
   totals AS (

@@ -1,6 +1,6 @@
 // Distance and odometer triggers, set-based per ingest batch (spec 2.11, 4.8; reference-notes §1.9, §5): one statement.
 import { MAX_MILESTONES_PER_BATCH } from './model.js';
-import { STEP_CTES } from './steps.sql.js';
+import { STEP_CTES, type StoredStep } from './steps.sql.js';
 import type { PartRow, SqlPart, SqlStatement } from '../fused.js';
 
 export interface TriggerFiring {
@@ -83,30 +83,38 @@ const DISTANCE: SqlStatement = { ctes: DISTANCE_CTES, main: DISTANCE_MAIN };
 /** A device's new messages in a batch, as the distance statement needs them (the gateway's DeviceBatch is one). */
 export interface StepBatch {
   deviceId: string;
-  /** The device's newest stored timestamp before the batch (null: none); it decides which reads the batch needs. */
+  /** The device's newest stored timestamp before the batch (null: none): a message at or before it is late. */
   previousLatest: Date | null;
-  messages: { id: string; timestamp: Date; lat: number | null; lon: number | null; data: Record<string, unknown> }[];
+  /** `vehicleId`: the vehicle the stages gave the message; `step`: as its insert stored it (absent: not measured). */
+  messages: { id: string; timestamp: Date; vehicleId: string | null; step?: StoredStep | null }[];
+  /** The batch's frames of the device that the insert skipped (stored before). */
+  skipped?: { id: string; timestamp: Date }[];
 }
 
-/** STEP_CTES' bindings: one array per column, one entry per new message. */
+/** STEP_CTES' bindings: one array per column (new messages, moved vehicles, skipped frames). */
 function stepBindings(devices: StepBatch[]): unknown[][] {
   const cols: unknown[][] = [[], [], [], [], [], [], []];
+  const moved: unknown[][] = [[], []];
+  const skipped: unknown[][] = [[], [], []];
   for (const d of devices) {
-    // ISO text: the drivers' Date formatting (local time zone, per element) costs more
-    const after = d.previousLatest?.toISOString() ?? null;
+    const latest = d.previousLatest?.getTime() ?? -Infinity;
     for (const m of d.messages) {
-      const speed = m.data.vehicleSpeed;
-      cols[0].push(m.id); cols[1].push(d.deviceId); cols[2].push(m.timestamp.toISOString()); cols[3].push(m.lon); cols[4].push(m.lat);
-      cols[5].push(typeof speed === 'number' ? speed : null); cols[6].push(after);
+      const step = m.step ?? null;
+      // ISO text: the drivers' Date formatting (local time zone, per element) costs more
+      cols[0].push(m.id); cols[1].push(d.deviceId); cols[2].push(m.timestamp.toISOString()); cols[3].push(step?.meters ?? 0);
+      cols[4].push(step?.source ?? 'none'); cols[5].push(m.vehicleId); cols[6].push(m.timestamp.getTime() <= latest);
+      if (step && step.vehicleId !== m.vehicleId) { moved[0].push(m.id); moved[1].push(m.vehicleId); }
     }
+    for (const k of d.skipped ?? []) { skipped[0].push(d.deviceId); skipped[1].push(k.timestamp.toISOString()); skipped[2].push(k.id); }
   }
-  return cols;
+  return [...cols, ...moved, ...skipped];
 }
 
 /**
- * The batch's distance statement (a db/fused.ts part), run after its messages are stored: measures their steps
- * (db/distance/steps.sql.ts), moves the vehicles' totals, and fires the triggers the new distance reached;
- * `firings` reads its rows. Null without messages. At ingest it shares its round trip with the trips continuation.
+ * The batch's distance statement (a db/fused.ts part), run after its messages are stored with their steps: re-measures
+ * the steps its late and skipped frames changed (db/distance/steps.sql.ts), moves the vehicles' totals, and fires the
+ * triggers the new distance reached; `firings` reads its rows. Null without messages. At ingest it shares its round
+ * trip with the trips continuation.
  */
 export function distancePart(devices: StepBatch[]): SqlPart | null {
   return devices.some((d) => d.messages.length) ? { statement: DISTANCE, bindings: stepBindings(devices) } : null;

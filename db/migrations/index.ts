@@ -18,6 +18,7 @@ import * as m017 from './017_event_keys.js';
 import * as m018 from './018_rule_log_key.js';
 import * as m019 from './019_attempt_key.js';
 import * as m020 from './020_notification_pages.js';
+import * as m021 from './021_steps_on_messages.js';
 
 export const MIGRATIONS: Record<string, Knex.Migration> = {
   '001_core': m001,
@@ -39,4 +40,5 @@ export const MIGRATIONS: Record<string, Knex.Migration> = {
   '018_rule_log_key': m018,
   '019_attempt_key': m019,
   '020_notification_pages': m020,
+  '021_steps_on_messages': m021,
 };

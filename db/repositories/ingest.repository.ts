@@ -2,6 +2,7 @@ import { prepared } from '../prepared.js';
 import type { Knex } from 'knex';
 import { vehicleAt } from '../vehicle-at.sql.js';
 import { runParts, type PartRow, type SqlPart, type SqlStatement } from '../fused.js';
+import { LATEST_MESSAGE, NEW_STEPS_CTES, type StepSource, type StoredStep } from '../distance/steps.sql.js';
 
 /** One telemetry message row as the gateway writes it (location as lon/lat, turned into a PostGIS point here). */
 export interface MessageRow {
@@ -36,33 +37,41 @@ export interface Association { deviceId: string; vehicleId: string; startedAt: D
 // size (PGlite takes one statement per call, and knex would otherwise bind 10 parameters per row). Read as
 // jsonb, the text is lexed once: as json, each row's data and extra were lexed a second time into jsonb
 // (parsing was half of the statement's CPU; jsonb: 37 → 29 µs per row).
-const INSERT_MESSAGES = `
-  INSERT INTO messages (id, device_id, ts, frame_id, kind, data, location, extra, received_at)
-  SELECT r.id, r.device_id, r.ts, r.frame_id, r.kind, r.data,
-    CASE WHEN r.lon IS NULL OR r.lat IS NULL THEN NULL ELSE ST_SetSRID(ST_MakePoint(r.lon, r.lat), 4326) END,
-    r.extra, r.received_at
+const BATCH_ROWS = `
+  SELECT r.id, r.device_id, r.ts, r.frame_id, r.kind, r.data, r.extra, r.received_at,
+    CASE WHEN r.lon IS NULL OR r.lat IS NULL THEN NULL ELSE ST_SetSRID(ST_MakePoint(r.lon, r.lat), 4326) END AS location
   FROM jsonb_to_recordset(?::jsonb) AS r(id uuid, device_id uuid, ts timestamptz, frame_id text, kind text,
-    data jsonb, lon float8, lat float8, extra jsonb, received_at timestamptz)
-  ON CONFLICT (device_id, frame_id) WHERE frame_id IS NOT NULL DO NOTHING
-  RETURNING id`;
+    data jsonb, lon float8, lat float8, extra jsonb, received_at timestamptz)`;
 
 /** Each device's newest stored timestamp (null when it has none); parameter: the device ids. */
 const LATEST_TS = `
   SELECT e.v AS device_id, (SELECT max(m.ts) FROM messages m WHERE m.device_id = e.v) AS latest FROM unnest(?::uuid[]) AS e(v)`;
 
 /**
- * The batch's insert and, in the same statement, each batch device's newest timestamp before it (a db/fused.ts
- * statement: at ingest, the stages' early reads share its round trip). The CTEs see the snapshot the statement
- * started with, so `latest` never sees the rows `ins` adds.
+ * The batch's insert, each row with its distance step (db/distance/steps.sql.ts), and each batch device's newest
+ * stored timestamp before it (a db/fused.ts statement: at ingest, the stages' early reads share its round trip). The
+ * CTEs see the snapshot the statement started with, so `latest` never sees the rows `ins` adds. Frames already stored
+ * (same device and frame id) are skipped; the distance statement re-measures the message after one (its step took the
+ * skipped frame for its predecessor).
  */
 const INSERT_AFTER_LATEST: SqlStatement = {
   ctes: `
-  latest AS (${LATEST_TS}),
-  ins AS (${INSERT_MESSAGES.trim()})`,
+  latest AS (${LATEST_MESSAGE}),
+  new_batch AS (${BATCH_ROWS}),
+  ${NEW_STEPS_CTES.trim()},
+  ins AS (
+    INSERT INTO messages (id, device_id, ts, frame_id, kind, data, location, extra, received_at, step_m, step_source, step_vehicle_id)
+    SELECT b.id, b.device_id, b.ts, b.frame_id, b.kind, b.data, b.location, b.extra, b.received_at, s.meters, s.source, s.vehicle_id
+    FROM new_batch b JOIN new_steps s ON s.id = b.id
+    ON CONFLICT (device_id, frame_id) WHERE frame_id IS NOT NULL DO NOTHING
+    RETURNING id, step_m, step_source, step_vehicle_id)`,
+  // One row of two texts, one entry per message stored ("id meters source vehicle", the vehicle absent when none) and
+  // per device with history ("id epoch-ms"): as JSON rows (db/fused.ts), each row's object cost PostgreSQL 3.5 times
+  // the rest of returning them (jsonb_agg(to_jsonb(row)): ~38,000 instructions a message stored, against ~4,000).
   main: `
-  SELECT id, NULL::uuid AS device_id, NULL::timestamptz AS latest FROM ins
-  UNION ALL
-  SELECT NULL, device_id, latest FROM latest WHERE latest IS NOT NULL`,
+  SELECT (SELECT string_agg(concat_ws(' ', id, step_m, step_source, step_vehicle_id), ',') FROM ins) AS stored,
+    (SELECT string_agg(concat_ws(' ', device_id, floor(extract(epoch FROM latest) * 1000)::bigint), ',')
+     FROM latest WHERE latest IS NOT NULL) AS latest`,
 };
 
 const INSERT_DEAD_LETTERS = `
@@ -103,7 +112,7 @@ const ASSOCIATIONS = `
   ORDER BY b.device_id, a.started_at, a.created_at`;
 
 /**
- * The rows as INSERT_MESSAGES' one JSON parameter, written out field by field: no object per row to stringify, and
+ * The rows as the insert's one JSON parameter, written out field by field: no object per row to stringify, and
  * a job's receipt time (shared by its rows) converted once. Ids are uuids, timestamps ISO text, kind one of the frame
  * kinds and lon/lat finite numbers or null (the decoder's checks), so only the frame id, data and extra need
  * JSON.stringify.
@@ -122,20 +131,26 @@ function messagesJson(rows: MessageRow[]): string {
   return `${json}]`;
 }
 
-export interface StoredBatch { inserted: Set<string>; latest: Map<string, Date> }
+/** What the insert stored: each new message's step by id (duplicates skipped are absent), the devices' previous newest timestamps. */
+export interface StoredBatch { inserted: Map<string, StoredStep>; latest: Map<string, Date> }
 
 /** The batch's insert with its devices' previous newest timestamps, as a db/fused.ts part (storedBatch reads its rows). */
 export function insertPart(rows: MessageRow[], deviceIds: string[]): SqlPart {
   return { statement: INSERT_AFTER_LATEST, bindings: [deviceIds, messagesJson(rows)] };
 }
 
-/** The ids insertPart stored and the devices' previous newest timestamps. */
+/** The messages insertPart stored, with their steps, and the devices' previous newest timestamps. */
 export function storedBatch(rows: PartRow[] | null): StoredBatch {
-  const inserted = new Set<string>();
+  const inserted = new Map<string, StoredStep>();
   const latest = new Map<string, Date>();
-  for (const r of rows ?? []) {
-    if (r.id !== null) inserted.add(r.id);
-    else latest.set(r.device_id, new Date(r.latest));
+  const [{ stored, latest: previous }] = rows?.length ? rows : [{ stored: null, latest: null }];
+  for (const entry of stored ? (stored as string).split(',') : []) {
+    const [id, meters, source, vehicleId] = entry.split(' ');
+    inserted.set(id, { meters: Number(meters), source: source as StepSource, vehicleId: vehicleId ?? null });
+  }
+  for (const entry of previous ? (previous as string).split(',') : []) {
+    const [deviceId, ms] = entry.split(' ');
+    latest.set(deviceId, new Date(Number(ms)));
   }
   return { inserted, latest };
 }
@@ -155,11 +170,14 @@ export const associationsOf = (rows: PartRow[]): Association[] => rows.map(toAss
 /** SQL of the ingest pipeline (gateway/): batched inserts of messages and dead letters, vehicle associations. */
 export function ingestRepository(knex: Knex) {
   return {
-    /** Inserts the batch in one statement; frames already stored (same device and frame id) are skipped. Returns the ids inserted. */
-    async insertMessages(rows: MessageRow[], trx: Knex = knex): Promise<Set<string>> {
-      if (!rows.length) return new Set();
-      const result = await prepared(trx, INSERT_MESSAGES, [messagesJson(rows)]);
-      return new Set((result.rows as { id: string }[]).map((r) => r.id));
+    /**
+     * Inserts the batch in one statement, as the gateway does (each message with its distance step); frames already
+     * stored (same device and frame id) are skipped. Returns what was stored (storedBatch).
+     */
+    async insertMessages(rows: MessageRow[], trx: Knex = knex): Promise<StoredBatch> {
+      if (!rows.length) return { inserted: new Map(), latest: new Map() };
+      const [stored] = await runParts(trx, [insertPart(rows, [...new Set(rows.map((r) => r.deviceId))])]);
+      return storedBatch(stored);
     },
 
     async insertDeadLetters(rows: DeadLetterRow[], trx: Knex = knex): Promise<void> {

@@ -5,13 +5,15 @@ import { silentLogger } from '../../lib/logger.js';
 import { distanceStage } from '../../gateway/stages/distance.stage.js';
 import type { DeviceBatch, IngestedMessage } from '../../gateway/ingest.types.js';
 import type { NewEvent } from '../../db/repositories/events.repository.js';
+import type { MessageRow } from '../../db/repositories/ingest.repository.js';
 
 export const LAT = 32.7767;
 export const LON = -96.797;
 /** Meters → degrees of latitude; the tests compare against ST_Distance on the spheroid with 1% margins. */
 export const north = (m: number) => LAT + m / 110_880;
 
-export interface Frame { s: number; north?: number; east?: number; speed?: number }
+/** A frame `s` seconds after t0, `north`/`east` meters from the origin; `id`: its frame id (none when absent). */
+export interface Frame { s: number; north?: number; east?: number; speed?: number; id?: string }
 
 let vins = 0;
 /** A device in a vehicle since an hour before `t0`, readable by a fresh application. */
@@ -24,14 +26,14 @@ export async function vehicleWithDevice(t: TestApp, t0: number) {
   return { app, device, vehicle };
 }
 
-/** Stores the frames as the gateway does and returns the device's batch as the pipeline hands it to the stages. */
-export async function storeFrames(trx: Knex, t: TestApp, deviceId: string, vehicleId: string, t0: number, frames: Frame[]): Promise<DeviceBatch> {
-  const messages: IngestedMessage[] = frames.map((f) => {
+/** The frames as the gateway's messages of the device (not stored). */
+export function framesToMessages(deviceId: string, vehicleId: string | null, t0: number, frames: Frame[]): IngestedMessage[] {
+  return frames.map((f) => {
     const located = f.north !== undefined;
     const lat = located ? north(f.north!) : null;
     const lon = located ? LON + (f.east ?? 0) / (110_880 * Math.cos((LAT * Math.PI) / 180)) : null;
     return {
-      id: randomUUID(), deviceId, timestamp: new Date(t0 + f.s * 1000), kind: 'telemetry', frameId: null,
+      id: randomUUID(), deviceId, timestamp: new Date(t0 + f.s * 1000), kind: 'telemetry', frameId: f.id ?? null,
       data: {
         ...(located ? { location: { type: 'Point', coordinates: [lon, lat] } } : {}),
         ...(f.speed !== undefined ? { vehicleSpeed: f.speed } : {}),
@@ -39,14 +41,26 @@ export async function storeFrames(trx: Knex, t: TestApp, deviceId: string, vehic
       lat, lon, gps: null, vin: null, dtcs: null, battery: null, collision: null, receivedAt: new Date(), vehicleId,
     };
   });
-  // the device's newest timestamp before these, as the pipeline reads it (db: latestTimestamps) before storing a batch
-  const previousLatest = (await t.repos.ingest.latestTimestamps([deviceId], trx)).get(deviceId) ?? null;
-  await t.repos.ingest.insertMessages(messages.map((m) => ({
-    id: m.id, deviceId, timestamp: m.timestamp, frameId: null, kind: m.kind, data: m.data, lon: m.lon, lat: m.lat,
-    extra: null, receivedAt: m.receivedAt,
-  })), trx);
+}
+
+/** The messages as the insert's rows. */
+export const rowsOf = (messages: IngestedMessage[]): MessageRow[] => messages.map((m) => ({
+  id: m.id, deviceId: m.deviceId, timestamp: m.timestamp, frameId: m.frameId, kind: m.kind, data: m.data, lon: m.lon, lat: m.lat,
+  extra: null, receivedAt: m.receivedAt,
+}));
+
+/** Stores the frames as the gateway does and returns the device's batch as the pipeline hands it to the stages. */
+export async function storeFrames(trx: Knex, t: TestApp, deviceId: string, vehicleId: string, t0: number, frames: Frame[]): Promise<DeviceBatch> {
+  const messages = framesToMessages(deviceId, vehicleId, t0, frames);
+  // the device's newest timestamp before these, as the pipeline's insert returns it
+  const { inserted, latest } = await t.repos.ingest.insertMessages(rowsOf(messages), trx);
+  for (const m of messages) m.step = inserted.get(m.id);
   messages.sort((a, b) => a.timestamp.getTime() - b.timestamp.getTime());
-  return { deviceId, messages, previousLatest };
+  const skipped = messages.filter((m) => !m.step);
+  return {
+    deviceId, messages: messages.filter((m) => m.step), previousLatest: latest.get(deviceId) ?? null,
+    ...(skipped.length ? { skipped } : {}),
+  };
 }
 
 /** The same frames stored for each vehicle, one after another: a transaction's queries run one at a time. */

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { runStage, storeFleet, storeFrames, vehicleTotal, vehicleWithDevice, type Frame } from './distance-fixtures.js';
+import { framesToMessages, rowsOf, runStage, storeFleet, storeFrames, vehicleTotal, vehicleWithDevice, type Frame } from './distance-fixtures.js';
 import { distancePart } from '../../db/distance/triggers.sql.js';
-import { fuse, runParts } from '../../db/fused.js';
+import { fuse, type SqlPart } from '../../db/fused.js';
+import { insertPart } from '../../db/repositories/ingest.repository.js';
 import type { Knex } from 'knex';
-import type { DeviceBatch } from '../../gateway/ingest.types.js';
 
 let t: TestApp;
 beforeAll(async () => { t = await buildTestApp(); });
@@ -18,8 +18,10 @@ async function drive(frames: Frame[], t0 = T0) {
   return { device, vehicle };
 }
 
+/** The steps stored on the messages that counted for the vehicle, in time order. */
 async function sources(vehicleId: string) {
-  const rows = await t.db.knex('distance_steps').select('source', 'meters').where({ vehicle_id: vehicleId }).orderBy('ts');
+  const rows = await t.db.knex('messages').select({ source: 'step_source', meters: 'step_m' }).where({ step_vehicle_id: vehicleId })
+    .orderBy([{ column: 'ts' }, { column: 'id' }]);
   return rows.map((r: any) => `${r.source}:${Math.round(Number(r.meters))}`);
 }
 
@@ -59,8 +61,19 @@ describe('distance steps', () => {
     const after = (await vehicleTotal(t, vehicle.id)).total;
     expect(after - before).toBeGreaterThan(8.2);
     expect(after - before).toBeLessThan(9.4);
-    const steps = await t.db.knex('distance_steps').where({ vehicle_id: vehicle.id }).sum({ m: 'meters' }).first();
+    const steps = await t.db.knex('messages').where({ step_vehicle_id: vehicle.id }).sum({ m: 'step_m' }).first();
     expect(Number(steps!.m)).toBeCloseTo(after, 6);
+    expect(await sources(vehicle.id)).toHaveLength(4);
+  });
+
+  it('measures the frame after a re-sent one from its real predecessor', async () => {
+    const { device, vehicle } = await drive([{ s: 0, north: 0, speed: 72, id: 'a' }, { s: 5, north: 100, speed: 72, id: 'b' }]);
+    // 'b' again, stamped later and 400 m further (a device reusing a frame id): skipped, so 'c' follows the stored 'b'
+    const again = await runStage(t, async (trx) => [await storeFrames(trx, t, device.id, vehicle.id, T0,
+      [{ s: 10, north: 500, speed: 72, id: 'b' }, { s: 15, north: 200, speed: 72, id: 'c' }])]);
+    expect(again.statements).toBe(1);
+    expect(await sources(vehicle.id)).toEqual(['none:0', 'gps:100', 'gps:100']);
+    expect((await vehicleTotal(t, vehicle.id)).total).toBeCloseTo(200, 0);
   });
 
   it('runs one statement for one device as for twenty, live and with late frames', async () => {
@@ -78,26 +91,25 @@ describe('distance steps', () => {
     for (const d of twenty) expect((await vehicleTotal(t, d.vehicle.id)).total).toBeGreaterThan(100.5);
   });
 
-  /** The distance statement's generic plan (what a prepared statement runs), executed on the batch: its reads of messages. */
-  async function messageReads(trx: Knex, batch: DeviceBatch) {
-    const part = distancePart([batch])!;
+  /** A statement's generic plan (what a prepared statement runs), executed with the part's bindings: its reads of messages. */
+  async function messageReads(trx: Knex, part: SqlPart, types: string[]) {
     const { sql } = fuse([part]);
     let k = 0;
     const text = sql.replace(/\?/g, () => `$${++k}`);
-    const types = ['uuid[]', 'uuid[]', 'timestamptz[]', 'float8[]', 'float8[]', 'float8[]', 'timestamptz[]'];
-    const literal = (values: unknown[], type: string) =>
-      `ARRAY[${values.map((v) => (v === null ? 'NULL' : `'${v instanceof Date ? v.toISOString() : String(v)}'`)).join(',')}]::${type}`;
-    await trx.raw(`PREPARE distance_probe(${types.join(',')}) AS ${text}`);
+    const quote = (v: unknown) => `'${String(v instanceof Date ? v.toISOString() : v).replace(/'/g, "''")}'`;
+    const literal = (value: unknown, type: string) => (Array.isArray(value)
+      ? `ARRAY[${value.map((v) => (v === null ? 'NULL' : quote(v))).join(',')}]::${type}` : `${quote(value)}::${type}`);
+    await trx.raw(`PREPARE probe(${types.join(',')}) AS ${text}`);
     await trx.raw('SET LOCAL plan_cache_mode = force_generic_plan');
-    const args = (part.bindings as unknown[][]).map((values, i) => literal(values, types[i]));
-    const { rows } = await trx.raw(`EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE distance_probe(${args.join(',')})`);
-    await trx.raw('DEALLOCATE distance_probe');
+    const args = part.bindings.map((value, i) => literal(value, types[i]));
+    const { rows } = await trx.raw(`EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE probe(${args.join(',')})`);
+    await trx.raw('DEALLOCATE probe');
     const out = rows[0]['QUERY PLAN'];
     const plan = (typeof out === 'string' ? JSON.parse(out) : out)[0].Plan;
     const reads: { node: string; rows: number; loops: number }[] = [];
     const walk = (n: any) => {
       // what the node read: the rows it returned and those its filter dropped (per loop), and how often it ran
-      if (n['Relation Name'] === 'messages') {
+      if (n['Relation Name'] === 'messages' && n['Node Type'] !== 'ModifyTable') {
         reads.push({ node: n['Node Type'], rows: n['Actual Rows'] + (n['Rows Removed by Filter'] ?? 0), loops: n['Actual Loops'] });
       }
       for (const c of n.Plans ?? []) walk(c);
@@ -106,27 +118,45 @@ describe('distance steps', () => {
     return reads;
   }
 
+  /** The frames stored as the gateway stores them, then the distance statement, each run by its generic plan: their reads. */
+  async function storeAndMeasure(trx: Knex, deviceId: string, vehicleId: string, frames: Frame[]) {
+    const messages = framesToMessages(deviceId, vehicleId, T0, frames);
+    const previousLatest = (await t.repos.ingest.latestTimestamps([deviceId], trx)).get(deviceId) ?? null;
+    const inserting = await messageReads(trx, insertPart(rowsOf(messages), [deviceId]), ['uuid[]', 'jsonb']);
+    const stored = await trx('messages').whereIn('id', messages.map((m) => m.id)).select('id', 'step_m', 'step_source', 'step_vehicle_id');
+    const steps = new Map(stored.map((r: any) => [r.id, { meters: Number(r.step_m), source: r.step_source, vehicleId: r.step_vehicle_id }]));
+    for (const m of messages) m.step = steps.get(m.id);
+    messages.sort((a, b) => a.timestamp.getTime() - b.timestamp.getTime());
+    const distance = await messageReads(trx, distancePart([{ deviceId, messages, previousLatest }])!,
+      ['uuid[]', 'uuid[]', 'timestamptz[]', 'float8[]', 'text[]', 'uuid[]', 'bool[]', 'uuid[]', 'uuid[]', 'uuid[]', 'timestamptz[]', 'uuid[]']);
+    return { inserting, distance };
+  }
+
   it('finds a new frame\'s neighbours in the device\'s history without reading it, whatever the statistics', async () => {
-    // 2,000 stored messages, no ANALYZE since; the statement's generic plan (what a prepared statement runs).
+    // 2,000 stored messages, no ANALYZE since; the statements' generic plans (what a prepared statement runs).
     const { device, vehicle } = await vehicleWithDevice(t, T0);
     const history = Array.from({ length: 2000 }, (_, k) => ({ s: k, north: k * 10, speed: 36 }));
     await t.db.knex.transaction(async (trx) => { await storeFrames(trx, t, device.id, vehicle.id, T0, history); });
-    const reads = await t.db.knex.transaction(async (trx) =>
-      messageReads(trx, await storeFrames(trx, t, device.id, vehicle.id, T0, [{ s: 999.5, north: 9995, speed: 36 }, { s: 2000, north: 20000, speed: 36 }])));
-    expect(reads.length).toBeGreaterThan(0);
-    // per lookup (rows are per loop): the message itself, its predecessor, its successor; never the history
-    for (const r of reads) expect(r.rows, `${r.node} on messages`).toBeLessThanOrEqual(2);
+    const { inserting, distance } = await t.db.knex.transaction(async (trx) =>
+      storeAndMeasure(trx, device.id, vehicle.id, [{ s: 999.5, north: 9995, speed: 36 }, { s: 2000, north: 20000, speed: 36 }]));
+    expect(inserting.length).toBeGreaterThan(0);
+    expect(distance.length).toBeGreaterThan(0);
+    // per lookup (rows are per loop): the device's newest message, a late one's predecessor, its successor and that
+    // one's predecessor; never the history
+    for (const r of [...inserting, ...distance]) expect(r.rows, `${r.node} on messages`).toBeLessThanOrEqual(2);
   });
 
-  it('reads one predecessor per device for an in-order batch, and no successor', async () => {
+  it('reads only the device\'s newest message for an in-order batch', async () => {
     const { device, vehicle } = await vehicleWithDevice(t, T0);
     await t.db.knex.transaction(async (trx) => { await storeFrames(trx, t, device.id, vehicle.id, T0, [{ s: 0, north: 0, speed: 36 }]); });
     const frames = Array.from({ length: 10 }, (_, k) => ({ s: k + 1, north: (k + 1) * 10, speed: 36 }));
-    const reads = await t.db.knex.transaction(async (trx) => messageReads(trx, await storeFrames(trx, t, device.id, vehicle.id, T0, frames)));
-    expect(reads.reduce((n, r) => n + r.loops, 0)).toBe(1);
-    // EXPLAIN ANALYZE ran the statement: the steps are those of the whole track, 10 m each from the stored message on
-    const steps = await t.db.knex('distance_steps').where({ device_id: device.id }).orderBy('ts').select('source', 'meters');
-    expect(steps.map((r: any) => `${r.source}:${Math.round(Number(r.meters))}`)).toEqual(Array(10).fill('gps:10'));
+    const { inserting, distance } = await t.db.knex.transaction(async (trx) => storeAndMeasure(trx, device.id, vehicle.id, frames));
+    expect(inserting.reduce((n, r) => n + r.loops, 0)).toBe(1);
+    // the distance statement reads no message (its updates by key find an empty list)
+    expect(distance.reduce((n, r) => n + r.rows * r.loops, 0)).toBe(0);
+    // EXPLAIN ANALYZE ran the statements: the steps are those of the whole track, 10 m each from the stored message on
+    const steps = await t.db.knex('messages').where({ device_id: device.id }).orderBy('ts').select({ source: 'step_source', meters: 'step_m' });
+    expect(steps.slice(1).map((r: any) => `${r.source}:${Math.round(Number(r.meters))}`)).toEqual(Array(10).fill('gps:10'));
   });
 });
 
@@ -150,21 +180,18 @@ describe('distance steps, whatever the arrival', () => {
     const { device, vehicle } = await vehicleWithDevice(t, T0);
     for (const b of batches) await runStage(t, async (trx) => [await storeFrames(trx, t, device.id, vehicle.id, T0, b.map((k) => track[k]))]);
     // what the steps must be: each message against the one before it in (ts, id) order
-    const { rows } = await t.db.knex.raw(`
-      SELECT s.meters, s.source, m.ts, m.id FROM messages m JOIN distance_steps s ON s.message_id = m.id
-      WHERE m.device_id = ? ORDER BY m.ts, m.id`, [device.id]);
+    const { rows } = await t.db.knex.raw(`SELECT step_m AS meters, step_source AS source, ts, id FROM messages
+      WHERE device_id = ? ORDER BY ts, id`, [device.id]);
     expect(rows).toHaveLength(track.length);
     const fresh = await t.db.knex.transaction(async (trx) => {
-      // the same messages measured in one statement from scratch, all treated as new (no history before them)
+      // the same messages stored again in one batch from scratch, all new (no history before them)
       const all = await trx('messages').where({ device_id: device.id }).orderBy([{ column: 'ts' }, { column: 'id' }]);
-      await trx('distance_steps').whereIn('message_id', all.map((m: any) => m.id)).del();
-      const batch = {
-        deviceId: device.id, previousLatest: null,
-        messages: all.map((m: any) => ({ id: m.id, timestamp: new Date(m.ts), lat: m.data.location?.coordinates[1] ?? null, lon: m.data.location?.coordinates[0] ?? null, data: m.data })),
-      };
-      await runParts(trx, [distancePart([batch])]);
-      const out = (await trx.raw(`SELECT s.meters, s.source FROM messages m JOIN distance_steps s ON s.message_id = m.id
-        WHERE m.device_id = ? ORDER BY m.ts, m.id`, [device.id])).rows;
+      await trx('messages').where({ device_id: device.id }).del();
+      await t.repos.ingest.insertMessages(all.map((m: any) => ({
+        id: m.id, deviceId: device.id, timestamp: new Date(m.ts), frameId: null, kind: m.kind, data: m.data,
+        lat: m.data.location?.coordinates[1] ?? null, lon: m.data.location?.coordinates[0] ?? null, extra: null, receivedAt: new Date(),
+      })), trx);
+      const out = (await trx.raw('SELECT step_m AS meters, step_source AS source FROM messages WHERE device_id = ? ORDER BY ts, id', [device.id])).rows;
       throw Object.assign(new Error('rollback'), { out });
     }).catch((e: any) => e.out);
     expect(rows.map((r: any) => [r.source, Number(r.meters).toFixed(6)])).toEqual(fresh.map((r: any) => [r.source, Number(r.meters).toFixed(6)]));

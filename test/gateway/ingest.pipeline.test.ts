@@ -158,7 +158,7 @@ describe('planned stages', () => {
     expect(order).toEqual(['a:1', 'b:2', 'plain', 'c:3']);
   });
 
-  it('continues an open trip and measures its distance in one statement', async () => {
+  it('continues an open trip and counts its distance in one statement, the steps stored with the messages', async () => {
     const d = await t.make.device();
     const deps = { config: t.config, knex: t.db.knex, repos: t.repos, log: silentLogger };
     const { p } = pipeline({ stages: [tripsStage(deps), distanceStage(deps)] });
@@ -168,11 +168,11 @@ describe('planned stages', () => {
     const { sql } = await recordStatements(t.db.knex, () => p.submit(job(d.id, [frame(3), frame(4)])), /INSERT INTO trips|UPDATE trips/);
     expect(sql).toHaveLength(1);
     expect(sql[0]).toMatch(/UPDATE trips t SET/);
-    expect(sql[0]).toMatch(/INSERT INTO distance_steps/);
+    expect(sql[0]).toMatch(/INSERT INTO vehicle_distances/);
     const [trip] = await t.db.knex('trips').where('device_id', d.id);
     expect(trip).toMatchObject({ message_count: 4, stop_ts: null });
     // each frame 0.0001° of latitude (~11.1 m) north of the one before: measured by GPS, the first has no predecessor
-    const steps = await t.db.knex('distance_steps').where('device_id', d.id).orderBy('ts');
+    const steps = await t.db.knex('messages').where('device_id', d.id).orderBy('ts').select({ source: 'step_source', meters: 'step_m' });
     expect(steps.map((r: any) => r.source)).toEqual(['none', 'gps', 'gps', 'gps']);
     for (const r of steps.slice(1)) expect(Number(r.meters)).toBeCloseTo(11.09, 1);
   });
@@ -210,6 +210,28 @@ describe('early reads', () => {
     await p.submit(job(d.id, [{ ts: at(1).getTime() }, { ts: at(2).getTime(), kind: 'startup', vin: '1HGCM82633A004352' }, { ts: at(3).getTime() }]));
     const [vehicle] = await t.db.knex('vehicles').where({ vin: '1HGCM82633A004352' });
     expect(seen.at(-1)![0].messages.map((m) => m.vehicleId)).toEqual([null, vehicle.id, vehicle.id]);
+  });
+});
+
+describe('distance across a VIN change', () => {
+  it('counts each step for the vehicle the device was in, the batch\'s own VIN frame included', async () => {
+    const d = await t.make.device();
+    const deps = { config: t.config, knex: t.db.knex, repos: t.repos, log: silentLogger };
+    const { p } = pipeline({ stages: [vehiclesStage(deps), distanceStage(deps)] });
+    // 11.09 m north a second, at 40 km/h
+    const frame = (s: number, extra: Record<string, unknown> = {}) =>
+      ({ ts: at(s).getTime(), data: { vehicleSpeed: 40 }, location: { lat: 32.78 + s * 0.0001, lon: -96.8 }, ...extra });
+    await p.submit(job(d.id, [frame(0, { kind: 'startup', vin: 'JH4KA8260MC000000' }), frame(1)]));
+    // the insert measures these with the vehicle it knows (the first one); the VIN frame moves the last two
+    await p.submit(job(d.id, [frame(2), frame(3, { kind: 'startup', vin: '2B4GP44R6WR942762' }), frame(4)]));
+    const [first] = await t.db.knex('vehicles').where({ vin: 'JH4KA8260MC000000' });
+    const [second] = await t.db.knex('vehicles').where({ vin: '2B4GP44R6WR942762' });
+    const steps = await t.db.knex('messages').where('device_id', d.id).orderBy('ts').select('step_vehicle_id', 'step_m');
+    expect(steps.map((r: any) => r.step_vehicle_id)).toEqual([first.id, first.id, first.id, second.id, second.id]);
+    const total = async (v: string) => Number((await t.db.knex('vehicle_distances').where({ vehicle_id: v }).first())?.travelled_m ?? 0);
+    expect(await total(first.id)).toBeCloseTo(2 * 11.09, 1);
+    expect(await total(second.id)).toBeCloseTo(2 * 11.09, 1);
+    expect(await total(first.id)).toBeCloseTo(Number(steps[1].step_m) + Number(steps[2].step_m), 6);
   });
 });
 

@@ -12,7 +12,9 @@ async function device() {
   const d = await g.t.make.device(app.principal);
   const client = await g.connect(d);
   const publish = (payload: string | Buffer) => client.publishAsync(`devices/${d.id}/frames`, payload, { qos: 1 });
-  const stored = async () => (await g.t.db.knex('messages').where('device_id', d.id).orderBy('ts')).map((r) => r.data);
+  // the payload's frames often share a millisecond: then in rpm order (nothing orders messages by arrival)
+  const stored = async () => (await g.t.db.knex('messages').where('device_id', d.id).orderBy('ts').orderByRaw("(data ->> 'rpm')::float8"))
+    .map((r) => r.data);
   const letters = async () => (await g.t.repos.ingest.deadLetters(d.id)).reverse()
     .map((l) => ({ topic: l.topic, frameIndex: l.frameIndex, reason: l.reason, raw: l.raw?.toString('utf8') }));
   return { d, client, publish, stored, letters };

@@ -32,7 +32,9 @@ export async function connectedDevice(g: TestGateway): Promise<HostileDevice> {
   return {
     d, client,
     publish: (payload) => within(client.publishAsync(`devices/${d.id}/frames`, payload, { qos: 1 }), 'PUBACK'),
-    storedRpm: async () => (await g.t.db.knex('messages').where('device_id', d.id).orderBy('ts')).map((r) => r.data.rpm),
+    // frames of one payload often share a millisecond: then in rpm order (nothing orders messages by arrival)
+    storedRpm: async () => (await g.t.db.knex('messages').where('device_id', d.id).orderBy('ts').orderByRaw("(data ->> 'rpm')::float8"))
+      .map((r) => r.data.rpm),
     letters: async () => (await g.t.repos.ingest.deadLetters(d.id)).reverse()
       .map((l) => ({ frameIndex: l.frameIndex, reason: l.reason, raw: l.raw?.toString('utf8') })),
   };
