@@ -19,6 +19,7 @@ import * as m018 from './018_rule_log_key.js';
 import * as m019 from './019_attempt_key.js';
 import * as m020 from './020_notification_pages.js';
 import * as m021 from './021_steps_on_messages.js';
+import * as m022 from './022_messages_sample.js';
 
 export const MIGRATIONS: Record<string, Knex.Migration> = {
   '001_core': m001,
@@ -41,4 +42,5 @@ export const MIGRATIONS: Record<string, Knex.Migration> = {
   '019_attempt_key': m019,
   '020_notification_pages': m020,
   '021_steps_on_messages': m021,
+  '022_messages_sample': m022,
 };
