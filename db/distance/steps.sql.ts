@@ -74,13 +74,13 @@ export const LATEST_MESSAGE = `
  * statement corrects it where the batch's own VIN frames changed it (the vehicles stage runs after the insert).
  */
 export const NEW_STEPS_CTES = `
-  new_fresh AS (
+  new_rows AS (
     SELECT b.id, b.device_id, b.ts, b.location, ${SPEED('b')} AS v,
       l.latest AS after, l.latest_id, l.latest_loc, l.latest_v
     FROM new_batch b LEFT JOIN latest l ON l.device_id = b.device_id),
   new_ordered AS (
     SELECT f.*, lag(f.id) OVER w AS l_id, lag(f.ts) OVER w AS l_ts, lag(f.location) OVER w AS l_loc, lag(f.v) OVER w AS l_v
-    FROM new_fresh f WINDOW w AS (PARTITION BY f.device_id ORDER BY f.ts, f.id)),
+    FROM new_rows f WINDOW w AS (PARTITION BY f.device_id ORDER BY f.ts, f.id)),
   new_near AS (
     SELECT o.*, p.id AS s_id, p.ts AS s_ts, p.location AS s_loc, p.v AS s_v
     FROM new_ordered o LEFT JOIN LATERAL (
