@@ -65,13 +65,10 @@ const INSERT_AFTER_LATEST: SqlStatement = {
     FROM new_batch b JOIN new_steps s ON s.id = b.id
     ON CONFLICT (device_id, frame_id) WHERE frame_id IS NOT NULL DO NOTHING
     RETURNING id, step_m, step_source, step_vehicle_id)`,
-  // One row of two texts, one entry per message stored ("id meters source vehicle", the vehicle absent when none) and
-  // per device with history ("id epoch-ms"): as JSON rows (db/fused.ts), each row's object cost PostgreSQL 3.5 times
-  // the rest of returning them (jsonb_agg(to_jsonb(row)): ~38,000 instructions a message stored, against ~4,000).
   main: `
-  SELECT (SELECT string_agg(concat_ws(' ', id, step_m, step_source, step_vehicle_id), ',') FROM ins) AS stored,
-    (SELECT string_agg(concat_ws(' ', device_id, floor(extract(epoch FROM latest) * 1000)::bigint), ',')
-     FROM latest WHERE latest IS NOT NULL) AS latest`,
+  SELECT id, NULL::uuid AS device_id, NULL::timestamptz AS latest, step_m, step_source, step_vehicle_id FROM ins
+  UNION ALL
+  SELECT NULL, device_id, latest, NULL, NULL, NULL FROM latest WHERE latest IS NOT NULL`,
 };
 
 const INSERT_DEAD_LETTERS = `
@@ -143,14 +140,9 @@ export function insertPart(rows: MessageRow[], deviceIds: string[]): SqlPart {
 export function storedBatch(rows: PartRow[] | null): StoredBatch {
   const inserted = new Map<string, StoredStep>();
   const latest = new Map<string, Date>();
-  const [{ stored, latest: previous }] = rows?.length ? rows : [{ stored: null, latest: null }];
-  for (const entry of stored ? (stored as string).split(',') : []) {
-    const [id, meters, source, vehicleId] = entry.split(' ');
-    inserted.set(id, { meters: Number(meters), source: source as StepSource, vehicleId: vehicleId ?? null });
-  }
-  for (const entry of previous ? (previous as string).split(',') : []) {
-    const [deviceId, ms] = entry.split(' ');
-    latest.set(deviceId, new Date(Number(ms)));
+  for (const r of rows ?? []) {
+    if (r.id !== null) inserted.set(r.id, { meters: r.step_m, source: r.step_source as StepSource, vehicleId: r.step_vehicle_id });
+    else latest.set(r.device_id, new Date(r.latest));
   }
   return { inserted, latest };
 }
