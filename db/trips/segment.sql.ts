@@ -61,27 +61,31 @@ const SPAN = `
     LEFT JOIN LATERAL (SELECT m.ts, m.kind FROM messages m WHERE s.cont_id IS NULL AND m.device_id = s.device_id
       AND m.ts < s.from_ts ORDER BY m.ts DESC LIMIT 1) pm ON true)`;
 
-/** The span's messages (plus each device's virtual row 0, from `ctx`). */
-const ROWS0 = `
+/**
+ * The span's messages, numbered from 1 in time order per device (`rn`), and with `virtual`, each device's row 0 from
+ * `ctx`: the open trip's last counted message, or the message before the span. Row 0 takes part in finding sessions,
+ * islands and segments; the members of a segment (MEMBERS) are real messages only, and take what a continued trip
+ * carries (last location, speed sample, hard-event state) from `ctx`.
+ */
+const ROWS0 = (virtual: boolean) => `
   rows0 AS (
     SELECT x.device_id, m.id, m.ts, m.kind, m.location,
-      coalesce((m.data ->> 'vehicleSpeed')::float8, (m.extra -> 'gps' ->> 'speed')::float8) AS spd, NULL::timestamptz AS spd_ts,
+      coalesce((m.data ->> 'vehicleSpeed')::float8, (m.extra -> 'gps' ->> 'speed')::float8) AS spd,
       (m.data ->> 'calculatedLoadValue')::float8 AS load, (m.data ->> 'engineFuelRate')::float8 AS fuel_rate,
       (m.data ->> 'massAirFlow')::float8 AS maf, coalesce((m.data ->> 'fuelType') ILIKE '%diesel%', false) AS diesel,
       (m.data -> 'accel' ->> 'minX')::float8 AS ax_min, (m.data -> 'accel' ->> 'maxX')::float8 AS ax_max,
-      NULL::text AS v_hard, false AS virt, NULL::boolean AS v_mv,
+      false AS virt, NULL::boolean AS v_mv,
       row_number() OVER (PARTITION BY m.device_id ORDER BY m.ts, m.received_at, m.id) AS rn
     FROM ctx x CROSS JOIN batch_ids bi
     -- per device through messages_device_ts_id (OFFSET 0 keeps the planner from turning it into a scan of the table)
     CROSS JOIN LATERAL (SELECT * FROM messages mm WHERE mm.device_id = x.device_id AND mm.ts >= x.from_ts OFFSET 0) m
-    WHERE m.ts > x.from_ts OR x.late OR m.id = ANY(bi.ids)
+    WHERE m.ts > x.from_ts OR x.late OR m.id = ANY(bi.ids)${virtual ? `
     UNION ALL
-    SELECT x.device_id, NULL, x.v_ts, x.v_kind, x.v_loc, x.v_spd, x.v_spd_ts, NULL, NULL, NULL, false, NULL, NULL,
-      x.v_hard, true, x.v_mv, 0
-    FROM ctx x WHERE x.v_ts IS NOT NULL)`;
+    SELECT x.device_id, NULL, x.v_ts, x.v_kind, NULL, NULL, NULL, NULL, NULL, false, NULL, NULL, true, x.v_mv, 0
+    FROM ctx x WHERE x.v_ts IS NOT NULL` : ''})`;
 
 /** Sessions, motion islands and segments of the span's rows. */
-const ROWS = `${ROWS0},
+const ROWS = `${ROWS0(true)},
   rows1 AS (
     SELECT r.*, coalesce(r.v_mv, r.spd >= p.motion, false) AS mv,
       CASE WHEN ${IS_GAP('r.ts - lag(r.ts) OVER w')} THEN 'gap'
@@ -121,83 +125,96 @@ const ROWS = `${ROWS0},
     JOIN sessions s ON s.device_id = g.device_id AND s.sess = g.sess CROSS JOIN p)`;
 
 /**
- * Each segment's rows up to its end (an open motion trip: up to its last moving sample), with per-row facts.
- * `rowsOfSegs`: the rows `r` (with sess and seg) joined to their segment `g` of segs.
+ * Each segment's messages up to its end (an open motion trip: up to its last moving sample), with per-row facts.
+ * `rowsOfSegs`: the rows `r` (with sess and seg) joined to their segment `g` of segs and, for a segment that continues
+ * an open trip, to `k` of ctx (what the trip carries: v_ts, v_spd, v_spd_ts, v_loc, v_hard; null for other
+ * segments); `part`: the columns a segment's rows share (its partition). One sort: every window is over the segment's
+ * rows in `rn` order. The previous speed sample and the previous location are read by offset (`lag(v, rn - rn of the
+ * previous row that has one)`): a segment's rows have consecutive `rn` (a run of a device's rows, cut after its end),
+ * so the offset is their distance. Issue 13: a window partition per "has a speed" and per "has a location" cost two
+ * more sorts of the rows, aggregates ordered by rn a sort per segment each, and the trip's carried values as a row 0
+ * of every continued segment a fifth of the continuation statement at ~2 messages a device.
  */
-const MEMBERS = (rowsOfSegs: string) => `
+const MEMBERS = (rowsOfSegs: string, part: string[], carried = 'k') => {
+  const w = (a: string) => `w AS (PARTITION BY ${part.map((c) => `${a}.${c}`).join(', ')} ORDER BY ${a}.rn)`;
+  return `
   mem AS (
-    SELECT r.*, g.is_cont, lag(r.ts) OVER w AS prev_ts,
-      CASE WHEN r.spd IS NOT NULL THEN lag(r.spd) OVER ws END AS prev_spd,
-      CASE WHEN r.spd IS NOT NULL THEN lag(coalesce(r.spd_ts, r.ts)) OVER ws END AS prev_spd_ts
+    SELECT r.device_id, r.sess, r.seg, r.rn, r.ts, r.mv, r.spd, r.location, r.load, r.fuel_rate, r.maf, r.diesel, r.ax_min, r.ax_max,
+      ${carried}.v_spd AS c_spd, CASE WHEN ${carried}.v_spd IS NOT NULL THEN ${carried}.v_spd_ts END AS c_spd_ts, ${carried}.v_loc AS c_loc,
+      ${carried}.v_hard AS c_hard, lag(r.ts, 1, ${carried}.v_ts) OVER w AS prev_ts, lead(r.rn) OVER w IS NULL AS is_last,
+      max(r.rn) FILTER (WHERE r.spd IS NOT NULL) OVER wp AS spd_rn, max(r.rn) FILTER (WHERE r.location IS NOT NULL) OVER wp AS loc_rn,
+      count(r.location) OVER w AS located_n
     FROM ${rowsOfSegs}
-    WHERE r.ts <= CASE WHEN g.end_reason IS NULL AND NOT g.ignition THEN g.last_mv_ts ELSE g.end_ts END
-    WINDOW w AS (PARTITION BY r.device_id, r.sess, r.seg ORDER BY r.rn),
-      ws AS (PARTITION BY r.device_id, r.sess, r.seg, r.spd IS NOT NULL ORDER BY r.rn)),
+    WHERE NOT r.virt AND r.ts <= CASE WHEN g.end_reason IS NULL AND NOT g.ignition THEN g.last_mv_ts ELSE g.end_ts END
+    WINDOW ${w('r')}, wp AS (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)),
+  -- the latest speed sample (value, time) and location before each row: in the segment, else what the trip carries
   mem2 AS (
-    SELECT m.*, x.dvdt, greatest(m.spd, m.prev_spd) > p.hard_min AND m.spd IS NOT NULL AS fast,
-      m.spd < p.stopped AS stopped, lag(m.spd < p.stopped) OVER ws AS prev_stopped,
-      CASE WHEN m.virt THEN m.v_hard
-        WHEN greatest(m.spd, m.prev_spd) > p.hard_min AND (m.ax_min <= -p.brake OR x.dvdt <= -p.brake) THEN 'brake'
-        WHEN greatest(m.spd, m.prev_spd) > p.hard_min AND (m.ax_max >= p.accel OR x.dvdt >= p.accel) THEN 'accel' END AS hard
-    FROM mem m, p, LATERAL (SELECT CASE WHEN m.prev_spd_ts IS NOT NULL AND coalesce(m.spd_ts, m.ts) > m.prev_spd_ts
-        THEN (m.spd - m.prev_spd) / 3.6 / extract(epoch FROM coalesce(m.spd_ts, m.ts) - m.prev_spd_ts) END AS dvdt) x
-    WINDOW ws AS (PARTITION BY m.device_id, m.sess, m.seg, m.spd IS NOT NULL ORDER BY m.rn)),
+    SELECT m.*, CASE WHEN m.spd_rn IS NULL THEN m.c_spd ELSE lag(m.spd, (m.rn - m.spd_rn)::int) OVER w END AS spd_before,
+      CASE WHEN m.spd_rn IS NULL THEN m.c_spd_ts ELSE lag(m.ts, (m.rn - m.spd_rn)::int) OVER w END AS spd_ts_before,
+      CASE WHEN m.loc_rn IS NULL THEN m.c_loc ELSE lag(m.location, (m.rn - m.loc_rn)::int) OVER w END AS loc_before
+    FROM mem m WINDOW ${w('m')}),
   mem3 AS (
-    SELECT m.*, m.hard IS NOT NULL AND m.hard IS DISTINCT FROM lag(m.hard) OVER w AS hard_new,
-      CASE WHEN m.location IS NOT NULL THEN lag(m.location) OVER wl END AS prev_loc,
+    SELECT m.*, x.prev_spd, x.prev_spd_ts,
+      CASE WHEN greatest(m.spd, x.prev_spd) > p.hard_min AND (m.ax_min <= -p.brake OR x.dvdt <= -p.brake) THEN 'brake'
+        WHEN greatest(m.spd, x.prev_spd) > p.hard_min AND (m.ax_max >= p.accel OR x.dvdt >= p.accel) THEN 'accel' END AS hard,
       extract(epoch FROM m.ts - m.prev_ts) AS dt_s
-    FROM mem2 m
-    WINDOW w AS (PARTITION BY m.device_id, m.sess, m.seg ORDER BY m.rn),
-      wl AS (PARTITION BY m.device_id, m.sess, m.seg, m.location IS NOT NULL ORDER BY m.rn))`;
+    FROM mem2 m CROSS JOIN p CROSS JOIN LATERAL (
+      SELECT CASE WHEN m.spd IS NOT NULL THEN m.spd_before END AS prev_spd, CASE WHEN m.spd IS NOT NULL THEN m.spd_ts_before END AS prev_spd_ts,
+        CASE WHEN m.spd IS NOT NULL AND m.ts > m.spd_ts_before
+          THEN (m.spd - m.spd_before) / 3.6 / extract(epoch FROM m.ts - m.spd_ts_before) END AS dvdt) x),
+  mem4 AS (
+    SELECT m.*, m.hard IS NOT NULL AND m.hard IS DISTINCT FROM lag(m.hard, 1, m.c_hard) OVER w AS hard_new FROM mem3 m WINDOW ${w('m')})`;
+};
 
-/** The segments' sums (virtual rows only give the previous values), added to the continued trip's. */
+/**
+ * The segments' sums, added to the continued trip's. A continued segment may have no member (an open motion trip
+ * whose new messages are all at rest): its trip keeps what it carries.
+ */
 const SUMS = `
   sums AS MATERIALIZED (
     SELECT m.device_id, m.sess, m.seg,
-      count(*) FILTER (WHERE NOT m.virt) AS message_count,
-      count(m.location) FILTER (WHERE NOT m.virt) AS location_count,
-      coalesce(sum(ST_Distance(m.location::geography, m.prev_loc::geography)) FILTER (WHERE NOT m.virt), 0) AS gps_m,
-      coalesce(sum((m.spd + m.prev_spd) / 2 / 3.6 * extract(epoch FROM coalesce(m.spd_ts, m.ts) - m.prev_spd_ts)) FILTER (WHERE NOT m.virt), 0) AS vss_m,
-      count(m.spd) FILTER (WHERE NOT m.virt) AS speed_n, max(m.spd) FILTER (WHERE NOT m.virt) AS max_speed,
-      count(*) FILTER (WHERE NOT m.virt AND m.spd > 0) AS moving_n,
-      coalesce(sum(m.spd) FILTER (WHERE NOT m.virt AND m.spd > 0), 0) AS moving_sum,
-      coalesce(sum(m.spd * m.spd) FILTER (WHERE NOT m.virt AND m.spd > 0), 0) AS moving_sumsq,
-      count(m.load) FILTER (WHERE NOT m.virt) AS load_n, coalesce(sum(m.load) FILTER (WHERE NOT m.virt), 0) AS load_sum,
-      coalesce(sum(m.fuel_rate * coalesce(m.dt_s, 0) / 3600) FILTER (WHERE NOT m.virt), 0) AS fuel_rate_l,
-      coalesce(sum(m.maf * coalesce(m.dt_s, 0)) FILTER (WHERE NOT m.virt AND m.fuel_rate IS NULL), 0) AS air_g,
-      count(*) FILTER (WHERE NOT m.virt AND (m.fuel_rate IS NOT NULL OR m.maf IS NOT NULL)) AS fuel_n,
-      coalesce(bool_or(m.diesel), false) AS diesel,
-      count(*) FILTER (WHERE NOT m.virt AND m.hard_new AND m.hard = 'accel') AS hard_accel,
-      count(*) FILTER (WHERE NOT m.virt AND m.hard_new AND m.hard = 'brake') AS hard_brake,
-      count(*) FILTER (WHERE NOT m.virt AND m.stopped AND m.prev_stopped = false) AS stop_count,
-      coalesce(sum(m.dt_s * 1000) FILTER (WHERE NOT m.virt AND m.spd > p.speeding), 0) AS speeding_ms,
-      (array_agg(m.location ORDER BY m.rn) FILTER (WHERE NOT m.virt AND m.location IS NOT NULL))[1] AS first_location,
-      (array_agg(m.location ORDER BY m.rn DESC) FILTER (WHERE m.location IS NOT NULL))[1] AS last_location,
-      (array_agg(m.spd ORDER BY m.rn DESC) FILTER (WHERE m.spd IS NOT NULL))[1] AS last_speed,
-      (array_agg(coalesce(m.spd_ts, m.ts) ORDER BY m.rn DESC) FILTER (WHERE m.spd IS NOT NULL))[1] AS last_speed_ts,
-      (array_agg(m.hard ORDER BY m.rn DESC))[1] AS last_hard,
+      count(*) AS message_count, count(m.location) AS location_count,
+      coalesce(sum(ST_Distance(m.location::geography, m.loc_before::geography)), 0) AS gps_m,
+      coalesce(sum((m.spd + m.prev_spd) / 2 / 3.6 * extract(epoch FROM m.ts - m.prev_spd_ts)), 0) AS vss_m,
+      count(m.spd) AS speed_n, max(m.spd) AS max_speed,
+      count(*) FILTER (WHERE m.spd > 0) AS moving_n, coalesce(sum(m.spd) FILTER (WHERE m.spd > 0), 0) AS moving_sum,
+      coalesce(sum(m.spd * m.spd) FILTER (WHERE m.spd > 0), 0) AS moving_sumsq,
+      count(m.load) AS load_n, coalesce(sum(m.load), 0) AS load_sum,
+      coalesce(sum(m.fuel_rate * coalesce(m.dt_s, 0) / 3600), 0) AS fuel_rate_l,
+      coalesce(sum(m.maf * coalesce(m.dt_s, 0)) FILTER (WHERE m.fuel_rate IS NULL), 0) AS air_g,
+      count(*) FILTER (WHERE m.fuel_rate IS NOT NULL OR m.maf IS NOT NULL) AS fuel_n,
+      bool_or(m.diesel) AS diesel,
+      count(*) FILTER (WHERE m.hard_new AND m.hard = 'accel') AS hard_accel,
+      count(*) FILTER (WHERE m.hard_new AND m.hard = 'brake') AS hard_brake,
+      count(*) FILTER (WHERE m.spd < p.stopped AND m.prev_spd >= p.stopped) AS stop_count,
+      coalesce(sum(m.dt_s * 1000) FILTER (WHERE m.spd > p.speeding), 0) AS speeding_ms,
+      -- the first location, and what the segment's last row carries: its latest location, speed sample and hard-event state
+      (array_agg(m.location) FILTER (WHERE m.location IS NOT NULL AND m.located_n = 1))[1] AS first_location,
+      (array_agg(coalesce(m.location, m.loc_before)) FILTER (WHERE m.is_last))[1] AS last_location,
+      max(coalesce(m.spd, m.spd_before)) FILTER (WHERE m.is_last) AS last_speed,
+      max(CASE WHEN m.spd IS NOT NULL THEN m.ts ELSE m.spd_ts_before END) FILTER (WHERE m.is_last) AS last_speed_ts,
+      max(m.hard) FILTER (WHERE m.is_last) AS last_hard,
       max(m.ts) AS last_ts, max(m.ts) FILTER (WHERE m.mv) AS last_moving_ts
-    FROM mem3 m, p GROUP BY m.device_id, m.sess, m.seg),
+    FROM mem4 m, p GROUP BY m.device_id, m.sess, m.seg),
   final AS (
     SELECT g.device_id, coalesce(c.id, gen_random_uuid()) AS id,
       coalesce(c.vehicle_id, ${vehicleAt('g.device_id', 'g.first_ts')}) AS vehicle_id,
       coalesce(c.start_ts, g.first_ts) AS start_ts, CASE WHEN g.end_reason IS NOT NULL THEN g.end_ts END AS stop_ts,
-      s.last_ts, coalesce(c.start_reason, CASE WHEN g.ignition THEN 'startup' ELSE 'motion' END) AS start_reason, g.end_reason,
-      coalesce(c.start_point, s.first_location) AS start_point, coalesce(s.last_location, c.stop_point) AS stop_point,
-      coalesce(c.message_count, 0) + s.message_count AS message_count, coalesce(c.location_count, 0) + s.location_count AS location_count,
-      coalesce(c.gps_m, 0) + s.gps_m AS gps_m, coalesce(c.vss_m, 0) + s.vss_m AS vss_m,
-      coalesce(c.speed_n, 0) + s.speed_n AS speed_n, greatest(c.max_speed, s.max_speed) AS max_speed,
-      coalesce(c.moving_n, 0) + s.moving_n AS moving_n, coalesce(c.moving_sum, 0) + s.moving_sum AS moving_sum,
-      coalesce(c.moving_sumsq, 0) + s.moving_sumsq AS moving_sumsq,
-      coalesce(c.load_n, 0) + s.load_n AS load_n, coalesce(c.load_sum, 0) + s.load_sum AS load_sum,
-      coalesce(c.fuel_rate_l, 0) + s.fuel_rate_l AS fuel_rate_l, coalesce(c.air_g, 0) + s.air_g AS air_g,
-      coalesce(c.fuel_n, 0) + s.fuel_n AS fuel_n, coalesce(c.diesel, false) OR s.diesel AS diesel,
-      coalesce(c.hard_accel, 0) + s.hard_accel AS hard_accel, coalesce(c.hard_brake, 0) + s.hard_brake AS hard_brake,
-      coalesce(c.stop_count, 0) + s.stop_count AS stop_count, coalesce(c.speeding_ms, 0) + s.speeding_ms AS speeding_ms,
-      s.last_location, s.last_speed, s.last_speed_ts, coalesce(s.last_moving_ts, c.last_moving_ts) AS last_moving_ts,
-      s.last_hard, coalesce(s.last_speed < (SELECT stopped FROM p), false) AS last_stopped
-    FROM segs g JOIN sums s ON s.device_id = g.device_id AND s.sess = g.sess AND s.seg = g.seg
-    LEFT JOIN cont c ON g.is_cont AND c.device_id = g.device_id)`;
+      coalesce(s.last_ts, c.last_ts) AS last_ts, coalesce(c.start_reason, CASE WHEN g.ignition THEN 'startup' ELSE 'motion' END) AS start_reason,
+      g.end_reason, coalesce(c.start_point, s.first_location) AS start_point,
+      coalesce(s.last_location, c.last_location, c.stop_point) AS stop_point,
+      ${['message_count', 'location_count', 'gps_m', 'vss_m', 'speed_n', 'moving_n', 'moving_sum', 'moving_sumsq', 'load_n', 'load_sum',
+    'fuel_rate_l', 'air_g', 'fuel_n', 'hard_accel', 'hard_brake', 'stop_count', 'speeding_ms']
+    .map((col) => `coalesce(c.${col}, 0) + coalesce(s.${col}, 0) AS ${col}`).join(', ')},
+      greatest(c.max_speed, s.max_speed) AS max_speed, coalesce(c.diesel, false) OR coalesce(s.diesel, false) AS diesel,
+      coalesce(s.last_location, c.last_location) AS last_location, coalesce(s.last_speed, c.last_speed) AS last_speed,
+      coalesce(s.last_speed_ts, c.last_speed_ts) AS last_speed_ts, coalesce(s.last_moving_ts, c.last_moving_ts) AS last_moving_ts,
+      CASE WHEN s.device_id IS NULL THEN c.last_hard ELSE s.last_hard END AS last_hard,
+      coalesce(coalesce(s.last_speed, c.last_speed) < (SELECT stopped FROM p), false) AS last_stopped
+    FROM segs g LEFT JOIN sums s ON s.device_id = g.device_id AND s.sess = g.sess AND s.seg = g.seg
+    LEFT JOIN cont c ON g.is_cont AND c.device_id = g.device_id
+    -- a segment without members is a continued one (segs: every other starts with a member)
+    WHERE s.device_id IS NOT NULL OR c.id IS NOT NULL)`;
 
 const COLUMNS = `id, device_id, vehicle_id, start_ts, stop_ts, last_ts, start_reason, end_reason, start_point, stop_point,
   message_count, location_count, gps_m, vss_m, speed_n, max_speed, moving_n, moving_sum, moving_sumsq, load_n, load_sum,
@@ -215,7 +232,7 @@ const UPDATES = setFrom('EXCLUDED');
  * trips (closed: stop_ts set; created: inserted, not updated) and the ids of the deleted ones.
  */
 export const SEGMENT = `
-  WITH ${SPAN}, ${ROWS}, ${MEMBERS('rows4 r JOIN segs g ON g.device_id = r.device_id AND g.sess = r.sess AND g.seg = r.seg')}, ${SUMS},
+  WITH ${SPAN}, ${ROWS}, ${MEMBERS('rows4 r JOIN segs g ON g.device_id = r.device_id AND g.sess = r.sess AND g.seg = r.seg LEFT JOIN ctx k ON g.is_cont AND k.device_id = g.device_id', ['device_id', 'sess', 'seg'])}, ${SUMS},
   upserted AS (
     INSERT INTO trips (${COLUMNS}, touched_at)
     SELECT ${COLUMNS}, now() FROM final
@@ -241,6 +258,9 @@ export const SEGMENT = `
  * ids, then those of SEGMENT's `p`. Written as CTEs and a main statement (db/fused.ts): the ingest pipeline runs it
  * in one round trip with the distance statement.
  */
+/** CONTINUE: a device's last moving sample, of its new messages or the motion trip's last one. */
+const LAST_MV_TS = 'greatest(max(f.ts) FILTER (WHERE f.mv), CASE WHEN f.c_mv THEN f.v_ts END)';
+
 export const CONTINUE: SqlStatement = {
   ctes: `
   batch AS (SELECT device_id, false AS late FROM unnest(?::uuid[]) AS b(device_id)),
@@ -252,27 +272,31 @@ export const CONTINUE: SqlStatement = {
       c.last_location AS v_loc, c.last_speed AS v_spd, c.last_speed_ts AS v_spd_ts, c.last_hard AS v_hard,
       c.start_reason = 'motion' AS v_mv, c.start_reason = 'startup' AS ignition
     FROM cont c),
-  ${ROWS0},
+  ${ROWS0(false)},
   flagged AS (
-    SELECT r.*, x.ignition, coalesce(r.v_mv, r.spd >= p.motion, false) AS mv, r.ts - lag(r.ts) OVER w AS dt,
-      max(CASE WHEN coalesce(r.v_mv, r.spd >= p.motion, false) THEN r.ts END) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_mv_ts
+    SELECT r.*, x.ignition, x.v_ts, x.v_spd, x.v_spd_ts, x.v_loc, x.v_hard, x.v_mv AS c_mv, coalesce(r.spd >= p.motion, false) AS mv,
+      r.ts - lag(r.ts, 1, x.v_ts) OVER w AS dt,
+      coalesce(max(CASE WHEN r.spd >= p.motion THEN r.ts END) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING),
+        CASE WHEN x.v_mv THEN x.v_ts END) AS prev_mv_ts
     FROM rows0 r JOIN ctx x ON x.device_id = r.device_id CROSS JOIN p
     WINDOW w AS (PARTITION BY r.device_id ORDER BY r.rn)),
   segs AS (
-    SELECT f.device_id, 0::bigint AS sess, 0::bigint AS seg, f.ignition, true AS is_cont, min(f.ts) AS first_ts,
-      max(f.ts) FILTER (WHERE f.mv) AS last_mv_ts, max(f.ts) AS end_ts, NULL::text AS end_reason
+    SELECT f.device_id, 0::bigint AS sess, 0::bigint AS seg, f.ignition, true AS is_cont, least(min(f.ts), f.v_ts) AS first_ts,
+      ${LAST_MV_TS} AS last_mv_ts, max(f.ts) AS end_ts, NULL::text AS end_reason
     FROM flagged f CROSS JOIN p
-    GROUP BY f.device_id, f.ignition, p.gap, p.still
+    GROUP BY f.device_id, f.ignition, f.v_ts, f.c_mv, p.gap, p.still
     -- what would make SEGMENT see a boundary: a reporting gap; in a motion trip a new island (moving samples
     -- more than \`still\` apart) or the island ending (still for \`still\` at the end). A startup or shutdown cannot
     -- be among the rows: the caller leaves out batches holding one, and one stored earlier closed the open trip.
     HAVING NOT bool_or(${IS_GAP('f.dt')})
       AND (f.ignition OR (NOT bool_or(f.mv AND ${IS_NEW_ISLAND('f.ts', 'f.prev_mv_ts')})
-        AND NOT ${IS_STATIONARY('max(f.ts)', 'max(f.ts) FILTER (WHERE f.mv)')}))),
-  -- one segment per device (sess 0, seg 0), joined once: joined again by MEMBERS, the join became a nested loop over segs
-  ${MEMBERS('(SELECT f.*, 0::bigint AS sess, 0::bigint AS seg FROM flagged f) r JOIN segs g ON g.device_id = r.device_id')}, ${SUMS}`,
-  // every trip it advances exists (cont): an UPDATE by id, without the speculative insert of an upsert
+        AND NOT ${IS_STATIONARY('max(f.ts)', LAST_MV_TS)}))),
+  -- one segment per device (sess 0, seg 0), joined once: joined again by MEMBERS, the join became a nested loop over
+  -- segs; the trip's carried values are on the rows (flagged)
+  ${MEMBERS('(SELECT f.*, 0::bigint AS sess, 0::bigint AS seg FROM flagged f) r JOIN segs g ON g.device_id = r.device_id', ['device_id'], 'r')}, ${SUMS}`,
+  // every trip it advances exists (cont): an UPDATE by id, without the speculative insert of an upsert; found by key
+  // (\`= ANY (ARRAY(…))\`), so that a generic plan reads them through the primary key whatever it estimates
   main: `
-  UPDATE trips t SET ${setFrom('f')}, touched_at = now() FROM final f WHERE t.id = f.id
+  UPDATE trips t SET ${setFrom('f')}, touched_at = now() FROM final f WHERE t.id = ANY (ARRAY(SELECT id FROM final)) AND t.id = f.id
   RETURNING t.device_id`,
 };

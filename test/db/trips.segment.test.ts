@@ -60,12 +60,14 @@ describe('trip segmentation', () => {
 
   it('advances an open trip the same through the continuation statement as through full segmentation', async () => {
     // With and without ignition: varying speed with a stop shorter than the stationary period, hard events from
-    // the accelerometer and from the speed change, fuel, a sample without location, and a closing stillness.
+    // the accelerometer and from the speed change, fuel, a sample without location, one without speed (the next
+    // speed sample's previous one is two rows back), and a closing stillness.
     const speeds = [0, 20, 45, 60, 60, 30, 2, 0, 0, 25, 50, 80, 85, 40, 40, 70, 0, 0, 0];
     const base = (ignition: boolean) => speeds.flatMap((kmh, i) => {
       const f = { s: i * 10, speed: kmh, lat: LAT + i * 0.0012, lon: LON, data: { engineFuelRate: kmh / 10, calculatedLoadValue: 20 + i,
         ...(i === 12 ? { accel: { minX: -5, maxX: 0.2 } } : {}) } } as F;
       if (i === 8) delete f.lat;
+      if (i === 14) delete f.speed;
       return [{ ...f, kind: ignition && i === 0 ? 'startup' as const : 'telemetry' as const }];
     });
     const tail = (ignition: boolean) => [...base(ignition), ...(ignition ? [{ s: 190, kind: 'shutdown' as const, speed: 0, lat: LAT + 0.03, lon: LON }]
