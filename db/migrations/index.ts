@@ -20,6 +20,7 @@ import * as m019 from './019_attempt_key.js';
 import * as m020 from './020_notification_pages.js';
 import * as m021 from './021_steps_on_messages.js';
 import * as m022 from './022_messages_sample.js';
+import * as m023 from './023_hot_tables_sample.js';
 
 export const MIGRATIONS: Record<string, Knex.Migration> = {
   '001_core': m001,
@@ -43,4 +44,5 @@ export const MIGRATIONS: Record<string, Knex.Migration> = {
   '020_notification_pages': m020,
   '021_steps_on_messages': m021,
   '022_messages_sample': m022,
+  '023_hot_tables_sample': m023,
 };
