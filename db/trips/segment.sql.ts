@@ -7,7 +7,8 @@ import type { SqlStatement } from '../fused.js';
  * Per device of the batch, the span to (re)derive:
  * - in order (the batch's messages are not older than the device's newest stored one; one at the same
  *   millisecond is new, told apart by its id), with an open trip: the messages after the trip's last counted one (`last_ts`), continuing the
- *   trip's sums from a virtual row 0 that carries its last location, speed sample and hard-event state;
+ *   trip's sums from what it carries (its last location, speed sample and hard-event state: `ctx`); SEGMENT also puts
+ *   the trip's last counted message before them as a row 0, so that sessions and islands see it;
  * - in order, no open trip: the batch's messages, with the message before them as context (gap, shutdown);
  * - late (a message before the device's previous newest): from the start of the first trip that
  *   ends within a gap of the late message (or the late message itself), every trip from there on re-derived
@@ -267,12 +268,11 @@ export const CONTINUE: SqlStatement = {
   batch_ids AS (SELECT ?::uuid[] AS ids), ${PARAMS},
   cont AS (${OPEN_TRIP}),
   ctx AS (
-    SELECT c.device_id, c.last_ts AS from_ts, false AS late, c.last_ts AS v_ts,
-      CASE WHEN c.start_reason = 'startup' THEN 'startup' ELSE 'telemetry' END AS v_kind,
-      c.last_location AS v_loc, c.last_speed AS v_spd, c.last_speed_ts AS v_spd_ts, c.last_hard AS v_hard,
+    SELECT c.device_id, c.last_ts AS from_ts, false AS late, c.last_ts AS v_ts, c.last_location AS v_loc, c.last_speed AS v_spd, c.last_speed_ts AS v_spd_ts, c.last_hard AS v_hard,
       c.start_reason = 'motion' AS v_mv, c.start_reason = 'startup' AS ignition
     FROM cont c),
   ${ROWS0(false)},
+  -- the trip's last counted message stands before the rows (lag's default; a motion trip's is its last moving sample)
   flagged AS (
     SELECT r.*, x.ignition, x.v_ts, x.v_spd, x.v_spd_ts, x.v_loc, x.v_hard, x.v_mv AS c_mv, coalesce(r.spd >= p.motion, false) AS mv,
       r.ts - lag(r.ts, 1, x.v_ts) OVER w AS dt,
