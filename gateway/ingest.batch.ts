@@ -1,6 +1,7 @@
 // Pure helpers of the ingest pipeline: jobs → rows and per-device ordered batches.
 import { uuid7 } from '../lib/uuid7.js';
 import type { DeadLetterRow, MessageRow } from '../db/repositories/ingest.repository.js';
+import type { StoredStep } from '../db/distance/steps.sql.js';
 import type { DecodedFrame } from './frame.decoder.js';
 import type { DeviceBatch, IngestedMessage, IngestJob } from './ingest.types.js';
 
@@ -62,13 +63,30 @@ export function deviceBatches(messages: IngestedMessage[], latest: Map<string, D
   }));
 }
 
-/** Gives each device's batch the frames of it that were not stored (`skipped`: stored before). */
-export function withSkipped(devices: DeviceBatch[], skipped: IngestedMessage[]): void {
-  const byDevice = new Map(devices.map((d) => [d.deviceId, d]));
-  for (const m of skipped) {
-    const d = byDevice.get(m.deviceId);
-    if (d) (d.skipped ??= []).push(m);
+/**
+ * The batch's devices as the stages see them once it is inserted: its stored messages (`inserted`: the insert's rows,
+ * storedBatch) by device (deviceBatches), each with the distance step the insert measured, and the device's frames the
+ * insert skipped (stored before: re-sends) as `skipped`. A device whose frames were all skipped has no batch.
+ */
+export function storedDeviceBatches(messages: IngestedMessage[], inserted: Map<string, StoredStep>, latest: Map<string, Date>): DeviceBatch[] {
+  const fresh: IngestedMessage[] = [];
+  const skipped: IngestedMessage[] = [];
+  for (const m of messages) {
+    const step = inserted.get(m.id);
+    if (step) {
+      m.step = step;
+      fresh.push(m);
+    } else skipped.push(m);
   }
+  const devices = deviceBatches(fresh, latest);
+  if (skipped.length) {
+    const byDevice = new Map(devices.map((d) => [d.deviceId, d]));
+    for (const m of skipped) {
+      const d = byDevice.get(m.deviceId);
+      if (d) (d.skipped ??= []).push(m);
+    }
+  }
+  return devices;
 }
 
 /** A job cut into one job per frame (the payload's dead letters travel with the first), to isolate a frame that cannot be stored. */

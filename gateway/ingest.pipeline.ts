@@ -10,7 +10,7 @@ import type { GatewayMetrics } from './metrics.js';
 import type { IngestJob, IngestStage, StageContext, StageEvents } from './ingest.types.js';
 import type { PartRow } from '../db/fused.js';
 import { GENERIC_PLANS, runParts } from '../db/fused.js';
-import { assemble, deviceBatches, poisonLetters, splitJob, withSkipped } from './ingest.batch.js';
+import { assemble, deviceBatches, poisonLetters, splitJob, storedDeviceBatches } from './ingest.batch.js';
 import { recordFeedBatch } from '../db/message-feed.js';
 import { insertPart, storedBatch } from '../db/repositories/ingest.repository.js';
 
@@ -196,11 +196,7 @@ function createLane(o: PipelineOptions): IngestPipeline {
         await o.repos.ingest.insertDeadLetters(deadLetters, trx);
         return { ...storedBatch(stored), early: new Map(earlyStages.map((s, k) => [s, reads[k] ?? null])) };
       });
-      // the messages stored (not frames stored before), each with the distance step the insert measured
-      const fresh = messages.filter((m) => inserted.has(m.id));
-      for (const m of fresh) m.step = inserted.get(m.id);
-      const devices = deviceBatches(fresh, latest);
-      if (fresh.length < messages.length) withSkipped(devices, messages.filter((m) => !inserted.has(m.id)));
+      const devices = storedDeviceBatches(messages, inserted, latest);
       const events = devices.length ? await runStages({ trx, devices }, early) : [];
       const stored = devices.flatMap((d) => d.messages);
       // Last, so the feed number (locked until commit) is held only for the commit: issue 14.

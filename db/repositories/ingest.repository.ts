@@ -43,10 +43,6 @@ const BATCH_ROWS = `
   FROM jsonb_to_recordset(?::jsonb) AS r(id uuid, device_id uuid, ts timestamptz, frame_id text, kind text,
     data jsonb, lon float8, lat float8, extra jsonb, received_at timestamptz)`;
 
-/** Each device's newest stored timestamp (null when it has none); parameter: the device ids. */
-const LATEST_TS = `
-  SELECT e.v AS device_id, (SELECT max(m.ts) FROM messages m WHERE m.device_id = e.v) AS latest FROM unnest(?::uuid[]) AS e(v)`;
-
 /**
  * The batch's insert, each row with its distance step (db/distance/steps.sql.ts), and each batch device's newest
  * stored timestamp before it (a db/fused.ts statement: at ingest, the stages' early reads share its round trip). The
@@ -181,10 +177,10 @@ export function ingestRepository(knex: Knex) {
       await prepared(trx, INSERT_DEAD_LETTERS, [JSON.stringify(json)]);
     },
 
-    /** The newest stored message timestamp of each device (absent when it has none). */
+    /** The newest stored message timestamp of each device (absent when it has none): what the insert reads as `latest`. */
     async latestTimestamps(deviceIds: string[], trx: Knex = knex): Promise<Map<string, Date>> {
       if (!deviceIds.length) return new Map();
-      const result = await prepared(trx, LATEST_TS, [deviceIds]);
+      const result = await prepared(trx, LATEST_MESSAGE, [deviceIds]);
       const rows = result.rows as { device_id: string; latest: Date | null }[];
       return new Map(rows.filter((r) => r.latest).map((r) => [r.device_id, new Date(r.latest!)]));
     },

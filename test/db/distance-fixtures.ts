@@ -4,6 +4,7 @@ import type { TestApp } from '../helpers/app.js';
 import { silentLogger } from '../../lib/logger.js';
 import { distanceStage } from '../../gateway/stages/distance.stage.js';
 import type { DeviceBatch, IngestedMessage } from '../../gateway/ingest.types.js';
+import { storedDeviceBatches } from '../../gateway/ingest.batch.js';
 import type { NewEvent } from '../../db/repositories/events.repository.js';
 import type { MessageRow } from '../../db/repositories/ingest.repository.js';
 
@@ -52,15 +53,10 @@ export const rowsOf = (messages: IngestedMessage[]): MessageRow[] => messages.ma
 /** Stores the frames as the gateway does and returns the device's batch as the pipeline hands it to the stages. */
 export async function storeFrames(trx: Knex, t: TestApp, deviceId: string, vehicleId: string, t0: number, frames: Frame[]): Promise<DeviceBatch> {
   const messages = framesToMessages(deviceId, vehicleId, t0, frames);
-  // the device's newest timestamp before these, as the pipeline's insert returns it
+  // with the steps and the device's newest timestamp before these, as the pipeline's insert returns them
   const { inserted, latest } = await t.repos.ingest.insertMessages(rowsOf(messages), trx);
-  for (const m of messages) m.step = inserted.get(m.id);
-  messages.sort((a, b) => a.timestamp.getTime() - b.timestamp.getTime());
-  const skipped = messages.filter((m) => !m.step);
-  return {
-    deviceId, messages: messages.filter((m) => m.step), previousLatest: latest.get(deviceId) ?? null,
-    ...(skipped.length ? { skipped } : {}),
-  };
+  const [batch] = storedDeviceBatches(messages, inserted, latest);
+  return batch ?? { deviceId, messages: [], previousLatest: latest.get(deviceId) ?? null };
 }
 
 /** The same frames stored for each vehicle, one after another: a transaction's queries run one at a time. */
