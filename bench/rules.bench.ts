@@ -1,40 +1,17 @@
 // Rules scenario (issue 5): N devices with M rules each publish paced QoS 1 frames; the rules are
 // evaluated at ingest, every transition is a webhook to a local receiver. Reports rule events per
-// second and the time from a frame's publish (its `ts`) to the webhook's arrival at the receiver.
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+// second and the time from a frame's publish (its `ts`) to the webhook's arrival at the receiver, which runs in a
+// process of its own (webhook-receiver.child.js): it stands for the applications' servers, so its CPU is not the
+// platform's, and it does not share the platform's event loop.
 import { batchFigures, round, runLoad, spread, startBenchPlatform, machine, type BenchPlatform } from './harness.js';
 import { bareAedes } from './baselines.js';
 import type { BenchOptions, BenchScenario } from './types.js';
+import { startChild } from './child.js';
+import { NOTIFICATION_ID_HEADER } from '../lib/webhook-signature.js';
 
-/** A receiver on loopback that notes, per webhook, its event's timestamp and ms from it to the webhook's arrival. */
-async function startReceiver() {
-  const latencies: number[] = [];
-  const eventTimes: number[] = [];
-  const arrivals = { first: 0, last: 0 };
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const event = JSON.parse(Buffer.concat(chunks).toString('utf8')).notification.event;
-      const now = Date.now();
-      const ts = Date.parse(event.timestamp);
-      latencies.push(now - ts);
-      eventTimes.push(ts);
-      arrivals.first ||= now;
-      arrivals.last = now;
-      res.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
-    latencies,
-    eventTimes,
-    arrivals,
-    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
-  };
-}
+/** What the receiver noted: per webhook, its event's time and ms from it to the arrival (epoch ms). */
+interface Collected { posts: number; ids: number; latencies: number[]; eventTimes: number[]; first: number; last: number }
+
 
 /**
  * The load generator's frames cycle vehicleSpeed through 0..119 km/h (step 7) and move each device
@@ -68,13 +45,13 @@ export async function provisionRules(bench: BenchPlatform, devices: { id: string
 }
 
 async function run(o: BenchOptions): Promise<Record<string, unknown>> {
-  const receiver = await startReceiver();
+  const receiver = await startChild('./webhook-receiver.child.js', [], [NOTIFICATION_ID_HEADER, 'timing']);
   const bench = await startBenchPlatform({ databaseUrl: o.databaseUrl, batchSize: o.batchSize, batchMs: o.batchMs,
     flags: { allowPrivateWebhooks: true } });
   try {
     const { platform } = bench;
     const devices = await bench.devices(o.devices);
-    await provisionRules(bench, devices, o.rules, receiver.url);
+    await provisionRules(bench, devices, o.rules, String(receiver.ready.url));
     const rate = o.rate ?? 2; // paced by default (rule transitions at a steady pace); --rate 0 = closed loop
     const started = new Date();
     const loadOptions = { devices, durationMs: o.durationS * 1000, warmupMs: o.warmupS * 1000, window: o.window, rate };
@@ -83,13 +60,16 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
     const ruleEvents = async () => Number((await knex('events').where('event_type', 'like', 'rule-%').where('stored', '>=', started).count({ n: '*' }))[0].n);
     const events = await ruleEvents();
     // Let the queue drain (bounded), so every delivered webhook is counted.
-    const drainUntil = Date.now() + 60_000;
-    while (receiver.latencies.length < events && Date.now() < drainUntil) await new Promise((r) => setTimeout(r, 100));
-    const delivered = Float64Array.from(receiver.latencies);
+    let drainTimer: NodeJS.Timeout | undefined;
+    await Promise.race([receiver.ask({ type: 'expect', n: events }, 'reached'),
+      new Promise((r) => { drainTimer = setTimeout(r, 60_000); })]);
+    clearTimeout(drainTimer);
+    const received = await receiver.ask<Collected>({ type: 'collect' }, 'collected');
+    const delivered = Float64Array.from(received.latencies);
     // Like the frames' publish → commit: the webhooks of frames published in the measured window (the warm-up's first
     // evaluations and the connections' set-up are not in it); `publishToWebhookMsAll` has every webhook.
     const { from, to } = load.windowEpochMs;
-    const inWindow = Float64Array.from(receiver.latencies.filter((_, i) => receiver.eventTimes[i] >= from && receiver.eventTimes[i] <= to));
+    const inWindow = Float64Array.from(received.latencies.filter((_, i) => received.eventTimes[i] >= from && received.eventTimes[i] <= to));
     // The same load against a bare Aedes, after the drain, on the same machine (issue 13's first row).
     const bare = o.baselines === false ? null : await bareAedes(loadOptions);
     const framesAcknowledgedPerSecond = round(load.acked / (load.measuredMs / 1000), 0);
@@ -107,8 +87,10 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
       ruleEvents: events,
       ruleEventsPerSecond: round(events / totalS, 1),
       webhooksDelivered: delivered.length,
+      // distinct notification ids among them: fewer than the webhooks delivered is a notification delivered twice
+      webhooksDistinct: received.ids,
       // from the first webhook's arrival to the last's, the drain after the load included: what delivery keeps up with
-      webhooksPerSecond: delivered.length > 1 ? round(delivered.length / ((receiver.arrivals.last - receiver.arrivals.first) / 1000), 1) : null,
+      webhooksPerSecond: delivered.length > 1 ? round(delivered.length / ((received.last - received.first) / 1000), 1) : null,
       publishToWebhookMs: { ...spread(inWindow), webhooks: inWindow.length },
       publishToWebhookMsAll: spread(delivered),
       publishToCommitMs: spread(load.latencies),
@@ -131,6 +113,7 @@ export const rulesScenario: BenchScenario = {
   run,
   problems: (r) => [
     ...(r.webhooksDelivered !== r.ruleEvents ? [`rules: ${r.ruleEvents} rule events but ${r.webhooksDelivered} webhooks delivered`] : []),
+    ...(r.webhooksDistinct !== r.webhooksDelivered ? [`rules: ${r.webhooksDelivered} webhooks delivered for ${r.webhooksDistinct} notifications`] : []),
     ...(r.publishErrors ? [`rules: ${r.publishErrors} publish errors`] : []),
   ],
 };
