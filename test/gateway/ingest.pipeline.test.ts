@@ -60,6 +60,10 @@ describe('frames stored before', () => {
     expect(seen.length).toBe(1); // the re-sent batch stored nothing: no stage ran
     await p.submit(job(d.id, [{ id: 'b', ts: at(2).getTime() }, { id: 'c', ts: at(3).getTime() }]));
     expect(seen.at(-1)!.map((b) => b.messages.map((m) => m.frameId))).toEqual([['c']]);
+    // the re-sent frame travels as `skipped`; the stored one carries the step its insert measured (no location, no speed)
+    const [mixed] = seen.at(-1)!;
+    expect(mixed.skipped?.map((m) => m.frameId)).toEqual(['b']);
+    expect(mixed.messages.map((m) => m.step)).toEqual([{ meters: 0, source: 'none', vehicleId: null }]);
     const stored = await t.db.knex('messages').where({ device_id: d.id }).orderBy('ts').select('id', 'frame_id');
     expect(stored.map((r: any) => r.frame_id)).toEqual(['a', 'b', 'c']);
     expect(seen.flat().flatMap((b) => b.messages.map((m) => m.id)).sort()).toEqual(stored.map((r: any) => r.id).sort());
