@@ -28,3 +28,13 @@ export async function startChild(file: string, execArgv: string[] = [], args: st
     },
   };
 }
+
+/** A child's answer, or null once `ms` passed without it (a drain's bound). */
+export async function within<T>(answer: Promise<T>, ms: number): Promise<T | null> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([answer, new Promise<null>((r) => { timer = setTimeout(r, ms, null); })]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

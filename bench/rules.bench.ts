@@ -6,11 +6,11 @@
 import { batchFigures, round, runLoad, spread, startBenchPlatform, machine, type BenchPlatform } from './harness.js';
 import { bareAedes } from './baselines.js';
 import type { BenchOptions, BenchScenario } from './types.js';
-import { startChild } from './child.js';
+import { startChild, within } from './child.js';
 import { NOTIFICATION_ID_HEADER } from '../lib/webhook-signature.js';
 
 /** What the receiver noted: per webhook, its event's time and ms from it to the arrival (epoch ms). */
-interface Collected { posts: number; ids: number; latencies: number[]; eventTimes: number[]; first: number; last: number }
+interface Collected { ids: number; latencies: number[]; eventTimes: number[]; first: number; last: number }
 
 
 /**
@@ -60,10 +60,7 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
     const ruleEvents = async () => Number((await knex('events').where('event_type', 'like', 'rule-%').where('stored', '>=', started).count({ n: '*' }))[0].n);
     const events = await ruleEvents();
     // Let the queue drain (bounded), so every delivered webhook is counted.
-    let drainTimer: NodeJS.Timeout | undefined;
-    await Promise.race([receiver.ask({ type: 'expect', n: events }, 'reached'),
-      new Promise((r) => { drainTimer = setTimeout(r, 60_000); })]);
-    clearTimeout(drainTimer);
+    await within(receiver.ask({ type: 'expect', n: events }, 'reached'), 60_000);
     const received = await receiver.ask<Collected>({ type: 'collect' }, 'collected');
     const delivered = Float64Array.from(received.latencies);
     // Like the frames' publish → commit: the webhooks of frames published in the measured window (the warm-up's first

@@ -11,7 +11,7 @@ import { silentLogger } from '../lib/logger.js';
 import { NOTIFICATION_ID_HEADER } from '../lib/webhook-signature.js';
 import { startNotificationWorker } from '../workers/notifications/index.js';
 import { round, runLoad, startBenchPlatform, machine } from './harness.js';
-import { startChild } from './child.js';
+import { startChild, within } from './child.js';
 import { provisionRules } from './rules.bench.js';
 import type { BenchOptions, BenchScenario } from './types.js';
 
@@ -72,9 +72,7 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
     const from = await bench.monitor.mark();
     const started = performance.now();
     worker = await startNotificationWorker({ config: platform.config, db: platform.db, repos: platform.repos, log: silentLogger, bus: platform.bus });
-    let timer: NodeJS.Timeout | undefined;
-    const drained = await Promise.race([reached, new Promise<null>((r) => { timer = setTimeout(r, DRAIN_BOUND_MS, null); })]);
-    clearTimeout(timer);
+    const drained = await within(reached, DRAIN_BOUND_MS);
     const ms = performance.now() - started;
     const to = await bench.monitor.mark();
     await worker.close();
