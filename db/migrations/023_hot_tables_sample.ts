@@ -10,7 +10,7 @@ import type { Knex } from 'knex';
  * object, a rule's log, a feed number), for which a coarser sample estimates as well. The events' `meta` has none
  * since migration 012.
  */
-const TARGETS: [string, Record<string, number>][] = [
+export const TARGETS: [string, Record<string, number>][] = [
   ['events', { id: 10, device_id: 10, vehicle_id: 10, application_id: 10, ts: 10, stored: 10, event_type: 10, object_type: 10, object_id: 10 }],
   ['notifications', {
     id: 10, event_id: 10, subscription_id: 10, application_id: 10, device_id: 10, url: 10, payload: 0, state: 10, attempts: 10,
@@ -29,8 +29,6 @@ async function alter(knex: Knex, target: (value: number) => number): Promise<voi
       .map(([column, value]) => `ALTER COLUMN ${column} SET STATISTICS ${target(value)}`).join(', ')}`);
   }
 }
-
-export { TARGETS };
 
 export async function up(knex: Knex): Promise<void> {
   await alter(knex, (value) => value);

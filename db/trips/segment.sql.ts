@@ -249,6 +249,9 @@ export const SEGMENT = `
   UNION ALL
   SELECT r.id, NULL, NULL, NULL, true FROM removed r, (SELECT count(*) FROM removed_events) x`;
 
+/** CONTINUE: a device's last moving sample, of its new messages or the motion trip's last one. */
+const LAST_MV_TS = 'greatest(max(f.ts) FILTER (WHERE f.mv), CASE WHEN f.c_mv THEN f.v_ts END)';
+
 /**
  * The common case in one cheaper statement: devices whose batch is in order and holds no startup or shutdown,
  * and whose open trip continues through it. The sessions, motion islands and segments of SEGMENT are not
@@ -259,9 +262,6 @@ export const SEGMENT = `
  * ids, then those of SEGMENT's `p`. Written as CTEs and a main statement (db/fused.ts): the ingest pipeline runs it
  * in one round trip with the distance statement.
  */
-/** CONTINUE: a device's last moving sample, of its new messages or the motion trip's last one. */
-const LAST_MV_TS = 'greatest(max(f.ts) FILTER (WHERE f.mv), CASE WHEN f.c_mv THEN f.v_ts END)';
-
 export const CONTINUE: SqlStatement = {
   ctes: `
   batch AS (SELECT device_id, false AS late FROM unnest(?::uuid[]) AS b(device_id)),
