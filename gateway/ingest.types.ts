@@ -5,7 +5,7 @@ import type { Config } from '../lib/config.js';
 import type { Logger } from '../lib/logger.js';
 import type { Repositories } from '../db/index.js';
 import type { NewEvent } from '../db/repositories/events.repository.js';
-import type { StoredEvent } from '../lib/bus.js';
+import type { Bus, StoredEvent } from '../lib/bus.js';
 import type { DeadLetterRow } from '../db/repositories/ingest.repository.js';
 import type { StoredStep } from '../db/distance/steps.sql.js';
 import { runParts, type PartRow, type SqlPart } from '../db/fused.js';
@@ -129,6 +129,8 @@ export interface StageDeps {
   knex: Knex;
   repos: Repositories;
   log: Logger;
+  /** This process's bus: a stage storing events hands their notifications to the worker here (rules). */
+  bus?: Bus;
 }
 
 export type StageFactory<S extends IngestStage = IngestStage> = (deps: StageDeps) => S;

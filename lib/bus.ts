@@ -8,7 +8,15 @@ export interface StoredMessage {
   data: Record<string, unknown>;
 }
 
-export interface StoredEvent { id: string; deviceId: string; eventType: string }
+export interface StoredEvent {
+  id: string; deviceId: string; eventType: string;
+  /**
+   * The event's notifications, when the statement that stored it leased them to this process's notification worker
+   * (Bus.handOffLeaseMs): rows as that statement returned them, for the worker to deliver without claiming them.
+   * Absent: whatever notifications the event has wait in the queue for a claim.
+   */
+  leased?: Record<string, unknown>[];
+}
 
 /**
  * In-process notifications between the parts of one `drivewire serve` (gateway → live stream,
@@ -20,11 +28,20 @@ export interface Bus {
   onMessage(deviceId: string, fn: (m: StoredMessage) => void): () => void;
   publishEvents(events: StoredEvent[]): void;
   onEvents(fn: (events: StoredEvent[]) => void): () => void;
+  /**
+   * How long (ms) a notification stored in this process may be leased at insert to the notification worker running
+   * here, which then gets it with its event (StoredEvent.leased) instead of claiming it from the queue; null when no
+   * worker here takes them. A process that dies holding such leases leaves rows a claim takes once the lease expires.
+   */
+  handOffLeaseMs(): number | null;
+  /** A notification worker of this process takes leased notifications from now on; the returned function stops it. */
+  acceptHandOff(leaseMs: number): () => void;
 }
 
 export function createBus(): Bus {
   const emitter = new EventEmitter();
   emitter.setMaxListeners(0);
+  let leaseMs: number | null = null;
   return {
     publishMessages(messages) {
       for (const m of messages) emitter.emit(`message:${m.deviceId}`, m);
@@ -39,6 +56,11 @@ export function createBus(): Bus {
     onEvents(fn) {
       emitter.on('events', fn);
       return () => emitter.off('events', fn);
+    },
+    handOffLeaseMs: () => leaseMs,
+    acceptHandOff(ms) {
+      leaseMs = ms;
+      return () => { if (leaseMs === ms) leaseMs = null; };
     },
   };
 }

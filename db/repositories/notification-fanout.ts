@@ -6,10 +6,14 @@ import { prepared } from '../prepared.js';
  * subscription, queued (due now). An event matches a subscription of its device whose application can still
  * read the device, when the type is equal (or the subscription is `rule-*` and the event a rule event), the
  * subscription's object (if any) is the event's, and a rule event belongs to the subscription's application.
+ * `leaseMs`, an SQL expression (NULL: none): the notifications are stored leased for that long, to the worker the
+ * statement's caller hands them to (lib/bus.ts handOffLeaseMs), so no claim has to find them.
  */
-export const FAN_OUT = (events: string) => `
-  INSERT INTO notifications (id, event_id, subscription_id, application_id, device_id, url, state, created_at, next_attempt_at)
-  SELECT gen_random_uuid(), e.id, s.id, s.application_id, s.device_id, s.url, 'queued', e.stored, e.stored
+export const FAN_OUT = (events: string, leaseMs = 'NULL::bigint') => `
+  INSERT INTO notifications (id, event_id, subscription_id, application_id, device_id, url, state, created_at, next_attempt_at,
+    locked_until)
+  SELECT gen_random_uuid(), e.id, s.id, s.application_id, s.device_id, s.url, 'queued', e.stored, e.stored,
+    statement_timestamp() + ${leaseMs} * interval '1 millisecond'
   FROM ${events} e
   JOIN subscriptions s ON s.device_id = e.device_id
     AND (s.event_type = e.event_type OR (s.event_type = 'rule-*' AND e.event_type IN ('rule-enter', 'rule-leave')))

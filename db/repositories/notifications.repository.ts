@@ -48,11 +48,22 @@ export interface ClaimedNotification {
 }
 
 /** The columns of `r` named `prefix…`, without the prefix. */
-function prefixed(r: Record<string, any>, prefix: string): Record<string, any> {
+export function prefixed(r: Record<string, any>, prefix: string): Record<string, any> {
   const out: Record<string, any> = {};
   for (const [k, v] of Object.entries(r)) if (k.startsWith(prefix)) out[k.slice(prefix.length)] = v;
   return out;
 }
+
+/**
+ * A claimed notification from a row of CLAIM, or of a statement that stored it leased (lib/bus.ts StoredEvent.leased):
+ * its columns, the event's prefixed `ev_` and the subscription's `sub_`.
+ */
+export const toClaimed = (r: Record<string, any>): ClaimedNotification => ({
+  id: r.id, eventId: r.event_id, subscriptionId: r.subscription_id, url: r.url, payload: r.payload,
+  attempts: r.attempts, webhookSecret: r.webhook_secret,
+  // what the payload is built from, read with the notification (only while no payload is stored)
+  sources: r.payload === null && r.ev_id && r.sub_id ? { event: toEvent(prefixed(r, 'ev_')), subscription: toSubscription(prefixed(r, 'sub_')) } : null,
+});
 
 /**
  * Leases up to `limit` due notifications for `leaseMs` ms and, for those without a stored payload, reads the event and
@@ -158,12 +169,7 @@ function queueOperations(knex: Knex) {
      */
     async claim(limit: number, leaseMs: number, trx: Knex = knex): Promise<ClaimedNotification[]> {
       const { rows } = await prepared(trx, CLAIM, [limit, leaseMs]);
-      return (rows as Record<string, any>[]).map((r) => ({
-        id: r.id, eventId: r.event_id, subscriptionId: r.subscription_id, url: r.url, payload: r.payload,
-        attempts: r.attempts, webhookSecret: r.webhook_secret,
-        // what the payload is built from, read by the claim itself (only while no payload is stored)
-        sources: r.payload === null && r.ev_id && r.sub_id ? { event: toEvent(prefixed(r, 'ev_')), subscription: toSubscription(prefixed(r, 'sub_')) } : null,
-      }));
+      return (rows as Record<string, any>[]).map(toClaimed);
     },
 
     /**

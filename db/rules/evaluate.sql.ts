@@ -1,6 +1,9 @@
 import type { Knex } from 'knex';
 import { prepared } from '../prepared.js';
 import { FAN_OUT } from '../repositories/notification-fanout.js';
+import { EVENT_COLUMNS } from '../repositories/events.repository.js';
+import { SUBSCRIPTION_COLUMNS } from '../repositories/subscriptions.repository.js';
+import { prefixed } from '../repositories/notifications.repository.js';
 import type { StoredEvent } from '../../lib/bus.js';
 import { vehicleAt } from '../vehicle-at.sql.js';
 import { RULE_EVENT_META } from './rule-event.sql.js';
@@ -52,10 +55,26 @@ const PLAN = `
 const SAME_EVENT = (a: string, b: string) =>
   `${a}.rule_id = ${b}.rule_id AND ${a}.event_type = ${b}.event_type AND ${a}.message_id = ${b}.message_id AND ${a}.first_eval = ${b}.first_eval`;
 
-/** Parameters: rule ids, their `from` timestamps and late flags, then the three link templates (rule-event.sql.ts). */
+/**
+ * A notification leased at insert, as the rules statement returns it beside its event: the columns of a claimed
+ * notification (notifications.repository.ts CLAIM), each prefixed `n_`; null when none is leased.
+ */
+const LEASED_COLUMNS = [
+  'n.id AS n_id', 'n.event_id AS n_event_id', 'n.subscription_id AS n_subscription_id', 'n.url AS n_url',
+  'NULL::text AS n_payload', '0 AS n_attempts', 'ap.webhook_secret AS n_webhook_secret',
+  ...EVENT_COLUMNS.map((col) => `ev.${col} AS n_ev_${col}`),
+  ...SUBSCRIPTION_COLUMNS.map((col) => `${col} AS n_sub_${col.slice(2)}`),
+].join(', ');
+
+/**
+ * Parameters: rule ids, their `from` timestamps and late flags, the three link templates (rule-event.sql.ts), then
+ * the lease (ms) of the notifications handed to this process's worker (null: none, they wait for a claim). One row
+ * per event and leased notification of it (an event without any: one row, its n_ columns null).
+ */
 export const RULES_SQL = `
 WITH plan AS MATERIALIZED (${PLAN}),
 links AS (SELECT ?::text AS self_t, ?::text AS events_t, ?::text AS subs_t),
+lease AS (SELECT ?::bigint AS ms),
 -- MATERIALIZED: inlined, the predicate ran twice per (message, boundary): in the join filter that \`changed\`'s
 -- \`said IS NOT NULL\` became, and again in the output (measured: ~35 → 8-20 ms of a ~90 ms statement, 2,000 pairs)
 said AS MATERIALIZED (
@@ -174,10 +193,16 @@ ev AS (
   JOIN messages m ON m.id = t.message_id
   CROSS JOIN links
   WHERE NOT EXISTS (SELECT 1 FROM stored s WHERE ${SAME_EVENT('s', 't')})
-  RETURNING id, device_id, application_id, ts, stored, event_type, object_type, object_id
+  RETURNING ${EVENT_COLUMNS.join(', ')}
 ),
-notified AS (${FAN_OUT('ev')} RETURNING 1)
-SELECT ev.id, ev.device_id, ev.event_type, ev.application_id, ev.ts, ev.object_id FROM ev ORDER BY ev.ts, ev.object_id`;
+notified AS (${FAN_OUT('ev', '(SELECT ms FROM lease)')}
+  RETURNING id, event_id, subscription_id, url, application_id, locked_until IS NOT NULL AS leased)
+SELECT ev.id, ev.device_id, ev.event_type, ev.application_id, ev.ts, ev.object_id, ${LEASED_COLUMNS}
+FROM ev
+LEFT JOIN notified n ON n.event_id = ev.id AND n.leased
+LEFT JOIN subscriptions s ON s.id = n.subscription_id
+LEFT JOIN applications ap ON ap.id = n.application_id
+ORDER BY ev.ts, ev.object_id, ev.id, n.id`;
 
 /** A rule to evaluate from `from` on; `late`: its stored state and events from `from` on are recomputed. */
 export interface PlanEntry { ruleId: string; from: Date; late: boolean }
@@ -189,13 +214,23 @@ export interface StoredRuleEvent extends StoredEvent { applicationId: string; ti
  * Evaluates the planned rules of every device of a batch at once (each rule reads its own device's messages),
  * stores what follows (state log, current states, events and their notifications) and returns the events stored:
  * one statement, however many devices. Prepared (db/prepared.ts); JIT is off on every connection (db/connection.ts).
+ * With `leaseMs`, the notifications are stored leased for that long and come back with their events (`leased`, the
+ * rows a claim would give), for this process's worker to deliver without claiming them (lib/bus.ts).
  */
-export async function evaluateAndStore(trx: Knex, plan: PlanEntry[], links: readonly string[]): Promise<StoredRuleEvent[]> {
+export async function evaluateAndStore(trx: Knex, plan: PlanEntry[], links: readonly string[],
+  leaseMs: number | null = null): Promise<StoredRuleEvent[]> {
   if (!plan.length) return [];
   const { rows } = await prepared(trx, RULES_SQL, [plan.map((p) => p.ruleId), plan.map((p) => p.from.toISOString()),
-    plan.map((p) => p.late), ...links]);
-  return (rows as Record<string, any>[]).map((r) => ({
-    id: r.id, deviceId: r.device_id, eventType: r.event_type, applicationId: r.application_id, timestamp: new Date(r.ts),
-    objectId: r.object_id,
-  }));
+    plan.map((p) => p.late), ...links, leaseMs]);
+  const events: StoredRuleEvent[] = [];
+  for (const r of rows as Record<string, any>[]) {
+    let e = events.at(-1);
+    if (!e || e.id !== r.id) {
+      e = { id: r.id, deviceId: r.device_id, eventType: r.event_type, applicationId: r.application_id,
+        timestamp: new Date(r.ts), objectId: r.object_id, ...(leaseMs === null ? {} : { leased: [] }) };
+      events.push(e);
+    }
+    if (r.n_id !== null) e.leased!.push(prefixed(r, 'n_'));
+  }
+  return events;
 }

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { Config } from '../../lib/config.js';
+import type { Bus } from '../../lib/bus.js';
 import { evaluateAndStore, type StoredRuleEvent } from './evaluate.sql.js';
 import { prepared } from '../prepared.js';
 import type { PartRow, SqlPart, SqlStatement } from '../fused.js';
@@ -22,6 +23,8 @@ export interface RuleEvaluationOptions {
   url: UrlFor;
   maxAgeMs?: number;
   maxMessages?: number;
+  /** The lease to store notifications with for this process's worker (lib/bus.ts handOffLeaseMs); none: null. */
+  handOffLeaseMs?: () => number | null;
 }
 
 interface StoredMessageRef { id: string; ts: Date }
@@ -96,7 +99,7 @@ export async function evaluateRuleBatch(trx: Knex, batch: DeviceRuleBatch[], opt
     return { ruleId: r.id, late: span.late, newest: span.newest,
       from: new Date(span.late ? Math.max(span.earliest, bounds.get(r.deviceId) ?? -Infinity) : span.earliest) };
   }).filter((p) => p.from.getTime() <= p.newest);
-  return evaluateAndStore(trx, plan, ruleLinkTemplates(opts.url));
+  return evaluateAndStore(trx, plan, ruleLinkTemplates(opts.url), opts.handOffLeaseMs?.() ?? null);
 }
 
 type LinkConfig = Pick<Config, 'serviceUrls' | 'publicUrl' | 'httpPort'>;
@@ -123,9 +126,12 @@ export function evaluateRulesDeriver(trx: Knex, batch: RuleBatch, ctx?: RuleDeri
   return evaluateRuleBatch(trx, [batch], optionsOf(ctx));
 }
 
-/** The ingest stage (gateway/ingest.types.ts IngestStage): one evaluation for all the devices of a batch. */
-export function rulesStage(deps: { config: LinkConfig }) {
-  const opts = optionsOf({ config: deps.config });
+/**
+ * The ingest stage (gateway/ingest.types.ts IngestStage): one evaluation for all the devices of a batch. With a bus,
+ * the notifications go leased to the notification worker of this process when one takes them (lib/bus.ts).
+ */
+export function rulesStage(deps: { config: LinkConfig; bus?: Pick<Bus, 'handOffLeaseMs'> }) {
+  const opts: RuleEvaluationOptions = { ...optionsOf({ config: deps.config }), handOffLeaseMs: () => deps.bus?.handOffLeaseMs() ?? null };
   return {
     name: 'rules',
     /** The batch's rules, key-share locked, read in the insert's round trip. */

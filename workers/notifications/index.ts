@@ -5,7 +5,8 @@ import type { Config } from '../../lib/config.js';
 import type { LinkBuilder } from '../../api/context.js';
 import { deliver } from './deliver.js';
 import { linksFromConfig, readyPayloads, type ReadyNotification } from './payload.js';
-import type { AttemptRecord } from '../../db/repositories/notifications.repository.js';
+import { toClaimed, type AttemptRecord, type ClaimedNotification } from '../../db/repositories/notifications.repository.js';
+import type { StoredEvent } from '../../lib/bus.js';
 
 /** Attempts recorded in one statement at most. */
 const RECORD_BATCH = 500;
@@ -30,6 +31,8 @@ export interface NotificationWorkerOptions {
  * config.webhookConcurrency calls run at once, each finishing on its own (a slow receiver holds one
  * slot, never the others). Failures are retried after webhookBackoffMs × 2^(attempt−1), up to
  * webhookMaxAttempts attempts. Wakes on events stored in this process, polls for the rest.
+ * Notifications the ingest of this process stored already leased to it (lib/bus.ts handOffLeaseMs) come with their
+ * events and are delivered without a claim: the claim statement is only run when the queue may hold due rows.
  */
 export async function startNotificationWorker(deps: PartDeps, opts: NotificationWorkerOptions = {}): Promise<Part> {
   const worker = new NotificationWorker(deps, opts);
@@ -64,11 +67,16 @@ class NotificationWorker {
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly counts = { complete: 0, error: 0 };
   private pumping: Promise<void> | null = null;
+  /** Notifications handed over leased with their events, waiting for a slot, with when they arrived. */
+  private handed: { n: ReadyNotification; at: number }[] = [];
+  /** The queue may hold due rows this worker has not claimed: set by whatever may add them, cleared by a claim. */
+  private dirty = true;
   private readonly recordQueue: { item: AttemptRecord; resolve(recorded: boolean): void; reject(err: unknown): void }[] = [];
   private recording: Promise<void> | null = null;
   private again = false;
   private poll?: NodeJS.Timeout;
   private off?: () => void;
+  private offHandOff?: () => void;
 
   constructor(private readonly deps: PartDeps, private readonly opts: NotificationWorkerOptions) {
     this.config = deps.config;
@@ -81,17 +89,55 @@ class NotificationWorker {
   start(): void {
     this.poll = setInterval(() => this.wake(), this.opts.pollMs ?? 1_000);
     this.poll.unref();
-    this.off = this.deps.bus.onEvents(() => this.wake());
+    this.off = this.deps.bus.onEvents((events) => this.received(events));
+    this.offHandOff = this.deps.bus.acceptHandOff(this.leaseMs);
     this.wake(); // restart safety: queued rows and expired leases are due now
   }
 
-  /** Claims work now, or right after the claim in progress. */
-  private wake(): void {
+  /**
+   * Events stored in this process: their leased notifications are this worker's to deliver; the notifications of the
+   * others (stored unleased) are in the queue.
+   */
+  private received(events: StoredEvent[]): void {
+    const leased = events.flatMap((e) => e.leased ?? []);
+    if (leased.length) this.adopt(leased.map(toClaimed));
+    this.wake(events.some((e) => !e.leased));
+  }
+
+  /**
+   * Takes notifications leased to this worker at insert. Beyond what it may hold, and all of them once closed, they
+   * are given back to the queue (unleased, due), for a claim here or elsewhere.
+   */
+  private adopt(claimed: ClaimedNotification[]): void {
+    let ready: ReadyNotification[] = [];
+    try {
+      ready = readyPayloads(this.links, claimed);
+    } catch (err) {
+      this.deps.log.error({ err }, 'notification worker could not build the payloads of handed-over notifications');
+    }
+    const room = this.closed ? 0 : Math.max(0, HELD_PER_SLOT * this.concurrency - this.inFlight.size - this.handed.length);
+    const at = Date.now();
+    for (const n of ready.slice(0, room)) this.handed.push({ n, at });
+    const kept = new Set(this.handed.map((h) => h.n.id));
+    this.giveBack(claimed.map((n) => n.id).filter((id) => !kept.has(id)));
+  }
+
+  /** Releases leases this worker will not use; they are due for a claim at once. */
+  private giveBack(ids: string[]): void {
+    if (!ids.length) return;
+    this.deps.repos.notifications.release(ids)
+      .catch((err) => this.deps.log.error({ err }, 'notification worker could not give back leased notifications (due when their lease expires)'))
+      .finally(() => this.wake(true));
+  }
+
+  /** Launches handed-over work and claims queued work now (`claim`: the queue may hold new due rows), or right after the claim in progress. */
+  private wake(claim = true): void {
+    if (claim) this.dirty = true;
     if (this.closed) return;
     if (this.pumping) { this.again = true; return; }
     this.pumping = this.fill()
       .catch((err) => this.deps.log.error({ err }, 'notification worker could not claim work'))
-      .finally(() => { this.pumping = null; if (this.again) this.wake(); });
+      .finally(() => { this.pumping = null; if (this.again) this.wake(false); });
   }
 
   private wakeAfter(ms: number): void {
@@ -100,13 +146,28 @@ class NotificationWorker {
     this.timers.add(t);
   }
 
-  /** Claims as many due notifications as there are free slots, until none are due or no slot is free. */
+  /**
+   * Fills the free slots: with handed-over notifications first, then with claimed due ones, until none are due or no
+   * slot is free. A handed-over notification kept past half its lease is given back instead (a claim elsewhere could
+   * take it once the lease expires).
+   */
   private async fill(): Promise<void> {
     const { notifications } = this.deps.repos;
     do {
       this.again = false;
-      const free = Math.min(this.concurrency - this.calls, HELD_PER_SLOT * this.concurrency - this.inFlight.size);
+      let free = Math.min(this.concurrency - this.calls, HELD_PER_SLOT * this.concurrency - this.inFlight.size);
       if (free <= 0 || this.closed) return;
+      const stale: string[] = [];
+      const now = Date.now();
+      while (free > 0 && this.handed.length) {
+        const { n, at } = this.handed.shift()!;
+        if (now - at > this.leaseMs / 2) { stale.push(n.id); continue; }
+        this.launch(n);
+        free--;
+      }
+      this.giveBack(stale);
+      if (free <= 0 || !this.dirty) return;
+      this.dirty = false;
       const claimed = await notifications.claim(free, this.leaseMs);
       let ready: ReadyNotification[];
       try {
@@ -117,7 +178,7 @@ class NotificationWorker {
       }
       if (this.closed) return notifications.release(ready.map((n) => n.id));
       for (const n of ready) this.launch(n);
-      if (claimed.length === free) this.again = true;
+      if (claimed.length === free) this.again = this.dirty = true;
     } while (this.again);
   }
 
@@ -132,7 +193,7 @@ class NotificationWorker {
       if (answered) return;
       answered = true;
       this.calls--;
-      if (this.calls <= this.refillBelow) this.wake();
+      if (this.calls <= this.refillBelow) this.wake(false);
     };
     const run = this.deliverOne(n, answer)
       .catch((err) => this.deps.log.error({ err, notificationId: n.id }, 'notification delivery could not be recorded'))
@@ -140,7 +201,7 @@ class NotificationWorker {
         const wasFull = this.inFlight.size >= HELD_PER_SLOT * this.concurrency;
         this.inFlight.delete(n.id);
         answer();
-        if (wasFull) this.wake();
+        if (wasFull) this.wake(false);
       });
     this.inFlight.set(n.id, run);
   }
@@ -182,19 +243,25 @@ class NotificationWorker {
       .finally(() => { this.recording = null; this.flushRecords(); });
   }
 
-  /** Stops claiming, waits for calls in flight (bounded), then aborts the rest and gives them back. */
+  /**
+   * Stops claiming and taking hand-offs, waits for calls in flight (bounded), then aborts the rest and gives them back.
+   * Until it returns, notifications handed over by batches that were leased before are given back too.
+   */
   async close(): Promise<void> {
     this.closed = true;
+    this.offHandOff?.();
     clearInterval(this.poll);
-    this.off?.();
     for (const t of this.timers) clearTimeout(t);
     await this.pumping;
+    const handed = this.handed.splice(0).map((h) => h.n.id);
+    if (handed.length) await this.deps.repos.notifications.release(handed);
     const all = Promise.allSettled([...this.inFlight.values()]);
     let timer: NodeJS.Timeout | undefined;
     const bound = new Promise<boolean>((r) => { timer = setTimeout(r, this.opts.closeTimeoutMs ?? this.config.webhookTimeoutMs + 1_000, false); });
     const finished = await Promise.race([all.then(() => true), bound]);
     clearTimeout(timer);
     if (!finished) { this.stopping.abort(); await all; }
+    this.off?.();
     this.agents.http.destroy();
     this.agents.https.destroy();
   }

@@ -1,0 +1,110 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Knex } from 'knex';
+import { rulesStage } from '../../db/rules/evaluate.js';
+import { NOTIFICATION_ID_HEADER } from '../../lib/webhook-signature.js';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { recordStatements } from '../helpers/statements.js';
+import { createRule, depotRule, insideDepot, storeBatch, type TestMessage } from '../db/rules-fixtures.js';
+import { deliveryKit } from './helpers.js';
+import { startReceiver, waitFor } from './receiver.js';
+
+/**
+ * The hand-off (lib/bus.ts handOffLeaseMs): rule events stored in the process of a notification worker come with
+ * their notifications already leased to it, and it delivers them without claiming them from the queue.
+ */
+let t: TestApp;
+let rx: Awaited<ReturnType<typeof startReceiver>>;
+const kit = deliveryKit(() => t);
+const CLAIMS = /skip locked/i;
+
+beforeAll(async () => {
+  t = await buildTestApp({ webhookTimeoutMs: 5_000, webhookMaxAttempts: 2, webhookBackoffMs: 50 });
+  rx = await startReceiver();
+});
+afterEach(() => kit.closeWorkers());
+afterAll(async () => { await rx?.close(); await t?.close(); });
+
+/** What the ingest pipeline does for one device's batch: stores it, runs the rules stage with the bus, publishes after commit. */
+async function ingest(deviceId: string, messages: TestMessage[]) {
+  const stored = await t.db.knex.transaction(async (trx: Knex) => {
+    const input = await storeBatch(t, trx, deviceId, messages);
+    return (await rulesStage({ config: t.config, bus: kit.bus }).apply({ trx, devices: [input] })).stored;
+  });
+  kit.bus.publishEvents(stored);
+  return stored;
+}
+
+/** A device with `rules` copies of the depot rule, each with a `rule-*` subscription posting to `path`. */
+async function subscribedDevice(path: string, rules = 1) {
+  const app = await t.make.application();
+  const device = await t.make.device(app.principal);
+  for (let i = 0; i < rules; i++) {
+    const rule = await createRule(t, app, device.id, { ...depotRule, name: `depot ${i}` });
+    const res = await t.app.inject({
+      method: 'POST', url: `/api/v1/devices/${device.id}/subscriptions`, headers: { authorization: app.auth },
+      payload: { subscription: { eventType: 'rule-*', url: `${rx.base}${path}`, object: { type: 'rule', id: rule.id } } },
+    });
+    expect(res.statusCode).toBe(201);
+  }
+  return device;
+}
+
+const notifications = (deviceId: string) => t.db.knex('notifications').where({ device_id: deviceId }).orderBy('created_at');
+
+describe('notifications handed to the worker of the process that stored them', () => {
+  it('delivers a rule event’s notification without a claim; events stored elsewhere still are claimed', async () => {
+    const device = await subscribedDevice('/ok/handed');
+    const { sql } = await recordStatements(t.db.knex, async () => {
+      await kit.worker({}, { pollMs: 60_000 }); // its start claims once (restart safety), then only when woken
+      expect(kit.bus.handOffLeaseMs()).toBeGreaterThan(0);
+      const [event] = await ingest(device.id, [insideDepot(0)]);
+      expect(event.leased).toHaveLength(1);
+      await waitFor(() => rx.on('/ok/handed').length === 1, 'the handed-over notification');
+      await waitFor(async () => (await notifications(device.id))[0]?.state === 'complete', 'its attempt recorded');
+    }, CLAIMS);
+    expect(sql).toHaveLength(1);
+    const [row] = await notifications(device.id);
+    expect(row).toMatchObject({ state: 'complete', attempts: 1, locked_until: null });
+    const body = JSON.parse(rx.on('/ok/handed')[0].body).notification;
+    expect(body.event).toMatchObject({ eventType: 'rule-enter', object: { type: 'rule' } });
+    expect(row.payload).toBe(rx.on('/ok/handed')[0].body);
+
+    // an event stored without a hand-off (any other producer): the worker claims it from the queue
+    const other = await kit.subscribed(`${rx.base}/ok/claimed`);
+    const { sql: claims } = await recordStatements(t.db.knex, async () => {
+      await kit.fire([{ deviceId: other.device.id }]);
+      await waitFor(() => rx.on('/ok/claimed').length === 1, 'the claimed notification');
+    }, CLAIMS);
+    expect(claims.length).toBeGreaterThan(0);
+  });
+
+  it('gives back what it cannot hold, and delivers every notification once', async () => {
+    const device = await subscribedDevice('/hold/full', 6);
+    await kit.worker({ webhookConcurrency: 1 }, { pollMs: 60_000 }); // holds 4 notifications at most
+    const events = await ingest(device.id, [insideDepot(0)]);
+    expect(events).toHaveLength(6);
+    expect(events.flatMap((e) => e.leased ?? [])).toHaveLength(6);
+    await waitFor(() => rx.on('/hold/full').length === 1, 'the first call');
+    // two did not fit: they are back in the queue, unleased and due
+    await waitFor(async () => (await notifications(device.id)).filter((n) => n.locked_until === null && n.state === 'queued').length === 2,
+      'the two given back');
+    for (let answered = 0; answered < 6; answered++) {
+      await waitFor(() => rx.on('/hold/full').length === answered + 1, `call ${answered + 1}`);
+      rx.release('/hold/full');
+    }
+    await waitFor(async () => (await notifications(device.id)).every((n) => n.state === 'complete'), 'every attempt recorded');
+    const ids = rx.on('/hold/full').map((r) => r.headers[NOTIFICATION_ID_HEADER]);
+    expect(new Set(ids).size).toBe(6);
+    expect((await notifications(device.id)).map((n) => n.attempts)).toEqual([1, 1, 1, 1, 1, 1]);
+  });
+
+  it('stores notifications unleased once no worker of the process takes them', async () => {
+    const device = await subscribedDevice('/ok/unleased');
+    const worker = await kit.worker({}, { pollMs: 60_000 });
+    await worker.close();
+    expect(kit.bus.handOffLeaseMs()).toBeNull();
+    const [event] = await ingest(device.id, [insideDepot(0)]);
+    expect(event.leased).toBeUndefined();
+    expect((await notifications(device.id)).map((n) => [n.state, n.locked_until])).toEqual([['queued', null]]);
+  });
+});
