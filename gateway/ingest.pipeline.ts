@@ -166,7 +166,10 @@ function createLane(o: PipelineOptions): IngestPipeline {
     const events: StoredEvent[] = [];
     const store = async (produced: StageEvents) => {
       if (!Array.isArray(produced)) events.push(...produced.stored);
-      else if (produced.length) events.push(...(await timed('events', () => o.repos.events.insert(produced, batch.trx))));
+      else if (produced.length) {
+        // handed to this process's notification worker, when one runs here (lib/bus.ts), like the rules stage's
+        events.push(...(await timed('events', () => o.repos.events.insert(produced, batch.trx, o.bus.handOffLeaseMs()))));
+      }
     };
     for (const step of steps) {
       if (!step.fused) {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { insertEventsNotifying, type EventRow } from './notification-fanout.js';
+import { EVENT_COLUMNS, insertEventsNotifying, type EventRow } from './notification-fanout.js';
+import type { StoredEvent } from '../../lib/bus.js';
 
 export interface NewEvent {
   deviceId: string;
@@ -16,7 +17,8 @@ export interface NewEvent {
 
 export interface EventRecord extends Required<NewEvent> { id: string; stored: Date }
 
-export const EVENT_COLUMNS = ['id', 'device_id', 'vehicle_id', 'application_id', 'ts', 'stored', 'event_type', 'object_type', 'object_id', 'meta'];
+/** The events table's columns, defined beside the statements that store events (notification-fanout.ts). */
+export { EVENT_COLUMNS };
 export const toEvent = (r: Record<string, any>): EventRecord => ({
   id: r.id, deviceId: r.device_id, vehicleId: r.vehicle_id, applicationId: r.application_id, timestamp: r.ts,
   stored: r.stored, eventType: r.event_type, objectType: r.object_type, objectId: r.object_id, meta: r.meta,
@@ -28,7 +30,11 @@ export const toEvent = (r: Record<string, any>): EventRecord => ({
  */
 export function eventsRepository(knex: Knex) {
   return {
-    async insert(events: NewEvent[], trx: Knex = knex): Promise<EventRecord[]> {
+    /**
+     * With `leaseMs` (lib/bus.ts handOffLeaseMs: a notification worker of this process takes them), the events'
+     * notifications are stored leased to it and come back with them (`leased`), for the bus.
+     */
+    async insert(events: NewEvent[], trx: Knex = knex, leaseMs: number | null = null): Promise<(EventRecord & Pick<StoredEvent, 'leased'>)[]> {
       if (!events.length) return [];
       const stored = new Date();
       const rows: EventRow[] = events.map((e) => ({
@@ -36,8 +42,8 @@ export function eventsRepository(knex: Knex) {
         ts: e.timestamp, stored, event_type: e.eventType, object_type: e.objectType, object_id: e.objectId, meta: e.meta,
       }));
       // One statement with their notifications (spec 3.1: matching subscriptions), in the caller's transaction.
-      await insertEventsNotifying(trx, rows);
-      return rows.map(toEvent);
+      const leased = await insertEventsNotifying(trx, rows, leaseMs);
+      return rows.map((r) => (leaseMs === null ? toEvent(r) : { ...toEvent(r), leased: leased.get(r.id) ?? [] }));
     },
   };
 }

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { prepared } from '../prepared.js';
+import { SUBSCRIPTION_COLUMNS } from './subscriptions.repository.js';
 
 /**
  * The notifications of events (spec 3.1), as SQL over a set `e` of event rows: a notification per matching
@@ -24,6 +25,37 @@ export const FAN_OUT = (events: string, leaseMs = 'NULL::bigint') => `
   WHERE ap.kind = 'consumer' OR EXISTS (
     SELECT 1 FROM registrations r WHERE r.device_id = s.device_id AND r.application_id = s.application_id)`;
 
+/**
+ * The `notified` CTE of a statement storing events `events` (the CTE's name), FAN_OUT with the lease bound by the
+ * statement's `lease` CTE (`SELECT ?::bigint AS ms`, null: none), returning what LEASED_JOINS needs.
+ */
+export const NOTIFIED = (events: string) => `notified AS (${FAN_OUT(events, '(SELECT ms FROM lease)')}
+  RETURNING id, event_id, subscription_id, url, application_id, locked_until IS NOT NULL AS leased)`;
+
+/** The events table's columns (events.repository.ts toEvent reads them). */
+export const EVENT_COLUMNS = ['id', 'device_id', 'vehicle_id', 'application_id', 'ts', 'stored', 'event_type', 'object_type', 'object_id', 'meta'];
+
+/**
+ * A notification NOTIFIED stored leased, beside its event `ev` (a CTE returning EVENT_COLUMNS): the columns of a
+ * claimed one (notifications.repository.ts CLAIM), each prefixed `n_`; null when none is leased. With LEASED_JOINS.
+ */
+export const LEASED_COLUMNS = [
+  'n.id AS n_id', 'n.event_id AS n_event_id', 'n.subscription_id AS n_subscription_id', 'n.url AS n_url',
+  'NULL::text AS n_payload', '0 AS n_attempts', 'ap.webhook_secret AS n_webhook_secret',
+  ...EVENT_COLUMNS.map((col) => `ev.${col} AS n_ev_${col}`),
+  ...SUBSCRIPTION_COLUMNS.map((col) => `${col} AS n_sub_${col.slice(2)}`),
+].join(', ');
+export const LEASED_JOINS = `LEFT JOIN notified n ON n.event_id = ev.id AND n.leased
+  LEFT JOIN subscriptions s ON s.id = n.subscription_id
+  LEFT JOIN applications ap ON ap.id = n.application_id`;
+
+/** The columns of `r` named `prefix…`, without the prefix. */
+export function prefixed(r: Record<string, any>, prefix: string): Record<string, any> {
+  const out: Record<string, any> = {};
+  for (const [k, v] of Object.entries(r)) if (k.startsWith(prefix)) out[k.slice(prefix.length)] = v;
+  return out;
+}
+
 /** An event row to store, in the events table's columns. */
 export interface EventRow {
   id: string; device_id: string; vehicle_id: string | null; application_id: string | null; ts: Date; stored: Date;
@@ -32,21 +64,27 @@ export interface EventRow {
 
 /**
  * Stores events and their notifications in one statement (a constant text, prepared on PostgreSQL): the rows go
- * as one JSON parameter, whatever their number.
+ * as one JSON parameter, whatever their number. One row per leased notification (none without a lease).
  */
 const INSERT_EVENTS = `
-  WITH ev AS (
+  WITH lease AS (SELECT ?::bigint AS ms),
+  ev AS (
     INSERT INTO events (id, device_id, vehicle_id, application_id, ts, stored, event_type, object_type, object_id, meta)
     SELECT r.id, r.device_id, r.vehicle_id, r.application_id, r.ts, r.stored, r.event_type, r.object_type, r.object_id, r.meta
     FROM json_to_recordset(?::json) AS r(id uuid, device_id uuid, vehicle_id uuid, application_id uuid, ts timestamptz,
       stored timestamptz, event_type text, object_type text, object_id uuid, meta jsonb)
-    RETURNING id, device_id, application_id, stored, event_type, object_type, object_id),
-  notified AS (${FAN_OUT('ev')} RETURNING 1)
-  SELECT count(*)::int AS notifications FROM notified`;
+    RETURNING ${EVENT_COLUMNS.join(', ')}),
+  ${NOTIFIED('ev')}
+  SELECT ${LEASED_COLUMNS} FROM ev ${LEASED_JOINS} WHERE n.id IS NOT NULL`;
 
-/** Inserts the events with their notifications (same transaction); returns the number of notifications. */
-export async function insertEventsNotifying(trx: Knex, rows: EventRow[]): Promise<number> {
-  if (!rows.length) return 0;
-  const { rows: out } = await prepared(trx, INSERT_EVENTS, [JSON.stringify(rows)]);
-  return Number(out[0]?.notifications ?? 0);
+/**
+ * Inserts the events with their notifications (same transaction). With `leaseMs` (lib/bus.ts handOffLeaseMs), the
+ * notifications are stored leased for that long; returns them by event id, as a claim gives them.
+ */
+export async function insertEventsNotifying(trx: Knex, rows: EventRow[], leaseMs: number | null = null): Promise<Map<string, Record<string, unknown>[]>> {
+  const leased = new Map<string, Record<string, unknown>[]>();
+  if (!rows.length) return leased;
+  const { rows: out } = await prepared(trx, INSERT_EVENTS, [leaseMs, JSON.stringify(rows)]);
+  for (const r of out as Record<string, any>[]) leased.set(r.n_event_id, [...(leased.get(r.n_event_id) ?? []), prefixed(r, 'n_')]);
+  return leased;
 }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { streamPage, type StreamWindow } from '../paging.js';
 import { prepared } from '../prepared.js';
+import { prefixed } from './notification-fanout.js';
 import { readableDeviceIds, type Principal } from './scope.js';
 import { EVENT_COLUMNS, toEvent, type EventRecord } from './events.repository.js';
 import { SUBSCRIPTION_COLUMNS, toSubscription, type Subscription } from './subscriptions.repository.js';
@@ -47,12 +48,6 @@ export interface ClaimedNotification {
   sources: { event: EventRecord; subscription: Subscription } | null;
 }
 
-/** The columns of `r` named `prefix…`, without the prefix. */
-export function prefixed(r: Record<string, any>, prefix: string): Record<string, any> {
-  const out: Record<string, any> = {};
-  for (const [k, v] of Object.entries(r)) if (k.startsWith(prefix)) out[k.slice(prefix.length)] = v;
-  return out;
-}
 
 /**
  * A claimed notification from a row of CLAIM, or of a statement that stored it leased (lib/bus.ts StoredEvent.leased):

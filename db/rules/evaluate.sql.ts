@@ -1,9 +1,6 @@
 import type { Knex } from 'knex';
 import { prepared } from '../prepared.js';
-import { FAN_OUT } from '../repositories/notification-fanout.js';
-import { EVENT_COLUMNS } from '../repositories/events.repository.js';
-import { SUBSCRIPTION_COLUMNS } from '../repositories/subscriptions.repository.js';
-import { prefixed } from '../repositories/notifications.repository.js';
+import { EVENT_COLUMNS, LEASED_COLUMNS, LEASED_JOINS, NOTIFIED, prefixed } from '../repositories/notification-fanout.js';
 import type { StoredEvent } from '../../lib/bus.js';
 import { vehicleAt } from '../vehicle-at.sql.js';
 import { RULE_EVENT_META } from './rule-event.sql.js';
@@ -54,17 +51,6 @@ const PLAN = `
 /** The same event: same rule, type, message and firstEval. */
 const SAME_EVENT = (a: string, b: string) =>
   `${a}.rule_id = ${b}.rule_id AND ${a}.event_type = ${b}.event_type AND ${a}.message_id = ${b}.message_id AND ${a}.first_eval = ${b}.first_eval`;
-
-/**
- * A notification leased at insert, as the rules statement returns it beside its event: the columns of a claimed
- * notification (notifications.repository.ts CLAIM), each prefixed `n_`; null when none is leased.
- */
-const LEASED_COLUMNS = [
-  'n.id AS n_id', 'n.event_id AS n_event_id', 'n.subscription_id AS n_subscription_id', 'n.url AS n_url',
-  'NULL::text AS n_payload', '0 AS n_attempts', 'ap.webhook_secret AS n_webhook_secret',
-  ...EVENT_COLUMNS.map((col) => `ev.${col} AS n_ev_${col}`),
-  ...SUBSCRIPTION_COLUMNS.map((col) => `${col} AS n_sub_${col.slice(2)}`),
-].join(', ');
 
 /**
  * Parameters: rule ids, their `from` timestamps and late flags, the three link templates (rule-event.sql.ts), then
@@ -195,13 +181,10 @@ ev AS (
   WHERE NOT EXISTS (SELECT 1 FROM stored s WHERE ${SAME_EVENT('s', 't')})
   RETURNING ${EVENT_COLUMNS.join(', ')}
 ),
-notified AS (${FAN_OUT('ev', '(SELECT ms FROM lease)')}
-  RETURNING id, event_id, subscription_id, url, application_id, locked_until IS NOT NULL AS leased)
-SELECT ev.id, ev.device_id, ev.event_type, ev.application_id, ev.ts, ev.object_id, ${LEASED_COLUMNS}
-FROM ev
-LEFT JOIN notified n ON n.event_id = ev.id AND n.leased
-LEFT JOIN subscriptions s ON s.id = n.subscription_id
-LEFT JOIN applications ap ON ap.id = n.application_id
+${NOTIFIED('ev')}
+SELECT ev.id, ev.device_id, ev.event_type, ev.application_id, ev.ts, ev.object_id,
+  ${LEASED_COLUMNS}
+FROM ev ${LEASED_JOINS}
 ORDER BY ev.ts, ev.object_id, ev.id, n.id`;
 
 /** A rule to evaluate from `from` on; `late`: its stored state and events from `from` on are recomputed. */

@@ -78,6 +78,27 @@ describe('notifications handed to the worker of the process that stored them', (
     expect(claims.length).toBeGreaterThan(0);
   });
 
+  it('hands over the notifications of any producer’s events stored with the lease (events.insert)', async () => {
+    const { device } = await kit.subscribed(`${rx.base}/ok/startup`);
+    let eventId = '';
+    const { sql } = await recordStatements(t.db.knex, async () => {
+      await kit.worker({}, { pollMs: 60_000 });
+      const stored = await t.db.knex.transaction((trx: Knex) => t.repos.events.insert([{
+        deviceId: device.id, vehicleId: null, timestamp: new Date('2026-03-01T10:00:00.000Z'), eventType: 'startup',
+        objectType: 'vehicle', objectId: null, meta: null,
+      }], trx, kit.bus.handOffLeaseMs()));
+      expect(stored[0].leased).toHaveLength(1);
+      eventId = stored[0].id;
+      kit.bus.publishEvents(stored);
+      await waitFor(() => rx.on('/ok/startup').length === 1, 'the handed-over notification');
+      await waitFor(async () => (await notifications(device.id))[0]?.state === 'complete', 'its attempt recorded');
+    }, CLAIMS);
+    expect(sql).toHaveLength(1); // the worker's start
+    const [row] = await notifications(device.id);
+    expect(row).toMatchObject({ event_id: eventId, attempts: 1, locked_until: null, payload: rx.on('/ok/startup')[0].body });
+    expect(JSON.parse(row.payload).notification.event).toMatchObject({ id: eventId, eventType: 'startup', timestamp: '2026-03-01T10:00:00.000Z' });
+  });
+
   it('gives back what it cannot hold, and delivers every notification once', async () => {
     const device = await subscribedDevice('/hold/full', 6);
     await kit.worker({ webhookConcurrency: 1 }, { pollMs: 60_000 }); // holds 4 notifications at most
