@@ -112,12 +112,14 @@ export async function startPlatform(config: Config, log: Logger, opts: { db?: Db
 
 
 /**
- * The parts, in start order (explicit list; each issue adds its own). A starter sees the parts
- * started before it (e.g. the run scheduler finds the in-process gateway's MQTT URL).
+ * The parts, in start order (explicit list; each issue adds its own); they stop in the reverse order. A starter sees
+ * the parts started before it (e.g. the run scheduler finds the in-process gateway's MQTT URL). The notification
+ * worker starts before the gateway and stops after it: the gateway's last batches, committed while it stops, hand
+ * their notifications to a worker that still runs (lib/bus.ts), which delivers them before it stops in turn.
  */
 const PART_STARTERS: [PartName, (deps: PartDeps, started: Part[]) => Promise<Part>][] = [
-  ['gateway', startGateway],
   ['workers', (deps) => startNotificationWorker(deps)],
+  ['gateway', startGateway],
   ['workers', startRunScheduler],
   ['workers', startTripSweep],
 ];
