@@ -101,7 +101,7 @@ describe('notifications handed to the worker of the process that stored them', (
 
   it('gives back what it cannot hold, and delivers every notification once', async () => {
     const device = await subscribedDevice('/hold/full', 6);
-    await kit.worker({ webhookConcurrency: 1 }, { pollMs: 60_000 }); // holds 4 notifications at most
+    const worker = await kit.worker({ webhookConcurrency: 1 }, { pollMs: 60_000 }); // holds 4 notifications at most
     const events = await ingest(device.id, [insideDepot(0)]);
     expect(events).toHaveLength(6);
     expect(events.flatMap((e) => e.leased ?? [])).toHaveLength(6);
@@ -117,6 +117,9 @@ describe('notifications handed to the worker of the process that stored them', (
     const ids = rx.on('/hold/full').map((r) => r.headers[NOTIFICATION_ID_HEADER]);
     expect(new Set(ids).size).toBe(6);
     expect((await notifications(device.id)).map((n) => n.attempts)).toEqual([1, 1, 1, 1, 1, 1]);
+    const metrics = await worker.metrics!();
+    expect(metrics).toContain('drivewire_webhook_handoffs_total{outcome="received"} 6');
+    expect(metrics).toContain('drivewire_webhook_handoffs_total{outcome="given_back"} 2');
   });
 
   it('stores notifications unleased once no worker of the process takes them', async () => {

@@ -65,7 +65,7 @@ class NotificationWorker {
   /** Calls in flight: the slots taken. A slot is free once its call has its answer, before the attempt is recorded. */
   private calls = 0;
   private readonly timers = new Set<NodeJS.Timeout>();
-  private readonly counts = { complete: 0, error: 0 };
+  private readonly counts = { complete: 0, error: 0, handedOver: 0, givenBack: 0 };
   private pumping: Promise<void> | null = null;
   /** Notifications handed over leased with their events, waiting for a slot, with when they arrived. */
   private handed: { n: ReadyNotification; at: number }[] = [];
@@ -118,6 +118,7 @@ class NotificationWorker {
     const room = this.closed ? 0 : Math.max(0, HELD_PER_SLOT * this.concurrency - this.inFlight.size - this.handed.length);
     const at = Date.now();
     for (const n of ready.slice(0, room)) this.handed.push({ n, at });
+    this.counts.handedOver += claimed.length;
     const kept = new Set(this.handed.map((h) => h.n.id));
     this.giveBack(claimed.map((n) => n.id).filter((id) => !kept.has(id)));
   }
@@ -125,6 +126,7 @@ class NotificationWorker {
   /** Releases leases this worker will not use; they are due for a claim at once. */
   private giveBack(ids: string[]): void {
     if (!ids.length) return;
+    this.counts.givenBack += ids.length;
     this.deps.repos.notifications.release(ids)
       .catch((err) => this.deps.log.error({ err }, 'notification worker could not give back leased notifications (due when their lease expires)'))
       .finally(() => this.wake(true));
@@ -271,6 +273,10 @@ class NotificationWorker {
       '# TYPE drivewire_webhook_attempts_total counter',
       `drivewire_webhook_attempts_total{outcome="complete"} ${this.counts.complete}`,
       `drivewire_webhook_attempts_total{outcome="error"} ${this.counts.error}`,
+      // notifications stored leased to this worker by its process, and those of them it gave back to the queue
+      '# TYPE drivewire_webhook_handoffs_total counter',
+      `drivewire_webhook_handoffs_total{outcome="received"} ${this.counts.handedOver}`,
+      `drivewire_webhook_handoffs_total{outcome="given_back"} ${this.counts.givenBack}`,
       '# TYPE drivewire_webhook_in_flight gauge',
       `drivewire_webhook_in_flight ${this.calls}`,
     ].join('\n');
