@@ -1,5 +1,16 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { withAcquireLimit, type AcquireLimit } from '../../db/acquire-limit.js';
+import { boundedWork, withAcquireLimit, type AcquireLimit } from '../../db/acquire-limit.js';
+
+/** Each request's end of its bounded work (db/acquire-limit.ts boundedWork). */
+const ends = new WeakMap<FastifyRequest, () => void>();
+
+/**
+ * Ends a request's bound before its answer: for a request whose reply is hijacked (a WebSocket upgrade), which never
+ * reaches onResponse. Its later work waits for connections like the gateway's.
+ */
+export function endDbAcquireLimit(request: FastifyRequest): void {
+  ends.get(request)?.();
+}
 
 /**
  * Every request waits at most `dbAcquireTimeoutMs` for a database connection (issue 10, item 4): when
@@ -15,10 +26,12 @@ export function registerDbAcquireLimit(app: FastifyInstance): void {
   app.addHook('onRequest', (request, _reply, done) => {
     const limit = { ms, what: `${request.method} request` };
     limits.set(request, limit);
+    const ended = boundedWork();
+    ends.set(request, () => { limit.ms = 0; ended(); });
     withAcquireLimit(limit, done);
   });
   app.addHook('preValidation', (request, _reply, done) => withAcquireLimit(limits.get(request) ?? { ms, what: 'request' }, done));
-  const end = async (request: FastifyRequest) => { const limit = limits.get(request); if (limit) limit.ms = 0; };
+  const end = async (request: FastifyRequest) => endDbAcquireLimit(request);
   app.addHook('onResponse', end);
   app.addHook('onRequestAbort', end);
 }

@@ -4,6 +4,7 @@ import WebSocket from 'ws';
 import { createBus } from '../../lib/bus.js';
 import { buildTestApp, basic, type TestApp } from '../helpers/app.js';
 import { insertMessage } from '../helpers/telemetry.factory.js';
+import { boundedWorkInFlight } from '../../db/acquire-limit.js';
 
 type Frame = { type: string; subject?: unknown; payload?: any };
 
@@ -168,6 +169,14 @@ describe('live stream WebSocket /api/v1/messages', () => {
     expect(active).toBe(1);
     c.ws.close();
     await until(() => active === 0);
+  });
+
+  it('ends the upgrade request’s connection bound once the stream is open (db/acquire-limit.ts boundedWork)', async () => {
+    const { app } = await readableDevice();
+    const c = await connect(app.auth);
+    // the stream is open and no request is in flight: the bound's async context is off
+    await until(() => boundedWorkInFlight() === 0);
+    c.ws.close();
   });
 
   it('refuses bad or missing credentials with 401 before upgrading', async () => {

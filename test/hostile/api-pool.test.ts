@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { holdConnections } from '../fuzz/saturation.js';
+import { boundedWorkInFlight } from '../../db/acquire-limit.js';
 
 /**
  * Issue 10, item 4, over real HTTP on PGlite (one connection) and PostgreSQL (a pool of ten): with
@@ -62,6 +63,21 @@ describe('item 4: a saturated connection pool', () => {
     expect(Math.max(...many.map((r) => r.ms))).toBeLessThan(WAIT_MS + 2000);
     await release();
     expect((await timed('/api/v1/devices', app.auth)).status).toBe(200);
+  });
+
+  it('counts a request as bounded work until its answer, then none, so the async context is off between requests', async () => {
+    const app = await t.make.application();
+    await saturate();
+    const pending = timed('/api/v1/devices', app.auth);
+    for (let i = 0; i < 100 && boundedWorkInFlight() === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(boundedWorkInFlight()).toBe(1);
+    await release();
+    expect((await pending).status).toBe(200);
+    expect(boundedWorkInFlight()).toBe(0);
+    // switched on again by the next request, whose bound holds
+    await saturate();
+    expect((await timed('/api/v1/devices', app.auth)).status).toBe(503);
+    expect(boundedWorkInFlight()).toBe(0);
   });
 
   it('serves a waiting request when a connection comes free within the wait', async () => {

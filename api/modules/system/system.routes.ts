@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { withAcquireLimit } from '../../../db/acquire-limit.js';
+import { boundedWork, withAcquireLimit } from '../../../db/acquire-limit.js';
 
 /**
  * /health answers within this budget, whatever the database does (issue 10, item 4): a check that has
@@ -62,8 +62,9 @@ const probes = new WeakMap<FastifyInstance, Promise<unknown>>();
 function probeDatabase(app: FastifyInstance): Promise<unknown> {
   let probe = probes.get(app);
   if (!probe) {
+    const ended = boundedWork();
     probe = withAcquireLimit({ ms: HEALTH_BUDGET_MS + 100, what: 'health check' }, () => app.deps.db.knex.raw('select 1'))
-      .finally(() => probes.delete(app));
+      .finally(() => { probes.delete(app); ended(); });
     probes.set(app, probe);
   }
   return probe;

@@ -8,6 +8,7 @@ import { ErrorBody, errorResponses } from '../../schemas/common.js';
 import { presentMessage } from './telemetry.presenters.js';
 import { startStreamSession } from './stream.session.js';
 import { createAccessWatcher } from '../../../db/access-watch.js';
+import { endDbAcquireLimit } from '../../plugins/db-limit.js';
 
 const PROTOCOL = [
   'WebSocket live stream of new telemetry messages (reference-notes §6.5); authenticate the upgrade request with',
@@ -55,6 +56,7 @@ export default async function streamRoutes(app: FastifyInstance) {
       throw new AppError(426, 'This is a WebSocket endpoint: connect with a WebSocket client (Upgrade: websocket)');
     },
     wsHandler: (socket: WebSocket, request: FastifyRequest) => {
+      endDbAcquireLimit(request); // the upgrade is answered: the stream's work is not the request's
       const principal = request.principal!;
       void recordConnection(request);
       startStreamSession(socket, {
