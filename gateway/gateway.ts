@@ -44,7 +44,7 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
   const { config, db, repos, bus } = deps;
   const log = deps.log.child({ part: 'gateway' });
   const redis = config.mqttRedisUrl ? await connectRedis(config.mqttRedisUrl, log) : null;
-  const stages: IngestStage[] = INGEST_STAGES.map((make) => make({ config, knex: db.knex, repos, log, bus }));
+  const stages: IngestStage[] = INGEST_STAGES.map((make) => make({ config, knex: db.knex, repos, log }));
   let broker: Aedes | undefined;
   let pipeline: IngestPipeline | undefined;
   const metrics = createGatewayMetrics({

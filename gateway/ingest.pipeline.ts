@@ -166,10 +166,7 @@ function createLane(o: PipelineOptions): IngestPipeline {
     const events: StoredEvent[] = [];
     const store = async (produced: StageEvents) => {
       if (!Array.isArray(produced)) events.push(...produced.stored);
-      else if (produced.length) {
-        // handed to this process's notification worker, when one runs here (lib/bus.ts), like the rules stage's
-        events.push(...(await timed('events', () => o.repos.events.insert(produced, batch.trx, o.bus.handOffLeaseMs()))));
-      }
+      else if (produced.length) events.push(...(await timed('events', () => o.repos.events.insert(produced, batch.trx, batch.leaseMs ?? null))));
     };
     for (const step of steps) {
       if (!step.fused) {
@@ -200,7 +197,7 @@ function createLane(o: PipelineOptions): IngestPipeline {
         return { ...storedBatch(stored), early: new Map(earlyStages.map((s, k) => [s, reads[k] ?? null])) };
       });
       const devices = storedDeviceBatches(messages, inserted, latest);
-      const events = devices.length ? await runStages({ trx, devices }, early) : [];
+      const events = devices.length ? await runStages({ trx, devices, leaseMs: o.bus.handOffLeaseMs() }, early) : [];
       const stored = devices.flatMap((d) => d.messages);
       // Last, so the feed number (locked until commit) is held only for the commit: issue 14.
       await timed('feed', () => recordFeedBatch(trx, stored));

@@ -5,7 +5,7 @@ import type { Config } from '../lib/config.js';
 import type { Logger } from '../lib/logger.js';
 import type { Repositories } from '../db/index.js';
 import type { NewEvent } from '../db/repositories/events.repository.js';
-import type { Bus, StoredEvent } from '../lib/bus.js';
+import type { StoredEvent } from '../lib/bus.js';
 import type { DeadLetterRow } from '../db/repositories/ingest.repository.js';
 import type { StoredStep } from '../db/distance/steps.sql.js';
 import { runParts, type PartRow, type SqlPart } from '../db/fused.js';
@@ -69,6 +69,11 @@ export interface StageContext {
    * stage makes the read itself).
    */
   early?: PartRow[] | null;
+  /**
+   * The lease of the notification worker of this process (lib/bus.ts handOffLeaseMs), read once per batch: a stage
+   * storing events stores their notifications leased to it, and returns them with the events (absent or null: none).
+   */
+  leaseMs?: number | null;
 }
 
 export interface IngestStage {
@@ -129,8 +134,6 @@ export interface StageDeps {
   knex: Knex;
   repos: Repositories;
   log: Logger;
-  /** This process's bus: a stage storing events hands their notifications to the worker here (rules). */
-  bus?: Bus;
 }
 
 export type StageFactory<S extends IngestStage = IngestStage> = (deps: StageDeps) => S;

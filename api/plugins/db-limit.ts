@@ -1,15 +1,15 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { boundedWork, withAcquireLimit, type AcquireLimit } from '../../db/acquire-limit.js';
 
-/** Each request's end of its bounded work (db/acquire-limit.ts boundedWork). */
-const ends = new WeakMap<FastifyRequest, () => void>();
+/** Each request's bound, and the end of its bounded work (db/acquire-limit.ts boundedWork). */
+const bounds = new WeakMap<FastifyRequest, { limit: AcquireLimit; end(): void }>();
 
 /**
  * Ends a request's bound before its answer: for a request whose reply is hijacked (a WebSocket upgrade), which never
  * reaches onResponse. Its later work waits for connections like the gateway's.
  */
 export function endDbAcquireLimit(request: FastifyRequest): void {
-  ends.get(request)?.();
+  bounds.get(request)?.end();
 }
 
 /**
@@ -22,15 +22,13 @@ export function endDbAcquireLimit(request: FastifyRequest): void {
  */
 export function registerDbAcquireLimit(app: FastifyInstance): void {
   const ms = app.deps.config.dbAcquireTimeoutMs;
-  const limits = new WeakMap<FastifyRequest, AcquireLimit>();
   app.addHook('onRequest', (request, _reply, done) => {
     const limit = { ms, what: `${request.method} request` };
-    limits.set(request, limit);
     const ended = boundedWork();
-    ends.set(request, () => { limit.ms = 0; ended(); });
+    bounds.set(request, { limit, end: () => { limit.ms = 0; ended(); } });
     withAcquireLimit(limit, done);
   });
-  app.addHook('preValidation', (request, _reply, done) => withAcquireLimit(limits.get(request) ?? { ms, what: 'request' }, done));
+  app.addHook('preValidation', (request, _reply, done) => withAcquireLimit(bounds.get(request)?.limit ?? { ms, what: 'request' }, done));
   const end = async (request: FastifyRequest) => endDbAcquireLimit(request);
   app.addHook('onResponse', end);
   app.addHook('onRequestAbort', end);

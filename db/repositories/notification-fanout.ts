@@ -7,14 +7,14 @@ import { SUBSCRIPTION_COLUMNS } from './subscriptions.repository.js';
  * subscription, queued (due now). An event matches a subscription of its device whose application can still
  * read the device, when the type is equal (or the subscription is `rule-*` and the event a rule event), the
  * subscription's object (if any) is the event's, and a rule event belongs to the subscription's application.
- * `leaseMs`, an SQL expression (NULL: none): the notifications are stored leased for that long, to the worker the
- * statement's caller hands them to (lib/bus.ts handOffLeaseMs), so no claim has to find them.
+ * They are stored leased for the statement's `lease` CTE (`SELECT ?::bigint AS ms`; null: not leased), to the worker
+ * the statement's caller hands them to (lib/bus.ts handOffLeaseMs), so no claim has to find them.
  */
-export const FAN_OUT = (events: string, leaseMs = 'NULL::bigint') => `
+const FAN_OUT = (events: string) => `
   INSERT INTO notifications (id, event_id, subscription_id, application_id, device_id, url, state, created_at, next_attempt_at,
     locked_until)
   SELECT gen_random_uuid(), e.id, s.id, s.application_id, s.device_id, s.url, 'queued', e.stored, e.stored,
-    statement_timestamp() + ${leaseMs} * interval '1 millisecond'
+    statement_timestamp() + (SELECT ms FROM lease) * interval '1 millisecond'
   FROM ${events} e
   JOIN subscriptions s ON s.device_id = e.device_id
     AND (s.event_type = e.event_type OR (s.event_type = 'rule-*' AND e.event_type IN ('rule-enter', 'rule-leave')))
@@ -25,11 +25,8 @@ export const FAN_OUT = (events: string, leaseMs = 'NULL::bigint') => `
   WHERE ap.kind = 'consumer' OR EXISTS (
     SELECT 1 FROM registrations r WHERE r.device_id = s.device_id AND r.application_id = s.application_id)`;
 
-/**
- * The `notified` CTE of a statement storing events `events` (the CTE's name), FAN_OUT with the lease bound by the
- * statement's `lease` CTE (`SELECT ?::bigint AS ms`, null: none), returning what LEASED_JOINS needs.
- */
-export const NOTIFIED = (events: string) => `notified AS (${FAN_OUT(events, '(SELECT ms FROM lease)')}
+/** The `notified` CTE of a statement storing events `events` (the CTE's name): FAN_OUT, returning what LEASED_JOINS needs. */
+export const NOTIFIED = (events: string) => `notified AS (${FAN_OUT(events)}
   RETURNING id, event_id, subscription_id, url, application_id, locked_until IS NOT NULL AS leased)`;
 
 /** The events table's columns (events.repository.ts toEvent reads them). */
@@ -85,6 +82,10 @@ export async function insertEventsNotifying(trx: Knex, rows: EventRow[], leaseMs
   const leased = new Map<string, Record<string, unknown>[]>();
   if (!rows.length) return leased;
   const { rows: out } = await prepared(trx, INSERT_EVENTS, [leaseMs, JSON.stringify(rows)]);
-  for (const r of out as Record<string, any>[]) leased.set(r.n_event_id, [...(leased.get(r.n_event_id) ?? []), prefixed(r, 'n_')]);
+  for (const r of out as Record<string, any>[]) {
+    const list = leased.get(r.n_event_id) ?? [];
+    if (!list.length) leased.set(r.n_event_id, list);
+    list.push(prefixed(r, 'n_'));
+  }
   return leased;
 }

@@ -1,6 +1,5 @@
 import type { Knex } from 'knex';
 import type { Config } from '../../lib/config.js';
-import type { Bus } from '../../lib/bus.js';
 import { evaluateAndStore, type StoredRuleEvent } from './evaluate.sql.js';
 import { prepared } from '../prepared.js';
 import type { PartRow, SqlPart, SqlStatement } from '../fused.js';
@@ -23,8 +22,6 @@ export interface RuleEvaluationOptions {
   url: UrlFor;
   maxAgeMs?: number;
   maxMessages?: number;
-  /** The lease to store notifications with for this process's worker (lib/bus.ts handOffLeaseMs); none: null. */
-  handOffLeaseMs?: () => number | null;
 }
 
 interface StoredMessageRef { id: string; ts: Date }
@@ -79,7 +76,7 @@ function rulesOf(rows: Record<string, any>[]) {
  * a rule that had evaluated nothing from there on, that is what continuing gives). Returns the events stored.
  */
 export async function evaluateRuleBatch(trx: Knex, batch: DeviceRuleBatch[], opts: RuleEvaluationOptions,
-  early?: PartRow[] | null): Promise<StoredRuleEvent[]> {
+  early?: PartRow[] | null, leaseMs: number | null = null): Promise<StoredRuleEvent[]> {
   const spans = new Map<string, DeviceSpan>();
   for (const d of batch) {
     if (!d.messages.length) continue;
@@ -99,7 +96,7 @@ export async function evaluateRuleBatch(trx: Knex, batch: DeviceRuleBatch[], opt
     return { ruleId: r.id, late: span.late, newest: span.newest,
       from: new Date(span.late ? Math.max(span.earliest, bounds.get(r.deviceId) ?? -Infinity) : span.earliest) };
   }).filter((p) => p.from.getTime() <= p.newest);
-  return evaluateAndStore(trx, plan, ruleLinkTemplates(opts.url), opts.handOffLeaseMs?.() ?? null);
+  return evaluateAndStore(trx, plan, ruleLinkTemplates(opts.url), leaseMs);
 }
 
 type LinkConfig = Pick<Config, 'serviceUrls' | 'publicUrl' | 'httpPort'>;
@@ -127,11 +124,11 @@ export function evaluateRulesDeriver(trx: Knex, batch: RuleBatch, ctx?: RuleDeri
 }
 
 /**
- * The ingest stage (gateway/ingest.types.ts IngestStage): one evaluation for all the devices of a batch. With a bus,
- * the notifications go leased to the notification worker of this process when one takes them (lib/bus.ts).
+ * The ingest stage (gateway/ingest.types.ts IngestStage): one evaluation for all the devices of a batch. With the
+ * batch's lease, the notifications go leased to the notification worker of this process (lib/bus.ts).
  */
-export function rulesStage(deps: { config: LinkConfig; bus?: Pick<Bus, 'handOffLeaseMs'> }) {
-  const opts: RuleEvaluationOptions = { ...optionsOf({ config: deps.config }), handOffLeaseMs: () => deps.bus?.handOffLeaseMs() ?? null };
+export function rulesStage(deps: { config: LinkConfig }) {
+  const opts = optionsOf({ config: deps.config });
   return {
     name: 'rules',
     /** The batch's rules, key-share locked, read in the insert's round trip. */
@@ -140,12 +137,12 @@ export function rulesStage(deps: { config: LinkConfig; bus?: Pick<Bus, 'handOffL
     },
     /** The events come back stored (with their notifications) by the evaluation statement itself. */
     async apply(ctx: {
-      trx: Knex; early?: PartRow[] | null;
+      trx: Knex; early?: PartRow[] | null; leaseMs?: number | null;
       devices: { deviceId: string; messages: { id: string; timestamp: Date }[]; previousLatest: Date | null }[];
     }): Promise<{ stored: StoredRuleEvent[] }> {
       return { stored: await evaluateRuleBatch(ctx.trx, ctx.devices.map((d) => ({
         deviceId: d.deviceId, messages: d.messages.map((m) => ({ id: m.id, ts: m.timestamp })), previousLatest: d.previousLatest,
-      })), opts, ctx.early) };
+      })), opts, ctx.early, ctx.leaseMs ?? null) };
     },
   };
 }

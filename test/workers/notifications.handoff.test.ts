@@ -28,7 +28,7 @@ afterAll(async () => { await rx?.close(); await t?.close(); });
 async function ingest(deviceId: string, messages: TestMessage[]) {
   const stored = await t.db.knex.transaction(async (trx: Knex) => {
     const input = await storeBatch(t, trx, deviceId, messages);
-    return (await rulesStage({ config: t.config, bus: kit.bus }).apply({ trx, devices: [input] })).stored;
+    return (await rulesStage({ config: t.config }).apply({ trx, devices: [input], leaseMs: kit.bus.handOffLeaseMs() })).stored;
   });
   kit.bus.publishEvents(stored);
   return stored;

@@ -117,10 +117,10 @@ class NotificationWorker {
     }
     const room = this.closed ? 0 : Math.max(0, HELD_PER_SLOT * this.concurrency - this.inFlight.size - this.handed.length);
     const at = Date.now();
-    for (const n of ready.slice(0, room)) this.handed.push({ n, at });
+    const kept = new Set<string>();
+    for (const n of ready.slice(0, room)) { this.handed.push({ n, at }); kept.add(n.id); }
     this.counts.handedOver += claimed.length;
-    const kept = new Set(this.handed.map((h) => h.n.id));
-    this.giveBack(claimed.map((n) => n.id).filter((id) => !kept.has(id)));
+    this.giveBack(claimed.filter((n) => !kept.has(n.id)).map((n) => n.id));
   }
 
   /** Releases leases this worker will not use; they are due for a claim at once. */
