@@ -12,7 +12,7 @@ export interface StoredEvent {
   id: string; deviceId: string; eventType: string;
   /**
    * The event's notifications, when the statement that stored it leased them to this process's notification worker
-   * (Bus.handOffLeaseMs): rows as that statement returned them, for the worker to deliver without claiming them.
+   * (Bus.handOffLeaseMs): rows as that statement returned them (db/repositories/notification-fanout.ts LEASED_COLUMNS), for the worker to deliver without claiming them.
    * Absent: whatever notifications the event has wait in the queue for a claim.
    */
   leased?: Record<string, unknown>[];

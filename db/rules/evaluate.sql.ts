@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { prepared } from '../prepared.js';
-import { EVENT_COLUMNS, LEASED_COLUMNS, LEASED_JOINS, NOTIFIED, prefixed } from '../repositories/notification-fanout.js';
+import { EVENT_COLUMNS, LEASED_COLUMNS, LEASED_JOINS, NOTIFIED } from '../repositories/notification-fanout.js';
 import type { StoredEvent } from '../../lib/bus.js';
 import { vehicleAt } from '../vehicle-at.sql.js';
 import { RULE_EVENT_META } from './rule-event.sql.js';
@@ -213,7 +213,7 @@ export async function evaluateAndStore(trx: Knex, plan: PlanEntry[], links: read
         timestamp: new Date(r.ts), objectId: r.object_id, ...(leaseMs === null ? {} : { leased: [] }) };
       events.push(e);
     }
-    if (r.n_id !== null) e.leased!.push(prefixed(r, 'n_'));
+    if (r.n_id !== null) e.leased!.push(r);
   }
   return events;
 }

@@ -56,14 +56,14 @@ describe('recording a burst of attempts', () => {
     const at = new Date().toISOString();
     const items = claimed.map((n) => ({
       id: n.id, prev: n.attempts, attempt_id: randomUUID(), state: 'complete', response_code: 204, response: '',
-      notified_at: at, responded_at: at, retry_ms: null, payload: '{}',
+      notified_at: at, responded_at: at, retry_ms: null, payload_at: 0, payload_bytes: 2,
     }));
     // what a prepared statement runs: the generic plan, which cannot know how many attempts the recordset holds
     const plan = await t.db.knex.transaction(async (trx) => {
       await trx.raw('SET LOCAL plan_cache_mode = force_generic_plan');
-      await trx.raw(`PREPARE record_probe(json) AS ${RECORD_ATTEMPTS.replace('?::json', '$1::json')}`);
+      await trx.raw(`PREPARE record_probe(json, bytea) AS ${RECORD_ATTEMPTS.replace('?::json', '$1::json').replace('?::bytea', '$2::bytea')}`);
       const literal = `'${JSON.stringify(items).replace(/'/g, "''")}'`;
-      const { rows } = await trx.raw(`EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE record_probe(${literal})`);
+      const { rows } = await trx.raw(`EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE record_probe(${literal}, convert_to('{}', 'UTF8'))`);
       await trx.raw('DEALLOCATE record_probe');
       return rows[0]['QUERY PLAN'];
     });
@@ -73,7 +73,7 @@ describe('recording a burst of attempts', () => {
     expect(Math.max(...reads)).toBeLessThanOrEqual(40);
     // and it recorded them
     const ids = claimed.map((n) => n.id);
-    const done = await t.db.knex('notifications').whereIn('id', ids).where({ state: 'complete' }).count({ n: '*' });
+    const done = await t.db.knex('notifications').whereIn('id', ids).where({ state: 'complete', payload: '{}' }).count({ n: '*' });
     expect(Number(done[0].n)).toBe(20);
     expect(Number((await t.db.knex('notification_attempts').whereIn('notification_id', ids).count({ n: '*' }))[0].n)).toBe(20);
   });

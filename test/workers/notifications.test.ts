@@ -49,6 +49,28 @@ describe('notification delivery', () => {
     expect((await attemptsOf(id)).map((a) => [a.attempt, a.outcome, a.responseCode])).toEqual([[1, 'complete', 201]]);
   });
 
+  it('stores each body of a burst byte for byte, whatever its multi-byte characters (the record takes them as one bytea)', async () => {
+    const tags = ['ü', '🚗 ✓', 'a', '日本語', '\u0000\\"'];
+    const first = await kit.subscribed(`${rx.base}/ok/burst`, { appData: JSON.stringify({ tag: tags[0] }) });
+    for (const tag of tags.slice(1)) {
+      const res = await t.app.inject({
+        method: 'POST', url: `/api/v1/devices/${first.device.id}/subscriptions`, headers: { authorization: first.app.auth },
+        payload: { subscription: { eventType: 'startup', url: `${rx.base}/ok/burst`, appData: JSON.stringify({ tag }) } },
+      });
+      expect(res.statusCode).toBe(201);
+    }
+    const [event] = await kit.fire([{ deviceId: first.device.id }]);
+    await kit.worker();
+    await waitFor(async () => rx.on('/ok/burst').length === tags.length, 'all delivered');
+    const stored = await waitFor(async () => {
+      const list = await Promise.all((await kit.notificationsOf(event.id)).map((n) => kit.read(first.app, n.id)));
+      return list.every((n) => n.state === 'complete') && list;
+    }, 'all recorded');
+    const bodies = new Map(rx.on('/ok/burst').map((r) => [r.headers['x-drivewire-notification-id'], r.body]));
+    expect(stored.map((n) => n.payload)).toEqual(stored.map((n) => bodies.get(n.id)));
+    expect(stored.map((n) => JSON.parse(JSON.parse(n.payload).notification.subscription.appData).tag).sort()).toEqual([...tags].sort());
+  });
+
   it("delivers a rule event with the rule's appId and meta", async () => {
     const app = await t.make.application();
     const device = await t.make.device(app.principal);

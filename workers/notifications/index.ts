@@ -5,7 +5,7 @@ import type { Config } from '../../lib/config.js';
 import type { LinkBuilder } from '../../api/context.js';
 import { deliver } from './deliver.js';
 import { linksFromConfig, readyPayloads, type ReadyNotification } from './payload.js';
-import { toClaimed, type AttemptRecord, type ClaimedNotification } from '../../db/repositories/notifications.repository.js';
+import { toHandedOver, type AttemptRecord, type ClaimedNotification } from '../../db/repositories/notifications.repository.js';
 import type { StoredEvent } from '../../lib/bus.js';
 
 /** Attempts recorded in one statement at most. */
@@ -100,7 +100,7 @@ class NotificationWorker {
    */
   private received(events: StoredEvent[]): void {
     const leased = events.flatMap((e) => e.leased ?? []);
-    if (leased.length) this.adopt(leased.map(toClaimed));
+    if (leased.length) this.adopt(leased.map(toHandedOver));
     this.wake(events.some((e) => !e.leased));
   }
 
