@@ -21,6 +21,7 @@ import * as m020 from './020_notification_pages.js';
 import * as m021 from './021_steps_on_messages.js';
 import * as m022 from './022_messages_sample.js';
 import * as m023 from './023_hot_tables_sample.js';
+import * as m024 from './024_attempt_primary_key.js';
 
 export const MIGRATIONS: Record<string, Knex.Migration> = {
   '001_core': m001,
@@ -45,4 +46,5 @@ export const MIGRATIONS: Record<string, Knex.Migration> = {
   '021_steps_on_messages': m021,
   '022_messages_sample': m022,
   '023_hot_tables_sample': m023,
+  '024_attempt_primary_key': m024,
 };

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { streamPage, type StreamWindow } from '../paging.js';
 import { prepared } from '../prepared.js';
@@ -120,7 +119,7 @@ export interface AttemptRecord { id: string; previousAttempts: number; payload: 
  */
 export const RECORD_ATTEMPTS = `
   WITH v AS MATERIALIZED (
-    SELECT * FROM json_to_recordset(?::json) AS v(id uuid, prev int, attempt_id uuid, state text, response_code int,
+    SELECT * FROM json_to_recordset(?::json) AS v(id uuid, prev int, state text, response_code int,
       response text, notified_at timestamptz, responded_at timestamptz, retry_ms bigint, payload_at int, payload_bytes int)),
   n AS (
     UPDATE notifications n SET state = v.state, attempts = v.prev + 1, response_code = v.response_code, response = v.response,
@@ -128,8 +127,8 @@ export const RECORD_ATTEMPTS = `
       notified_at = v.notified_at, responded_at = CASE WHEN v.state = 'complete' THEN v.responded_at END, locked_until = NULL,
       next_attempt_at = CASE WHEN v.retry_ms IS NULL THEN NULL ELSE now() + v.retry_ms * interval '1 millisecond' END
     FROM v WHERE n.id = ANY (ARRAY(SELECT id FROM v)) AND n.id = v.id AND n.attempts = v.prev RETURNING n.id)
-  INSERT INTO notification_attempts (id, notification_id, attempt, outcome, response_code, response, notified_at, responded_at)
-  SELECT v.attempt_id, v.id, v.prev + 1, v.state, v.response_code, v.response, v.notified_at, v.responded_at
+  INSERT INTO notification_attempts (notification_id, attempt, outcome, response_code, response, notified_at, responded_at)
+  SELECT v.id, v.prev + 1, v.state, v.response_code, v.response, v.notified_at, v.responded_at
   FROM v JOIN n ON n.id = v.id
   RETURNING notification_id AS id`;
 
@@ -199,7 +198,7 @@ function queueOperations(knex: Knex) {
           at += body.length;
         }
         return {
-          id, prev, attempt_id: randomUUID(), state: o.state, response_code: o.responseCode, response: o.response,
+          id, prev, state: o.state, response_code: o.responseCode, response: o.response,
           notified_at: o.notifiedAt, responded_at: o.respondedAt, retry_ms: o.retryInMs, payload_at: payloadAt, payload_bytes: payloadBytes,
         };
       });

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { deliveryKit } from '../workers/helpers.js';
@@ -55,7 +54,7 @@ describe('recording a burst of attempts', () => {
     expect(claimed).toHaveLength(20);
     const at = new Date().toISOString();
     const items = claimed.map((n) => ({
-      id: n.id, prev: n.attempts, attempt_id: randomUUID(), state: 'complete', response_code: 204, response: '',
+      id: n.id, prev: n.attempts, state: 'complete', response_code: 204, response: '',
       notified_at: at, responded_at: at, retry_ms: null, payload_at: 0, payload_bytes: 2,
     }));
     // what a prepared statement runs: the generic plan, which cannot know how many attempts the recordset holds

@@ -62,10 +62,10 @@ describe('notification delivery', () => {
     const [event] = await kit.fire([{ deviceId: first.device.id }]);
     await kit.worker();
     await waitFor(async () => rx.on('/ok/burst').length === tags.length, 'all delivered');
-    const stored = await waitFor(async () => {
+    const stored = (await waitFor(async () => {
       const list = await Promise.all((await kit.notificationsOf(event.id)).map((n) => kit.read(first.app, n.id)));
-      return list.every((n) => n.state === 'complete') && list;
-    }, 'all recorded');
+      return list.every((n) => n.state === 'complete') ? list : null;
+    }, 'all recorded'))!;
     const bodies = new Map(rx.on('/ok/burst').map((r) => [r.headers['x-drivewire-notification-id'], r.body]));
     expect(stored.map((n) => n.payload)).toEqual(stored.map((n) => bodies.get(n.id)));
     expect(stored.map((n) => JSON.parse(JSON.parse(n.payload).notification.subscription.appData).tag).sort()).toEqual([...tags].sort());
