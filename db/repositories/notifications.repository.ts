@@ -189,18 +189,14 @@ function queueOperations(knex: Knex) {
       const bodies: Buffer[] = [];
       let at = 0;
       const rows = items.map(({ id, previousAttempts: prev, payload, outcome: o }) => {
-        let payloadAt: number | null = null;
-        let payloadBytes: number | null = null;
-        if (payload !== null) {
-          const body = Buffer.from(payload, 'utf8');
-          bodies.push(body);
-          [payloadAt, payloadBytes] = [at, body.length];
-          at += body.length;
-        }
-        return {
-          id, prev, state: o.state, response_code: o.responseCode, response: o.response,
-          notified_at: o.notifiedAt, responded_at: o.respondedAt, retry_ms: o.retryInMs, payload_at: payloadAt, payload_bytes: payloadBytes,
+        const body = payload === null ? null : Buffer.from(payload, 'utf8');
+        if (body) bodies.push(body);
+        const row = {
+          id, prev, state: o.state, response_code: o.responseCode, response: o.response, notified_at: o.notifiedAt,
+          responded_at: o.respondedAt, retry_ms: o.retryInMs, payload_at: body && at, payload_bytes: body && body.length,
         };
+        at += body?.length ?? 0;
+        return row;
       });
       const { rows: recorded } = await prepared(trx, RECORD_ATTEMPTS, [JSON.stringify(rows), Buffer.concat(bodies)]);
       return new Set((recorded as { id: string }[]).map((r) => r.id));

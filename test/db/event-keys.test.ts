@@ -17,7 +17,7 @@ describe('events without per-row keys (migration 017)', () => {
     const [a, b, c] = await kit.fire([{ deviceId: device.id }, { deviceId: device.id }, { deviceId: device.id }]);
     const [na] = await t.db.knex('notifications').where({ event_id: a.id }).pluck('id');
     await t.db.knex('notification_attempts').insert({
-      id: crypto.randomUUID(), notification_id: na, attempt: 1, outcome: 'error', notified_at: new Date(),
+      notification_id: na, attempt: 1, outcome: 'error', notified_at: new Date(),
     });
     for (const e of [a, b, c]) expect(await count('notifications', { event_id: e.id })).toBe(1);
 
@@ -76,7 +76,7 @@ describe('recorded attempts without a per-row key (migration 019)', () => {
     const fired = await kit.fire(Array.from({ length: events }, () => ({ deviceId: device.id })));
     const ids: string[] = await t.db.knex('notifications').whereIn('event_id', fired.map((e) => e.id)).pluck('id');
     await t.db.knex('notification_attempts').insert(ids.map((id) => ({
-      id: crypto.randomUUID(), notification_id: id, attempt: 1, outcome: 'error', notified_at: new Date(),
+      notification_id: id, attempt: 1, outcome: 'error', notified_at: new Date(),
     })));
     return { subscription, device, ids };
   }
