@@ -8,14 +8,20 @@ export interface StoredMessage {
   data: Record<string, unknown>;
 }
 
+/**
+ * A notification handed over with its event: its row and its event's, as the statement that stored them leased returned
+ * them (db/repositories/notification-fanout.ts EVENTS_AND_LEASED).
+ */
+export interface HandedOver { row: Record<string, unknown>; event: Record<string, unknown> }
+
 export interface StoredEvent {
   id: string; deviceId: string; eventType: string;
   /**
    * The event's notifications, when the statement that stored it leased them to this process's notification worker
-   * (Bus.handOffLeaseMs): rows as that statement returned them (db/repositories/notification-fanout.ts LEASED_COLUMNS), for the worker to deliver without claiming them.
-   * Absent: whatever notifications the event has wait in the queue for a claim.
+   * (Bus.handOffLeaseMs), for the worker to deliver without claiming them. Absent: whatever notifications the event
+   * has wait in the queue for a claim.
    */
-  leased?: Record<string, unknown>[];
+  leased?: HandedOver[];
 }
 
 /**

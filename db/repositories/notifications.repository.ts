@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { streamPage, type StreamWindow } from '../paging.js';
 import { prepared } from '../prepared.js';
 import { columnsReader, LEASED_PREFIX } from './notification-fanout.js';
+import type { HandedOver } from '../../lib/bus.js';
 import { readableDeviceIds, type Principal } from './scope.js';
 import { EVENT_COLUMNS, toEvent, type EventRecord } from './events.repository.js';
 import { SUBSCRIPTION_COLUMNS, toSubscription, type Subscription } from './subscriptions.repository.js';
@@ -48,27 +49,30 @@ export interface ClaimedNotification {
 }
 
 
-/** A claimed notification from a row whose columns are those of CLAIM, each prefixed `prefix`. */
-function claimedReader(prefix: string): (r: Record<string, any>) => ClaimedNotification {
-  const [id, eventId, subscriptionId, url, payload, attempts, webhookSecret, evId, subId] = ['id', 'event_id', 'subscription_id',
-    'url', 'payload', 'attempts', 'webhook_secret', 'ev_id', 'sub_id'].map((c) => prefix + c);
-  const event = columnsReader(`${prefix}ev_`, EVENT_COLUMNS);
+/**
+ * A claimed notification from a row holding CLAIM's columns but its event's, each prefixed `prefix`, and its event's row
+ * (EVENT_COLUMNS; null or without id: the payload is stored, or the event was deleted).
+ */
+function claimReader(prefix: string): (r: Record<string, any>, event: Record<string, any> | null) => ClaimedNotification {
+  const [id, eventId, subscriptionId, url, payload, attempts, webhookSecret, subId] = ['id', 'event_id', 'subscription_id',
+    'url', 'payload', 'attempts', 'webhook_secret', 'sub_id'].map((c) => prefix + c);
   const subscription = columnsReader(`${prefix}sub_`, SUBSCRIPTION_COLUMNS.map((c) => c.slice(2)));
-  return (r) => ({
+  return (r, event) => ({
     id: r[id], eventId: r[eventId], subscriptionId: r[subscriptionId], url: r[url], payload: r[payload],
     attempts: r[attempts], webhookSecret: r[webhookSecret],
     // what the payload is built from, read with the notification (only while no payload is stored)
-    sources: r[payload] === null && r[evId] && r[subId] ? { event: toEvent(event(r)), subscription: toSubscription(subscription(r)) } : null,
+    sources: r[payload] === null && event?.id && r[subId] ? { event: toEvent(event), subscription: toSubscription(subscription(r)) } : null,
   });
 }
 
+const claimRow = claimReader('');
+const claimEvent = columnsReader('ev_', EVENT_COLUMNS);
 /** A claimed notification from a row of CLAIM: its columns, the event's prefixed `ev_` and the subscription's `sub_`. */
-export const toClaimed = claimedReader('');
-/**
- * A notification handed over with its event (lib/bus.ts StoredEvent.leased): a row of a statement that stored it leased,
- * the columns of a CLAIM row prefixed LEASED_PREFIX (notification-fanout.ts LEASED_COLUMNS).
- */
-export const toHandedOver = claimedReader(LEASED_PREFIX);
+export const toClaimed = (r: Record<string, any>): ClaimedNotification => claimRow(r, r.ev_id ? claimEvent(r) : null);
+
+const handedOverRow = claimReader(LEASED_PREFIX);
+/** A notification handed over with its event (lib/bus.ts StoredEvent.leased), as a claim gives it. */
+export const toHandedOver = (h: HandedOver): ClaimedNotification => handedOverRow(h.row, h.event);
 
 /**
  * Leases up to `limit` due notifications for `leaseMs` ms and, for those without a stored payload, reads the event and

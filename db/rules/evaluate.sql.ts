@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { prepared } from '../prepared.js';
-import { EVENT_COLUMNS, LEASED_COLUMNS, LEASED_JOINS, NOTIFIED } from '../repositories/notification-fanout.js';
+import { EVENT_COLUMNS, EVENTS_AND_LEASED, eventsAndLeased, NOTIFIED } from '../repositories/notification-fanout.js';
 import type { StoredEvent } from '../../lib/bus.js';
 import { vehicleAt } from '../vehicle-at.sql.js';
 import { RULE_EVENT_META } from './rule-event.sql.js';
@@ -182,10 +182,7 @@ ev AS (
   RETURNING ${EVENT_COLUMNS.join(', ')}
 ),
 ${NOTIFIED('ev')}
-SELECT ev.id, ev.device_id, ev.event_type, ev.application_id, ev.ts, ev.object_id,
-  ${LEASED_COLUMNS}
-FROM ev ${LEASED_JOINS}
-ORDER BY ev.ts, ev.object_id, ev.id, n.id`;
+${EVENTS_AND_LEASED}`;
 
 /** A rule to evaluate from `from` on; `late`: its stored state and events from `from` on are recomputed. */
 export interface PlanEntry { ruleId: string; from: Date; late: boolean }
@@ -205,15 +202,9 @@ export async function evaluateAndStore(trx: Knex, plan: PlanEntry[], links: read
   if (!plan.length) return [];
   const { rows } = await prepared(trx, RULES_SQL, [plan.map((p) => p.ruleId), plan.map((p) => p.from.toISOString()),
     plan.map((p) => p.late), ...links, leaseMs]);
-  const events: StoredRuleEvent[] = [];
-  for (const r of rows as Record<string, any>[]) {
-    let e = events.at(-1);
-    if (!e || e.id !== r.id) {
-      e = { id: r.id, deviceId: r.device_id, eventType: r.event_type, applicationId: r.application_id,
-        timestamp: new Date(r.ts), objectId: r.object_id, ...(leaseMs === null ? {} : { leased: [] }) };
-      events.push(e);
-    }
-    if (r.n_id !== null) e.leased!.push(r);
-  }
-  return events;
+  const { events, leased } = eventsAndLeased(rows as Record<string, any>[]);
+  return [...events.values()].map((r) => ({
+    id: r.id, deviceId: r.device_id, eventType: r.event_type, applicationId: r.application_id, timestamp: new Date(r.ts),
+    objectId: r.object_id, ...(leaseMs === null ? {} : { leased: leased.get(r.id) ?? [] }),
+  }));
 }

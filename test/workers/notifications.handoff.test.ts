@@ -99,6 +99,30 @@ describe('notifications handed to the worker of the process that stored them', (
     expect(JSON.parse(row.payload).notification.event).toMatchObject({ id: eventId, eventType: 'startup', timestamp: '2026-03-01T10:00:00.000Z' });
   });
 
+  it('hands each notification over with its own event, however many events and notifications a statement stores', async () => {
+    const a = await kit.subscribed(`${rx.base}/ok/many`);
+    const second = await t.app.inject({
+      method: 'POST', url: `/api/v1/devices/${a.device.id}/subscriptions`, headers: { authorization: a.app.auth },
+      payload: { subscription: { eventType: 'startup', url: `${rx.base}/ok/many` } },
+    });
+    expect(second.statusCode).toBe(201);
+    const b = await kit.subscribed(`${rx.base}/ok/many`);
+    await kit.worker({}, { pollMs: 60_000 });
+    const at = (s: number) => new Date(Date.UTC(2026, 2, 1, 10, 0, s));
+    const stored = await t.db.knex.transaction((trx: Knex) => t.repos.events.insert([a, b, a].map((x, i) => ({
+      deviceId: x.device.id, vehicleId: null, timestamp: at(i), eventType: 'startup', objectType: 'vehicle', objectId: null, meta: null,
+    })), trx, kit.bus.handOffLeaseMs()));
+    expect(stored.map((e) => e.leased?.length)).toEqual([2, 1, 2]);
+    for (const e of stored) for (const h of e.leased!) expect([h.event.id, h.row.n_event_id]).toEqual([e.id, e.id]);
+    kit.bus.publishEvents(stored);
+    await waitFor(() => rx.on('/ok/many').length === 5, 'all five');
+    const eventOf = new Map((await t.db.knex('notifications').whereIn('event_id', stored.map((e) => e.id)))
+      .map((n: { id: string; event_id: string }) => [n.id, n.event_id]));
+    const bodies = rx.on('/ok/many').map((r) => JSON.parse(r.body).notification);
+    expect(new Set(bodies.map((n) => n.id)).size).toBe(5);
+    for (const n of bodies) expect(n.event.id).toBe(eventOf.get(n.id));
+  });
+
   it('gives back what it cannot hold, and delivers every notification once', async () => {
     const device = await subscribedDevice('/hold/full', 6);
     const worker = await kit.worker({ webhookConcurrency: 1 }, { pollMs: 60_000 }); // holds 4 notifications at most
