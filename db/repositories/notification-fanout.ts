@@ -46,14 +46,14 @@ const LEASED_COLUMNS = [
 
 /**
  * What a statement storing events (a CTE `ev` returning EVENT_COLUMNS) and their notifications (NOTIFIED) returns: a row
- * per event (EVENT_COLUMNS, `n_id` null), and a row per notification stored leased (`id` its event's, then
- * LEASED_COLUMNS), events first in (ts, object_id, id) order. A union, not a join of the two CTEs: their row estimates
+ * per event (EVENT_COLUMNS, `n_id` null; with `events: 'leasing'`, only when the statement leases), and a row per
+ * notification stored leased (`id` its event's, then LEASED_COLUMNS), events first in (ts, object_id, id) order. A union, not a join of the two CTEs: their row estimates
  * are tiny, so the join was a nested loop comparing every event with every notification (issue 13: ~1.5 ms of a ~22 ms
  * rules statement storing 114 events, replayed on a copy of a bench database; quadratic in a batch's events).
  */
-export const EVENTS_AND_LEASED = `
+export const EVENTS_AND_LEASED = (events: 'all' | 'leasing') => `
   SELECT ${EVENT_COLUMNS.map((col) => `ev.${col}`).join(', ')}, ${LEASED_COLUMNS.map((c) => `NULL AS ${c.split(' AS ')[1]}`).join(', ')}
-  FROM ev
+  FROM ev${events === 'leasing' ? ' WHERE (SELECT ms FROM lease) IS NOT NULL' : ''}
   UNION ALL
   SELECT n.event_id, ${EVENT_COLUMNS.slice(1).map(() => 'NULL').join(', ')}, ${LEASED_COLUMNS.join(', ')}
   FROM notified n LEFT JOIN subscriptions s ON s.id = n.subscription_id LEFT JOIN applications ap ON ap.id = n.application_id
@@ -95,7 +95,8 @@ export interface EventRow {
 
 /**
  * Stores events and their notifications in one statement (a constant text, prepared on PostgreSQL): the rows go
- * as one JSON parameter, whatever their number. Returns EVENTS_AND_LEASED.
+ * as one JSON parameter, whatever their number. Returns EVENTS_AND_LEASED: its caller has the events' rows, so they come
+ * back only with notifications handed over.
  */
 const INSERT_EVENTS = `
   WITH lease AS (SELECT ?::bigint AS ms),
@@ -106,7 +107,7 @@ const INSERT_EVENTS = `
       stored timestamptz, event_type text, object_type text, object_id uuid, meta jsonb)
     RETURNING ${EVENT_COLUMNS.join(', ')}),
   ${NOTIFIED('ev')}
-  ${EVENTS_AND_LEASED}`;
+  ${EVENTS_AND_LEASED('leasing')}`;
 
 /**
  * Inserts the events with their notifications (same transaction). With `leaseMs` (lib/bus.ts handOffLeaseMs), the

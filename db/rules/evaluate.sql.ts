@@ -182,7 +182,7 @@ ev AS (
   RETURNING ${EVENT_COLUMNS.join(', ')}
 ),
 ${NOTIFIED('ev')}
-${EVENTS_AND_LEASED}`;
+${EVENTS_AND_LEASED('all')}`;
 
 /** A rule to evaluate from `from` on; `late`: its stored state and events from `from` on are recomputed. */
 export interface PlanEntry { ruleId: string; from: Date; late: boolean }
