@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { prepared } from '../prepared.js';
 import type { HandedOver } from '../../lib/bus.js';
-import { SUBSCRIPTION_COLUMNS } from './subscriptions.repository.js';
+import { SUBSCRIPTION_COLUMNS, SUBSCRIPTION_NAMES } from './subscriptions.repository.js';
 
 /**
  * The notifications of events (spec 3.1), as SQL over a set `e` of event rows: a notification per matching
@@ -26,7 +26,7 @@ const FAN_OUT = (events: string) => `
   WHERE ap.kind = 'consumer' OR EXISTS (
     SELECT 1 FROM registrations r WHERE r.device_id = s.device_id AND r.application_id = s.application_id)`;
 
-/** The `notified` CTE of a statement storing events `events` (the CTE's name): FAN_OUT, returning what LEASED_JOINS needs. */
+/** The `notified` CTE of a statement storing events `events` (the CTE's name): FAN_OUT, returning what EVENTS_AND_LEASED reads. */
 export const NOTIFIED = (events: string) => `notified AS (${FAN_OUT(events)}
   RETURNING id, event_id, subscription_id, url, application_id, locked_until IS NOT NULL AS leased)`;
 
@@ -38,34 +38,36 @@ export const EVENT_COLUMNS = ['id', 'device_id', 'vehicle_id', 'application_id',
  * claimed one (notifications.repository.ts CLAIM) but its event's, each prefixed `n_` (LEASED_PREFIX).
  */
 export const LEASED_PREFIX = 'n_';
-const LEASED_COLUMNS = [
-  'n.id AS id', 'n.event_id AS event_id', 'n.subscription_id AS subscription_id', 'n.url AS url', 'NULL::text AS payload',
-  '0 AS attempts', 'ap.webhook_secret AS webhook_secret',
-  ...SUBSCRIPTION_COLUMNS.map((col) => `${col} AS sub_${col.slice(2)}`),
-].map((c) => c.replace(/ AS /, ` AS ${LEASED_PREFIX}`));
+const LEASED_FIELDS: (readonly [expression: string, name: string])[] = [
+  ['n.id', 'id'], ['n.event_id', 'event_id'], ['n.subscription_id', 'subscription_id'], ['n.url', 'url'], ['NULL::text', 'payload'],
+  ['0', 'attempts'], ['ap.webhook_secret', 'webhook_secret'],
+  ...SUBSCRIPTION_COLUMNS.map((col, i) => [col, `sub_${SUBSCRIPTION_NAMES[i]}`] as const),
+];
+const LEASED_ID = `${LEASED_PREFIX}id`;
 
 /**
  * What a statement storing events (a CTE `ev` returning EVENT_COLUMNS) and their notifications (NOTIFIED) returns: a row
  * per event (EVENT_COLUMNS, `n_id` null; with `events: 'leasing'`, only when the statement leases), and a row per
- * notification stored leased (`id` its event's, then LEASED_COLUMNS), events first in (ts, object_id, id) order. A union, not a join of the two CTEs: their row estimates
- * are tiny, so the join was a nested loop comparing every event with every notification (issue 13: ~1.5 ms of a ~22 ms
- * rules statement storing 114 events, replayed on a copy of a bench database; quadratic in a batch's events).
+ * notification stored leased (`id` its event's, then LEASED_FIELDS), events first in (ts, object_id, id) order. A union,
+ * not a join of the two CTEs: their row estimates are tiny, so the join was a nested loop comparing every event with
+ * every notification (issue 13: ~1.5 ms of a ~22 ms rules statement storing 114 events, replayed on a copy of a bench
+ * database; quadratic in a batch's events).
  */
 export const EVENTS_AND_LEASED = (events: 'all' | 'leasing') => `
-  SELECT ${EVENT_COLUMNS.map((col) => `ev.${col}`).join(', ')}, ${LEASED_COLUMNS.map((c) => `NULL AS ${c.split(' AS ')[1]}`).join(', ')}
+  SELECT ${EVENT_COLUMNS.map((col) => `ev.${col}`).join(', ')}, ${LEASED_FIELDS.map(([, name]) => `NULL AS ${LEASED_PREFIX}${name}`).join(', ')}
   FROM ev${events === 'leasing' ? ' WHERE (SELECT ms FROM lease) IS NOT NULL' : ''}
   UNION ALL
-  SELECT n.event_id, ${EVENT_COLUMNS.slice(1).map(() => 'NULL').join(', ')}, ${LEASED_COLUMNS.join(', ')}
+  SELECT n.event_id, ${EVENT_COLUMNS.slice(1).map(() => 'NULL').join(', ')}, ${LEASED_FIELDS.map(([expr, name]) => `${expr} AS ${LEASED_PREFIX}${name}`).join(', ')}
   FROM notified n LEFT JOIN subscriptions s ON s.id = n.subscription_id LEFT JOIN applications ap ON ap.id = n.application_id
   WHERE n.leased
-  ORDER BY ts, object_id, id, ${LEASED_PREFIX}id`;
+  ORDER BY ts, object_id, id, ${LEASED_ID}`;
 
 /** The rows of EVENTS_AND_LEASED: each event's row by id, and the notifications handed over with it (lib/bus.ts). */
 export function eventsAndLeased(rows: Record<string, any>[]): { events: Map<string, Record<string, any>>; leased: Map<string, HandedOver[]> } {
   const events = new Map<string, Record<string, any>>();
   const leased = new Map<string, HandedOver[]>();
   for (const r of rows) {
-    if (r[`${LEASED_PREFIX}id`] === null) { events.set(r.id, r); continue; }
+    if (r[LEASED_ID] === null) { events.set(r.id, r); continue; }
     const list = leased.get(r.id);
     const item = { row: r, event: events.get(r.id)! };
     if (list) list.push(item); else leased.set(r.id, [item]);
@@ -95,8 +97,8 @@ export interface EventRow {
 
 /**
  * Stores events and their notifications in one statement (a constant text, prepared on PostgreSQL): the rows go
- * as one JSON parameter, whatever their number. Returns EVENTS_AND_LEASED: its caller has the events' rows, so they come
- * back only with notifications handed over.
+ * as one JSON parameter, whatever their number. Returns EVENTS_AND_LEASED, the events' rows only when it leases (its
+ * caller has them otherwise).
  */
 const INSERT_EVENTS = `
   WITH lease AS (SELECT ?::bigint AS ms),

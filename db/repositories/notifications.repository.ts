@@ -5,7 +5,7 @@ import { columnsReader, LEASED_PREFIX } from './notification-fanout.js';
 import type { HandedOver } from '../../lib/bus.js';
 import { readableDeviceIds, type Principal } from './scope.js';
 import { EVENT_COLUMNS, toEvent, type EventRecord } from './events.repository.js';
-import { SUBSCRIPTION_COLUMNS, toSubscription, type Subscription } from './subscriptions.repository.js';
+import { SUBSCRIPTION_COLUMNS, SUBSCRIPTION_NAMES, toSubscription, type Subscription } from './subscriptions.repository.js';
 
 export type NotificationState = 'created' | 'queued' | 'complete' | 'error';
 
@@ -56,7 +56,7 @@ export interface ClaimedNotification {
 function claimReader(prefix: string): (r: Record<string, any>, event: Record<string, any> | null) => ClaimedNotification {
   const [id, eventId, subscriptionId, url, payload, attempts, webhookSecret, subId] = ['id', 'event_id', 'subscription_id',
     'url', 'payload', 'attempts', 'webhook_secret', 'sub_id'].map((c) => prefix + c);
-  const subscription = columnsReader(`${prefix}sub_`, SUBSCRIPTION_COLUMNS.map((c) => c.slice(2)));
+  const subscription = columnsReader(`${prefix}sub_`, SUBSCRIPTION_NAMES);
   return (r, event) => ({
     id: r[id], eventId: r[eventId], subscriptionId: r[subscriptionId], url: r[url], payload: r[payload],
     attempts: r[attempts], webhookSecret: r[webhookSecret],
@@ -90,7 +90,7 @@ export const CLAIM = `
   )
   SELECT c.*, ap.webhook_secret,
     ${EVENT_COLUMNS.map((col) => `e.${col} AS ev_${col}`).join(', ')},
-    ${SUBSCRIPTION_COLUMNS.map((col) => `${col} AS sub_${col.slice(2)}`).join(', ')}
+    ${SUBSCRIPTION_COLUMNS.map((col, i) => `${col} AS sub_${SUBSCRIPTION_NAMES[i]}`).join(', ')}
   FROM claimed c JOIN applications ap ON ap.id = c.application_id
   LEFT JOIN events e ON c.payload IS NULL AND e.id = c.event_id
   LEFT JOIN subscriptions s ON c.payload IS NULL AND s.id = c.subscription_id
@@ -107,10 +107,10 @@ export interface AttemptOutcome {
 }
 
 /**
- * An attempt to record: the notification, its attempts count when it was claimed, the body posted when it was the
- * first one (stored as the notification's payload; null: the stored payload was posted), the outcome.
+ * An attempt to record: the notification, its attempts count when it was claimed, the body posted (its UTF-8 bytes) when
+ * it was the first one (stored as the notification's payload; null: the stored payload was posted), the outcome.
  */
-export interface AttemptRecord { id: string; previousAttempts: number; payload: string | null; outcome: AttemptOutcome }
+export interface AttemptRecord { id: string; previousAttempts: number; body: Buffer | null; outcome: AttemptOutcome }
 
 /**
  * Records a burst of attempts (recordAttempts). The `= ANY (ARRAY(…))` puts the recorded ids in the notifications scan's
@@ -192,8 +192,7 @@ function queueOperations(knex: Knex) {
       if (!items.length) return new Set();
       const bodies: Buffer[] = [];
       let at = 0;
-      const rows = items.map(({ id, previousAttempts: prev, payload, outcome: o }) => {
-        const body = payload === null ? null : Buffer.from(payload, 'utf8');
+      const rows = items.map(({ id, previousAttempts: prev, body, outcome: o }) => {
         if (body) bodies.push(body);
         const row = {
           id, prev, state: o.state, response_code: o.responseCode, response: o.response, notified_at: o.notifiedAt,

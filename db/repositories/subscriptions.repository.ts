@@ -22,6 +22,8 @@ export interface SubscriptionFilter { objectType?: string; objectId?: string }
 
 export const SUBSCRIPTION_COLUMNS = ['s.id', 's.application_id', 's.device_id', 's.event_type', 's.url', 's.object_type', 's.object_id',
   's.app_data', 's.created_at', 's.updated_at'];
+/** SUBSCRIPTION_COLUMNS without their `s.`: the names toSubscription reads (aliased with a prefix beside other rows). */
+export const SUBSCRIPTION_NAMES = SUBSCRIPTION_COLUMNS.map((col) => col.slice(2));
 
 export const toSubscription = (r: Record<string, any>): Subscription => ({
   id: r.id, applicationId: r.application_id, deviceId: r.device_id, eventType: r.event_type, url: r.url,

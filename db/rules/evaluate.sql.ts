@@ -54,8 +54,8 @@ const SAME_EVENT = (a: string, b: string) =>
 
 /**
  * Parameters: rule ids, their `from` timestamps and late flags, the three link templates (rule-event.sql.ts), then
- * the lease (ms) of the notifications handed to this process's worker (null: none, they wait for a claim). One row
- * per event and leased notification of it (an event without any: one row, its n_ columns null).
+ * the lease (ms) of the notifications handed to this process's worker (null: none, they wait for a claim). Returns
+ * EVENTS_AND_LEASED: a row per event stored, then a row per notification leased.
  */
 export const RULES_SQL = `
 WITH plan AS MATERIALIZED (${PLAN}),
@@ -194,8 +194,8 @@ export interface StoredRuleEvent extends StoredEvent { applicationId: string; ti
  * Evaluates the planned rules of every device of a batch at once (each rule reads its own device's messages),
  * stores what follows (state log, current states, events and their notifications) and returns the events stored:
  * one statement, however many devices. Prepared (db/prepared.ts); JIT is off on every connection (db/connection.ts).
- * With `leaseMs`, the notifications are stored leased for that long and come back with their events (`leased`, the
- * rows a claim would give), for this process's worker to deliver without claiming them (lib/bus.ts).
+ * With `leaseMs`, the notifications are stored leased for that long and come back with their events (`leased`, each
+ * with its event's row), for this process's worker to deliver without claiming them (lib/bus.ts).
  */
 export async function evaluateAndStore(trx: Knex, plan: PlanEntry[], links: readonly string[],
   leaseMs: number | null = null): Promise<StoredRuleEvent[]> {

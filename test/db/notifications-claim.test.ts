@@ -105,7 +105,7 @@ describe('the queue\'s pages (migration 020)', () => {
     await backlog(1);
     const [n] = await t.repos.notifications.claim(1, 60_000);
     const payload = JSON.stringify({ meta: 'x'.repeat(3000) });
-    await t.repos.notifications.recordAttempts([{ id: n.id, previousAttempts: n.attempts, payload, outcome: {
+    await t.repos.notifications.recordAttempts([{ id: n.id, previousAttempts: n.attempts, body: Buffer.from(payload), outcome: {
       state: 'complete', responseCode: 204, response: '', notifiedAt: new Date(), respondedAt: new Date(), retryInMs: null,
     } }]);
     const { rows } = await t.db.knex.raw('SELECT pg_column_compression(payload) AS method, payload FROM notifications WHERE id = ?', [n.id]);

@@ -8,7 +8,8 @@ import { bareHost, guardedLookup, isPublicAddress, PrivateAddressError, UNRESOLV
 export const RESPONSE_LIMIT = 64 * 1024;
 export const USER_AGENT = 'drivewire-webhooks/1';
 
-export interface Delivery { id: string; url: string; payload: string; webhookSecret: string }
+/** `body`: the payload's bytes, posted as they are. */
+export interface Delivery { id: string; url: string; body: Buffer; webhookSecret: string }
 
 export interface DeliveryResult {
   /** Null when no HTTP answer was received. */
@@ -79,7 +80,7 @@ function describe(err: unknown, opts: DeliveryOptions): string {
 }
 
 function post(url: URL, d: Delivery, opts: DeliveryOptions): Promise<{ status: number; body: string }> {
-  const body = Buffer.from(d.payload, 'utf8');
+  const { body } = d;
   const secure = url.protocol === 'https:';
   return new Promise((resolve, settleError) => {
     // Why the call was cut short, if it was: that, not the socket error the cut causes, is the call's outcome.

@@ -219,7 +219,7 @@ class NotificationWorker {
     const ok = result.responseCode !== null && result.responseCode >= 200 && result.responseCode < 300;
     const retryInMs = ok ? null : retryDelay(n.attempts + 1, this.config);
     if (!(await this.record({
-      id: n.id, previousAttempts: n.attempts, payload: n.firstPayload ? n.payload : null,
+      id: n.id, previousAttempts: n.attempts, body: n.firstPayload ? n.body : null,
       outcome: { state: ok ? 'complete' : 'error', ...result, retryInMs },
     }))) return;
     this.counts[ok ? 'complete' : 'error']++;
