@@ -22,6 +22,7 @@ import * as m021 from './021_steps_on_messages.js';
 import * as m022 from './022_messages_sample.js';
 import * as m023 from './023_hot_tables_sample.js';
 import * as m024 from './024_attempt_primary_key.js';
+import * as m025 from './025_event_indexes.js';
 
 export const MIGRATIONS: Record<string, Knex.Migration> = {
   '001_core': m001,
@@ -47,4 +48,5 @@ export const MIGRATIONS: Record<string, Knex.Migration> = {
   '022_messages_sample': m022,
   '023_hot_tables_sample': m023,
   '024_attempt_primary_key': m024,
+  '025_event_indexes': m025,
 };
