@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Knex } from 'knex';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import * as m025 from '../../db/migrations/025_event_indexes.js';
+import { RULES_SQL } from '../../db/rules/evaluate.sql.js';
+import { EVENT_DIFF } from '../../db/trips/finalize.sql.js';
 
 let t: TestApp;
 beforeAll(async () => { t = await buildTestApp(); });
@@ -11,34 +13,54 @@ const indexes = async () => Object.fromEntries((await t.db.knex.raw(`SELECT c.re
   FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE i.indrelid = 'events'::regclass`)).rows
   .map((r: any) => [r.name, (r.def as string).replace(/^.* USING /, '')]));
 
-/** The index a statement's plan reads, with sequential scans off: whether the index can serve it at all. */
-async function indexOf(sql: string, bindings: Knex.RawBinding[]): Promise<string[]> {
+/**
+ * The events indexes a statement's plan reads (EXPLAIN only: nothing runs), with sequential scans off: whether an index
+ * can serve its reads of events at all, whatever the planner would pick on a table this small.
+ */
+async function eventIndexesOf(sql: string, bindings: readonly unknown[]): Promise<string[]> {
   return t.db.knex.transaction(async (trx) => {
     await trx.raw('SET LOCAL enable_seqscan = off');
-    const { rows } = await trx.raw(`EXPLAIN ${sql}`, bindings);
-    return [...new Set((rows as any[]).map((r) => r['QUERY PLAN'] as string).join('\n').match(/events_\w+/g) ?? [])];
+    const { rows } = await trx.raw(`EXPLAIN ${sql}`, bindings as Knex.RawBinding[]);
+    const plan = (rows as any[]).map((r) => r['QUERY PLAN'] as string).join('\n');
+    const read = new Set([...plan.matchAll(/(?:using|Bitmap Index Scan on) (events_\w+)/g)].map((m) => m[1]));
+    if (/Seq Scan on events\b/.test(plan)) read.add('events (sequential)');
+    return [...read].sort();
   });
+}
+
+/** The statements knex sends while `fn` runs, with their bindings (placeholders back as knex's `?`: they are in order). */
+async function statementsOf(fn: () => Promise<unknown>): Promise<{ sql: string; bindings: unknown[] }[]> {
+  const seen: { sql: string; bindings: unknown[] }[] = [];
+  const onQuery = (q: { sql: string; bindings?: unknown[] }) => { seen.push({ sql: q.sql.replace(/\$\d+/g, '?'), bindings: q.bindings ?? [] }); };
+  t.db.knex.on('query', onQuery);
+  try { await fn(); } finally { t.db.knex.off('query', onQuery); }
+  return seen;
 }
 
 const ID = '00000000-0000-4000-8000-000000000001';
 
 describe('events indexes (migration 025)', () => {
-  it('keeps an index for each query that reads events other than by device: object (rules, trips, filter) and vehicle', async () => {
+  it('keeps an index for each statement that reads events other than by device or id: object and vehicle', async () => {
     expect(await indexes()).toEqual({
       events_pkey: 'btree (id)',
       events_device_ts: 'btree (device_id, ts DESC)',
       events_object_ts: 'btree (object_id, ts)',
       events_vehicle_ts: 'btree (vehicle_id, ts DESC) WHERE (vehicle_id IS NOT NULL)',
     });
-    // a rule's events from a timestamp on (db/rules/evaluate.sql.ts, a late frame's recomputation)
-    expect(await indexOf(`SELECT id FROM events e WHERE e.object_type = 'rule' AND e.object_id = ? AND e.ts >= ?`, [ID, new Date()]))
-      .toEqual(['events_object_ts']);
-    // a trip's events (db/trips/segment.sql.ts, finalize.sql.ts): by object id, joined
-    expect(await indexOf(`SELECT e.id FROM unnest(?::uuid[]) AS r(id) JOIN events e ON e.object_id = r.id`, [[ID]]))
-      .toEqual(['events_object_ts']);
-    // a vehicle's events, newest first (GET /vehicles/{id}/events): the partial index, as no null matches
-    expect(await indexOf(`SELECT id FROM events e WHERE e.vehicle_id = ? ORDER BY e.ts DESC LIMIT 20`, [ID]))
-      .toEqual(['events_vehicle_ts']);
+
+    // the rules statement: a late frame's recomputation reads the rule's stored events from `from` on (`stored`)
+    expect(await eventIndexesOf(RULES_SQL, [[ID], [new Date().toISOString()], [true], 'a', 'b', 'c', null]))
+      .toContain('events_object_ts');
+
+    // a touched trip's stored events (db/trips/finalize.sql.ts EVENT_DIFF), by object id; the stale ones deleted by id
+    expect(await eventIndexesOf(EVENT_DIFF, [[ID]])).toEqual(['events_object_ts', 'events_pkey']);
+
+    // GET /vehicles/{id}/events (the repository's own statements): the partial index, as `vehicle_id = ?` matches no null
+    const statements = await statementsOf(() => t.repos.eventsQuery.listForVehicle({ id: ID, kind: 'consumer' }, ID, {},
+      { until: new Date(), limit: 20 }));
+    const vehicleReads = statements.filter((s) => /"?e"?\."?vehicle_id"?/.test(s.sql));
+    expect(vehicleReads.length).toBeGreaterThan(0);
+    for (const s of vehicleReads) expect(await eventIndexesOf(s.sql, s.bindings)).toEqual(['events_vehicle_ts']);
   });
 
   it('goes down to the earlier indexes and up again', async () => {
