@@ -8,19 +8,17 @@ import { notificationPayload } from '../../api/modules/subscriptions/subscriptio
 export const linksFromConfig = (config: Config): LinkBuilder => linksForConfig(config);
 
 /**
- * A claimed notification with the body to POST: the stored payload (every retry posts the first attempt's text),
- * or, for a first attempt, the payload built now from its event and subscription (`firstPayload`), which is
- * stored with that attempt's record, so `payload` is byte for byte the body the receiver got; `body` is its UTF-8 bytes,
- * encoded once for the call and the record. Notifications whose event or subscription has just been deleted are
- * dropped from the batch.
+ * A claimed notification with the body to POST, as UTF-8 bytes encoded once for the call and its record: the stored
+ * payload (every retry posts the first attempt's text), or, for a first attempt (`firstPayload`), the payload built now
+ * from its event and subscription, stored with that attempt's record, so the stored payload is byte for byte the body
+ * the receiver got. Notifications whose event or subscription has just been deleted are dropped from the batch.
  */
-export interface ReadyNotification extends ClaimedNotification { payload: string; body: Buffer; firstPayload: boolean }
+export interface ReadyNotification extends ClaimedNotification { body: Buffer; firstPayload: boolean }
 
 export function readyPayloads(links: LinkBuilder, claimed: ClaimedNotification[]): ReadyNotification[] {
   return claimed.flatMap((n): ReadyNotification[] => {
-    if (n.payload !== null) return [{ ...n, payload: n.payload, body: Buffer.from(n.payload, 'utf8'), firstPayload: false }];
+    if (n.payload !== null) return [{ ...n, body: Buffer.from(n.payload, 'utf8'), firstPayload: false }];
     if (!n.sources) return [];
-    const payload = notificationPayload(links, n.sources.event, n.sources.subscription, n.id);
-    return [{ ...n, payload, body: Buffer.from(payload, 'utf8'), firstPayload: true }];
+    return [{ ...n, body: Buffer.from(notificationPayload(links, n.sources.event, n.sources.subscription, n.id), 'utf8'), firstPayload: true }];
   });
 }
