@@ -17,7 +17,7 @@ import { RULE_EVENT_META } from './rule-event.sql.js';
  *     range, NULL bound = unbounded) says nothing and keeps the boundary's last known answer;
  *  3. change points: messages where a boundary's answer differs from its previous known one
  *     (ts, id order; the seed before all). Only these can change the rule, so the rest of the work
- *     runs on them alone, however many messages were read;
+ *     runs on them alone, however many messages were read, and only for the rules that have one;
  *  4. at each point, every boundary's last known answer (a running count of answers numbers the
  *     groups, a group takes the answer that opened it); the rule is evaluated once every boundary
  *     is known and covered when all are inside (spec 2.9);
@@ -88,7 +88,12 @@ changed AS (
   FROM said s WHERE s.said IS NOT NULL OR s.id IS NULL
 ),
 change AS (SELECT c.rule_id, c.id, c.ts, c.position, c.said FROM changed c WHERE c.changed),
-points AS (SELECT DISTINCT c.rule_id, c.id, c.ts FROM change c),
+-- only rules with a change point past their seed go on: the rest (most rules of a live batch) can have no transition,
+-- no log row and no new state, and carrying their seed through the grid and its windows cost ~2 ms of ~9 (600 rules, one
+-- new message each, none changing: replayed 9.3 -> 7.2 ms)
+points AS (
+  SELECT DISTINCT c.rule_id, c.id, c.ts FROM change c WHERE c.rule_id IN (SELECT x.rule_id FROM change x WHERE x.id IS NOT NULL)
+),
 grid AS (
   SELECT pt.rule_id, pt.id, pt.ts, b.position, c.said
   FROM points pt JOIN rule_boundaries b ON b.rule_id = pt.rule_id
