@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Knex } from 'knex';
 import { rulesStage } from '../../db/rules/evaluate.js';
@@ -144,6 +145,22 @@ describe('notifications handed to the worker of the process that stored them', (
     const metrics = await worker.metrics!();
     expect(metrics).toContain('drivewire_webhook_handoffs_total{outcome="received"} 6');
     expect(metrics).toContain('drivewire_webhook_handoffs_total{outcome="given_back"} 2');
+  });
+
+  it('delivers before it stops what was handed over while a claim was in progress', async () => {
+    // the platform's stop: the gateway's last batch hands its notifications over, then the worker is closed at once
+    const device = await subscribedDevice('/ok/closing');
+    const worker = await kit.worker({}, { pollMs: 60_000 });
+    const stored = await t.db.knex.transaction(async (trx: Knex) => {
+      const input = await storeBatch(t, trx, device.id, [insideDepot(0)]);
+      return (await rulesStage({ config: t.config }).apply({ trx, devices: [input], leaseMs: kit.bus.handOffLeaseMs() })).stored;
+    });
+    expect(stored[0].leased).toHaveLength(1);
+    kit.bus.publishEvents([{ id: randomUUID(), deviceId: device.id, eventType: 'startup' }]); // unleased: the worker claims
+    kit.bus.publishEvents(stored); // handed over while that claim is in flight
+    await worker.close();
+    expect(rx.on('/ok/closing')).toHaveLength(1);
+    expect((await notifications(device.id)).map((n) => [n.state, n.attempts, n.locked_until])).toEqual([['complete', 1, null]]);
   });
 
   it('stores notifications unleased once no worker of the process takes them', async () => {

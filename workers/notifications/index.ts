@@ -246,8 +246,9 @@ class NotificationWorker {
   }
 
   /**
-   * Stops claiming and taking hand-offs, waits for calls in flight (bounded), then aborts the rest and gives them back.
-   * Until it returns, notifications handed over by batches that were leased before are given back too.
+   * Stops claiming and taking hand-offs, delivers what was handed over before (as many as there are free slots; the rest
+   * goes back to the queue), waits for calls in flight (bounded), then aborts the rest and gives them back. Until it
+   * returns, notifications handed over by batches that were leased before are given back.
    */
   async close(): Promise<void> {
     this.closed = true;
@@ -255,8 +256,15 @@ class NotificationWorker {
     clearInterval(this.poll);
     for (const t of this.timers) clearTimeout(t);
     await this.pumping;
-    const handed = this.handed.splice(0).map((h) => h.n.id);
-    if (handed.length) await this.deps.repos.notifications.release(handed);
+    // Handed over while a claim was in progress, they waited for it, which returns at once when closed: launched here,
+    // or the gateway's last batch (committed as it stops, just before this) was left in the queue undelivered.
+    let free = this.concurrency - this.calls;
+    const now = Date.now();
+    const back: string[] = [];
+    for (const { n, at } of this.handed.splice(0)) {
+      if (free > 0 && now - at <= this.leaseMs / 2) { this.launch(n); free--; } else back.push(n.id);
+    }
+    if (back.length) await this.deps.repos.notifications.release(back);
     const all = Promise.allSettled([...this.inFlight.values()]);
     let timer: NodeJS.Timeout | undefined;
     const bound = new Promise<boolean>((r) => { timer = setTimeout(r, this.opts.closeTimeoutMs ?? this.config.webhookTimeoutMs + 1_000, false); });
