@@ -148,25 +148,35 @@ class NotificationWorker {
     this.timers.add(t);
   }
 
+  /** Slots a call can start in: below the concurrency, and below what the worker may hold (calls and their records). */
+  private freeSlots(): number {
+    return Math.min(this.concurrency - this.calls, HELD_PER_SLOT * this.concurrency - this.inFlight.size);
+  }
+
   /**
-   * Fills the free slots: with handed-over notifications first, then with claimed due ones, until none are due or no
-   * slot is free. A handed-over notification kept past half its lease is given back instead (a claim elsewhere could
-   * take it once the lease expires).
+   * Launches handed-over notifications, oldest first, into the free slots; one kept past half its lease is not launched
+   * but returned as stale, to give back (a claim elsewhere could take it once the lease expires). The slots left.
    */
+  private launchHanded(): { free: number; stale: string[] } {
+    let free = this.freeSlots();
+    const stale: string[] = [];
+    const now = Date.now();
+    while (free > 0 && this.handed.length) {
+      const { n, at } = this.handed.shift()!;
+      if (now - at > this.leaseMs / 2) { stale.push(n.id); continue; }
+      this.launch(n);
+      free--;
+    }
+    return { free, stale };
+  }
+
+  /** Fills the free slots: with handed-over notifications first (launchHanded), then with claimed due ones, until none are due or no slot is free. */
   private async fill(): Promise<void> {
     const { notifications } = this.deps.repos;
     do {
       this.again = false;
-      let free = Math.min(this.concurrency - this.calls, HELD_PER_SLOT * this.concurrency - this.inFlight.size);
-      if (free <= 0 || this.closed) return;
-      const stale: string[] = [];
-      const now = Date.now();
-      while (free > 0 && this.handed.length) {
-        const { n, at } = this.handed.shift()!;
-        if (now - at > this.leaseMs / 2) { stale.push(n.id); continue; }
-        this.launch(n);
-        free--;
-      }
+      if (this.freeSlots() <= 0 || this.closed) return;
+      const { free, stale } = this.launchHanded();
       this.giveBack(stale);
       if (free <= 0 || !this.dirty) return;
       this.dirty = false;
@@ -258,12 +268,8 @@ class NotificationWorker {
     await this.pumping;
     // Handed over while a claim was in progress, they waited for it, which returns at once when closed: launched here,
     // or the gateway's last batch (committed as it stops, just before this) was left in the queue undelivered.
-    let free = this.concurrency - this.calls;
-    const now = Date.now();
-    const back: string[] = [];
-    for (const { n, at } of this.handed.splice(0)) {
-      if (free > 0 && now - at <= this.leaseMs / 2) { this.launch(n); free--; } else back.push(n.id);
-    }
+    const { stale } = this.launchHanded();
+    const back = [...stale, ...this.handed.splice(0).map((h) => h.n.id)];
     if (back.length) await this.deps.repos.notifications.release(back);
     const all = Promise.allSettled([...this.inFlight.values()]);
     let timer: NodeJS.Timeout | undefined;
