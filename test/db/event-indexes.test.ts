@@ -4,6 +4,7 @@ import { buildTestApp, type TestApp } from '../helpers/app.js';
 import * as m025 from '../../db/migrations/025_event_indexes.js';
 import { RULES_SQL } from '../../db/rules/evaluate.sql.js';
 import { EVENT_DIFF } from '../../db/trips/finalize.sql.js';
+import { recordStatements } from '../helpers/statements.js';
 
 let t: TestApp;
 beforeAll(async () => { t = await buildTestApp(); });
@@ -28,15 +29,6 @@ async function eventIndexesOf(sql: string, bindings: readonly unknown[]): Promis
   });
 }
 
-/** The statements knex sends while `fn` runs, with their bindings (placeholders back as knex's `?`: they are in order). */
-async function statementsOf(fn: () => Promise<unknown>): Promise<{ sql: string; bindings: unknown[] }[]> {
-  const seen: { sql: string; bindings: unknown[] }[] = [];
-  const onQuery = (q: { sql: string; bindings?: unknown[] }) => { seen.push({ sql: q.sql.replace(/\$\d+/g, '?'), bindings: q.bindings ?? [] }); };
-  t.db.knex.on('query', onQuery);
-  try { await fn(); } finally { t.db.knex.off('query', onQuery); }
-  return seen;
-}
-
 const ID = '00000000-0000-4000-8000-000000000001';
 
 describe('events indexes (migration 025)', () => {
@@ -56,11 +48,11 @@ describe('events indexes (migration 025)', () => {
     expect(await eventIndexesOf(EVENT_DIFF, [[ID]])).toEqual(['events_object_ts', 'events_pkey']);
 
     // GET /vehicles/{id}/events (the repository's own statements): the partial index, as `vehicle_id = ?` matches no null
-    const statements = await statementsOf(() => t.repos.eventsQuery.listForVehicle({ id: ID, kind: 'consumer' }, ID, {},
-      { until: new Date(), limit: 20 }));
-    const vehicleReads = statements.filter((s) => /"?e"?\."?vehicle_id"?/.test(s.sql));
+    const { sent: vehicleReads } = await recordStatements(t.db.knex, () => t.repos.eventsQuery.listForVehicle(
+      { id: ID, kind: 'consumer' }, ID, {}, { until: new Date(), limit: 20 }), /"?e"?\."?vehicle_id"?/);
     expect(vehicleReads.length).toBeGreaterThan(0);
-    for (const s of vehicleReads) expect(await eventIndexesOf(s.sql, s.bindings)).toEqual(['events_vehicle_ts']);
+    // knex reports PostgreSQL's `$n` placeholders, in order: back to its own `?` to run them again
+    for (const s of vehicleReads) expect(await eventIndexesOf(s.sql.replace(/\$\d+/g, '?'), s.bindings)).toEqual(['events_vehicle_ts']);
   });
 
   it('goes down to the earlier indexes and up again', async () => {
