@@ -53,6 +53,18 @@ describe('late frames and rules', () => {
     expect(late.trail).toEqual(ordered.trail);
   });
 
+  it('changes nothing for a late frame that agrees with its neighbours (a recomputed rule without change points)', async () => {
+    const { device, rule, trail } = await feed([[inside(0), inside(20)]]);
+    const before = await t.db.knex('events').select('id').where({ object_id: rule.id });
+    const log = await t.db.knex('rule_state_log').select('ts', 'states').where({ rule_id: rule.id }).orderBy('ts');
+    expect(await ingest(t, device.id, [inside(10)])).toEqual([]);
+    expect(await ruleEventTrail(t, rule.id)).toEqual(trail);
+    expect(await t.db.knex('events').select('id').where({ object_id: rule.id })).toEqual(before);
+    expect(await t.db.knex('rule_state_log').select('ts', 'states').where({ rule_id: rule.id }).orderBy('ts')).toEqual(log);
+    const [state] = await t.db.knex('rule_states').select('evaluated', 'covered', 'states').where('rule_id', rule.id);
+    expect(state).toEqual({ evaluated: true, covered: true, states: [true] });
+  });
+
   it('keeps in rule_states the states of the last logged change point, which seed a rule continuing live', async () => {
     const path = [inside(0), outside(5), outside(10), inside(15), inside(20), outside(25), inside(30), outside(35)];
     const { rule } = await feed([[path[3], path[6]], [path[0], path[7]], [path[5]], [path[1], path[2], path[4]], [inside(40)]]);
