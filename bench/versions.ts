@@ -18,6 +18,8 @@ export interface Versions {
   node: string;
   aedes: string | null;
   mqtt: string | null;
+  /** The webhook worker's HTTP client. */
+  undici: string | null;
   /** The database client in use: `pg` on PostgreSQL, `pglite` (and its PostGIS build) embedded. */
   pg?: string | null;
   pglite?: string | null;
@@ -34,6 +36,7 @@ export async function versions(knex: Knex, kind: 'pg' | 'pglite'): Promise<Versi
     node: process.version,
     aedes: installed('aedes'),
     mqtt: installed('mqtt'),
+    undici: installed('undici'),
     ...(kind === 'pg' ? { pg: installed('pg') } : { pglite: installed('@electric-sql/pglite'), pglitePostgis: installed('@electric-sql/pglite-postgis') }),
     postgresql: server.postgresql,
     postgis: server.postgis,

@@ -3,13 +3,13 @@
 // rule events queue up as notifications; then a worker starts in the bench process and delivers the whole queue
 // to a receiver in a process of its own (webhook-receiver.child.js). Reports webhooks per second, the worker
 // process's and PostgreSQL's CPU per webhook, and that every notification arrived exactly once; against a bare
-// client — node:http with a keep-alive agent, the same number of calls in flight — posting the same bodies to the
-// same receiver in the same run.
-import http from 'node:http';
+// client — the worker's own HTTP client (undici, keep-alive), the same number of calls in flight, nothing else — posting
+// the same bodies to the same receiver in the same run.
 import { performance } from 'node:perf_hooks';
 import { silentLogger } from '../lib/logger.js';
 import { NOTIFICATION_ID_HEADER } from '../lib/webhook-signature.js';
 import { startNotificationWorker } from '../workers/notifications/index.js';
+import { webhookClient } from '../workers/notifications/deliver.js';
 import { round, runLoad, startBenchPlatform, machine } from './harness.js';
 import { startChild, within } from './child.js';
 import { provisionRules } from './rules.bench.js';
@@ -20,20 +20,24 @@ interface Reached { posts: number; ids: number; cpu: { user: number; system: num
 /** How long the queue may take to drain before the run fails (its figures would be meaningless). */
 const DRAIN_BOUND_MS = 300_000;
 
-/** Posts every body to `url` with `concurrency` calls in flight on one keep-alive agent; ms it took and this process's CPU. */
+/**
+ * Posts every body to `url` with `concurrency` calls in flight on the worker's HTTP client (undici's dispatcher, keep-alive,
+ * no signature, no record, no timer); ms it took and this process's CPU.
+ */
 async function bareClient(url: string, bodies: string[], concurrency: number) {
-  const agent = new http.Agent({ keepAlive: true });
+  const client = webhookClient({ timeoutMs: 60_000, allowPrivate: true });
   const target = new URL(url);
+  const path = target.pathname + target.search;
   let next = 0;
   let failed = 0;
   const post = (body: string) => new Promise<void>((resolve) => {
-    const buf = Buffer.from(body, 'utf8');
-    const req = http.request(target, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': buf.length } }, (res) => {
-      res.resume();
-      res.on('end', () => { if ((res.statusCode ?? 0) >= 300) failed++; resolve(); });
+    client.dispatch({ origin: target.origin, path, method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.from(body, 'utf8') }, {
+      onConnect: () => {},
+      onHeaders: (status) => { if (status >= 300) failed++; return true; },
+      onData: () => true,
+      onComplete: () => resolve(),
+      onError: () => { failed++; resolve(); },
     });
-    req.on('error', () => { failed++; resolve(); });
-    req.end(buf);
   });
   const lane = async () => { while (next < bodies.length) await post(bodies[next++]); };
   const cpu = process.cpuUsage();
@@ -41,7 +45,7 @@ async function bareClient(url: string, bodies: string[], concurrency: number) {
   await Promise.all(Array.from({ length: Math.min(concurrency, bodies.length) }, lane));
   const ms = performance.now() - started;
   const used = process.cpuUsage(cpu);
-  agent.destroy();
+  await client.destroy();
   return { ms, cpuSeconds: (used.user + used.system) / 1e6, failed };
 }
 

@@ -25,7 +25,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('drivewire bench, small: connect
     const k = JSON.parse(knee.stdout);
     for (const r of [c, k]) {
       expect(r.database).toBe('pg');
-      expect(r.versions).toMatchObject({ node: process.version, aedes: expect.any(String), mqtt: expect.any(String), pg: expect.any(String), postgresql: expect.any(String), postgis: expect.any(String) });
+      expect(r.versions).toMatchObject({ node: process.version, aedes: expect.any(String), mqtt: expect.any(String), undici: expect.any(String), pg: expect.any(String), postgresql: expect.any(String), postgis: expect.any(String) });
       expect(r.processes.platform).toMatchObject({ cpuUserSeconds: number, cpuSystemSeconds: number, peakRssBytes: number, maxRssSinceStartBytes: number });
       expect(r.processes.platform.peakRssBytes).toBeGreaterThan(0);
       expect(r.processes.loadGenerator).toMatchObject({ cpuUserSeconds: number, cpuSystemSeconds: number });

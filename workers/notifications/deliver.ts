@@ -1,6 +1,5 @@
-import http from 'node:http';
-import https from 'node:https';
 import net from 'node:net';
+import { Agent, type Dispatcher } from 'undici';
 import { NOTIFICATION_ID_HEADER, SIGNATURE_HEADER, signWebhook } from '../../lib/webhook-signature.js';
 import { bareHost, guardedLookup, isPublicAddress, PrivateAddressError, UNRESOLVED } from '../../lib/net-guard.js';
 
@@ -23,9 +22,20 @@ export interface DeliveryResult {
 export interface DeliveryOptions {
   timeoutMs: number;
   allowPrivate: boolean;
-  agents: { http: http.Agent; https: https.Agent };
+  /** The worker's HTTP client (webhookClient). */
+  client: Dispatcher;
   /** Aborts the call early (the worker is stopping). */
   signal: AbortSignal;
+}
+
+/**
+ * The worker's HTTP client: undici, keep-alive connections per receiver's origin, each connected within the delivery
+ * timeout and, unless private receivers are allowed, to an address the guard let through (resolved at every new
+ * connection, so a host that later resolves to a private address is refused). With node:http's client the same calls
+ * cost ~105–150 µs of CPU each against undici's ~45–60 (2.3 KB bodies to a loopback receiver, 16 or 64 in flight).
+ */
+export function webhookClient(o: { timeoutMs: number; allowPrivate: boolean }): Agent {
+  return new Agent({ connect: { timeout: o.timeoutMs, ...(o.allowPrivate ? {} : { lookup: guardedLookup }) } });
 }
 
 /** The call took longer than the delivery timeout. */
@@ -34,22 +44,21 @@ class DeliveryTimeout extends Error {}
 class DeliveryInterrupted extends Error {}
 
 /**
- * Calls in flight per stopping signal, destroyed together when it aborts: one listener per signal, not one per call
+ * Calls in flight per stopping signal, stopped together when it aborts: one listener per signal, not one per call
  * (with AbortSignal.timeout and AbortSignal.any per call, signals and listeners were ~40 µs of a delivery's CPU).
  */
-const inFlight = new WeakMap<AbortSignal, Set<(why: Error) => void>>();
+const inFlight = new WeakMap<AbortSignal, Set<Call>>();
 
-/** Calls `stop` when the signal aborts, until the request closes. */
-function track(signal: AbortSignal, req: http.ClientRequest, stop: (why: Error) => void): void {
+function track(signal: AbortSignal, call: Call): void {
   let calls = inFlight.get(signal);
   if (!calls) {
-    const set = new Set<(why: Error) => void>();
-    signal.addEventListener('abort', () => { for (const s of set) s(new DeliveryInterrupted()); }, { once: true });
+    const set = new Set<Call>();
+    signal.addEventListener('abort', () => { for (const c of set) c.stop(new DeliveryInterrupted()); }, { once: true });
     inFlight.set(signal, set);
     calls = set;
   }
-  calls.add(stop);
-  req.once('close', () => calls.delete(stop));
+  calls.add(call);
+  call.untrack = () => calls.delete(call);
 }
 
 /**
@@ -76,43 +85,109 @@ function describe(err: unknown, opts: DeliveryOptions): string {
   if (err instanceof PrivateAddressError) return `refused: ${err.message}`;
   const e = err as NodeJS.ErrnoException & { hostname?: string };
   if (UNRESOLVED.has(e.code ?? '')) return `host ${e.hostname ?? '?'} could not be resolved (${e.code}); it is resolved and checked again at the next attempt`;
+  if (e.code === 'UND_ERR_SOCKET') return 'the connection closed before the answer was complete';
   return e.code && !e.message.includes(e.code) ? `${e.code}: ${e.message}` : String(e.message ?? err);
 }
 
+/** `user:password@` in a receiver's URL: sent as Basic credentials, as browsers and node:http do. */
+function basicAuth(url: URL): string | undefined {
+  if (!url.username && !url.password) return undefined;
+  return `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')}`;
+}
+
+/**
+ * One call, driven by undici's dispatcher: the answer's status and first RESPONSE_LIMIT bytes, or why it failed. It
+ * settles once: at the answer's end (or its limit), an error, or `stop` — at once, even while its connection is still
+ * being opened (the connection is then cut as soon as it is, or fails within the connect timeout).
+ */
+class Call implements Dispatcher.DispatchHandlers {
+  untrack = () => {};
+  private abort: ((err?: Error) => void) | null = null;
+  /** Why the call was cut short, if it was: that, not the socket error the cut causes, is the call's outcome. */
+  private cause: Error | null = null;
+  private settled = false;
+  private status = 0;
+  private readonly chunks: Buffer[] = [];
+  private size = 0;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly resolve: (answer: { status: number; body: string }) => void,
+    private readonly reject: (err: unknown) => void,
+    timeoutMs: number,
+  ) {
+    // The whole call, connection to the answer's last byte, is bounded.
+    this.timer = setTimeout(() => this.stop(new DeliveryTimeout()), timeoutMs);
+  }
+
+  stop(why: Error): void {
+    this.cause ??= why;
+    this.abort?.(why);
+    this.fail(why);
+  }
+
+  onConnect(abort: (err?: Error) => void): void {
+    this.abort = abort;
+    if (this.cause) abort(this.cause);
+  }
+
+  onHeaders(statusCode: number): boolean {
+    this.status = statusCode; // the last of any 1xx answers and the final one
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    if (this.settled) return true;
+    this.chunks.push(chunk);
+    this.size += chunk.length;
+    if (this.size >= RESPONSE_LIMIT) {
+      this.answer();
+      this.abort?.(new Error('answer past the response limit'));
+    }
+    return true;
+  }
+
+  onComplete(): void {
+    this.answer();
+  }
+
+  onError(err: Error): void {
+    this.fail(this.cause ?? err);
+  }
+
+  private answer(): void {
+    if (!this.end()) return;
+    this.resolve({ status: this.status, body: Buffer.concat(this.chunks).subarray(0, RESPONSE_LIMIT).toString('utf8') });
+  }
+
+  private fail(err: unknown): void {
+    if (this.end()) this.reject(err);
+  }
+
+  private end(): boolean {
+    if (this.settled) return false;
+    this.settled = true;
+    clearTimeout(this.timer);
+    this.untrack();
+    return true;
+  }
+}
+
 function post(url: URL, d: Delivery, opts: DeliveryOptions): Promise<{ status: number; body: string }> {
-  const { body } = d;
-  const secure = url.protocol === 'https:';
-  return new Promise((resolve, settleError) => {
-    // Why the call was cut short, if it was: that, not the socket error the cut causes, is the call's outcome.
-    let cause: Error | null = null;
-    const reject = (err: unknown) => settleError(cause ?? err);
-    const req = (secure ? https : http).request(url, {
-      method: 'POST', agent: secure ? opts.agents.https : opts.agents.http,
-      lookup: opts.allowPrivate ? undefined : guardedLookup,
-      headers: {
-        'content-type': 'application/json', 'content-length': body.length, 'user-agent': USER_AGENT,
-        // `t=…,v1=…` (lib/webhook-signature.ts), signed per attempt: t is when this call was made.
-        [SIGNATURE_HEADER]: signWebhook(body, d.webhookSecret), [NOTIFICATION_ID_HEADER]: d.id,
-      },
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      const done = () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).subarray(0, RESPONSE_LIMIT).toString('utf8') });
-      res.on('data', (chunk: Buffer) => {
-        chunks.push(chunk);
-        size += chunk.length;
-        if (size >= RESPONSE_LIMIT) { done(); res.destroy(); }
-      });
-      res.on('end', done);
-      res.on('error', reject);
-      res.on('close', () => { if (!res.complete) reject(new Error('the connection closed before the answer was complete')); });
-    });
-    // The whole call, connection to the answer's last byte, is bounded (a promise settles once: a late reject is a no-op).
-    const stop = (why: Error) => { cause ??= why; req.destroy(why); };
-    const timer = setTimeout(() => stop(new DeliveryTimeout()), opts.timeoutMs);
-    req.once('close', () => clearTimeout(timer));
-    track(opts.signal, req, stop);
-    req.on('error', reject);
-    req.end(body);
+  return new Promise((resolve, reject) => {
+    const call = new Call(resolve, reject, opts.timeoutMs);
+    track(opts.signal, call);
+    const headers: Record<string, string> = {
+      'content-type': 'application/json', 'user-agent': USER_AGENT,
+      // `t=…,v1=…` (lib/webhook-signature.ts), signed per attempt: t is when this call was made.
+      [SIGNATURE_HEADER]: signWebhook(d.body, d.webhookSecret), [NOTIFICATION_ID_HEADER]: d.id,
+    };
+    const auth = basicAuth(url);
+    if (auth) headers.authorization = auth;
+    try {
+      opts.client.dispatch({ origin: url.origin, path: url.pathname + url.search, method: 'POST', headers, body: d.body }, call);
+    } catch (err) {
+      call.onError(err as Error);
+    }
   });
 }

@@ -1,9 +1,7 @@
-import http from 'node:http';
-import https from 'node:https';
 import type { Part, PartDeps } from '../../db/part.js';
 import type { Config } from '../../lib/config.js';
 import type { LinkBuilder } from '../../api/context.js';
-import { deliver } from './deliver.js';
+import { deliver, webhookClient } from './deliver.js';
 import { linksFromConfig, readyPayloads, type ReadyNotification } from './payload.js';
 import { toHandedOver, type AttemptRecord, type ClaimedNotification } from '../../db/repositories/notifications.repository.js';
 import type { StoredEvent } from '../../lib/bus.js';
@@ -58,7 +56,7 @@ class NotificationWorker {
   private readonly concurrency: number;
   /** A finished call refills once a quarter of the slots are free (one claim per batch, not per call). */
   private readonly refillBelow: number;
-  private readonly agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
+  private readonly client: ReturnType<typeof webhookClient>;
   private readonly stopping = new AbortController();
   /** Every notification held: its call, then its attempt's record. */
   private readonly inFlight = new Map<string, Promise<void>>();
@@ -83,6 +81,7 @@ class NotificationWorker {
     this.links = linksFromConfig(deps.config);
     this.leaseMs = opts.leaseMs ?? 2 * this.config.webhookTimeoutMs + 5_000;
     this.concurrency = Math.max(1, this.config.webhookConcurrency);
+    this.client = webhookClient({ timeoutMs: this.config.webhookTimeoutMs, allowPrivate: this.config.allowPrivateWebhooks });
     this.refillBelow = this.concurrency - Math.max(1, Math.floor(this.concurrency / 4));
   }
 
@@ -222,7 +221,7 @@ class NotificationWorker {
     const { notifications } = this.deps.repos;
     const result = await deliver(n, {
       timeoutMs: this.config.webhookTimeoutMs, allowPrivate: this.config.allowPrivateWebhooks,
-      agents: this.agents, signal: this.stopping.signal,
+      client: this.client, signal: this.stopping.signal,
     });
     answered();
     if (this.stopping.signal.aborted && result.responseCode === null) return notifications.release([n.id]);
@@ -278,8 +277,7 @@ class NotificationWorker {
     clearTimeout(timer);
     if (!finished) { this.stopping.abort(); await all; }
     this.off?.();
-    this.agents.http.destroy();
-    this.agents.https.destroy();
+    await this.client.destroy();
   }
 
   metrics(): string {
