@@ -31,7 +31,7 @@ async function bareClient(url: string, bodies: string[], concurrency: number) {
   let next = 0;
   let failed = 0;
   const post = (body: string) => new Promise<void>((resolve) => {
-    client.dispatch({ origin: target.origin, path, method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.from(body, 'utf8') }, {
+    client.dispatcher.dispatch({ origin: target.origin, path, method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.from(body, 'utf8') }, {
       onConnect: () => {},
       onHeaders: (status) => { if (status >= 300) failed++; return true; },
       onData: () => true,
@@ -45,7 +45,7 @@ async function bareClient(url: string, bodies: string[], concurrency: number) {
   await Promise.all(Array.from({ length: Math.min(concurrency, bodies.length) }, lane));
   const ms = performance.now() - started;
   const used = process.cpuUsage(cpu);
-  await client.destroy();
+  await client.close();
   return { ms, cpuSeconds: (used.user + used.system) / 1e6, failed };
 }
 

@@ -28,8 +28,7 @@ server.on('connection', () => { connections++; });
 let base = '';
 const client = webhookClient({ timeoutMs: 300, allowPrivate: true });
 const stopping = new AbortController();
-const opts = (over: Partial<DeliveryOptions> = {}): DeliveryOptions =>
-  ({ timeoutMs: 300, allowPrivate: true, client, signal: stopping.signal, ...over });
+const opts = (over: Partial<DeliveryOptions> = {}): DeliveryOptions => ({ client, signal: stopping.signal, ...over });
 const body = Buffer.from(JSON.stringify({ notification: { tag: 'ü 🚗' } }), 'utf8');
 const post = (path: string, over: Partial<DeliveryOptions> = {}, url = `${base}${path}`) =>
   deliver({ id: 'n-1', url, body, webhookSecret: 'whsec_test' }, opts(over));
@@ -40,7 +39,7 @@ beforeAll(async () => {
   base = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
 });
 afterAll(async () => {
-  await client.destroy();
+  await client.close();
   server.closeAllConnections();
   server.close();
 });
@@ -116,24 +115,29 @@ describe('webhook delivery client', () => {
     const strict = webhookClient({ timeoutMs: 300, allowPrivate: false });
     try {
       const n = seen.length;
-      expect(await post('/ok', { allowPrivate: false, client: strict })).toMatchObject({
+      expect(await post('/ok', { client: strict })).toMatchObject({
         responseCode: null, response: 'refused: 127.0.0.1 is a loopback, private, link-local or otherwise non-public address',
       });
+      // the URL is read once: the second call is refused from what the first found
+      expect(strict.target(`${base}/ok`)).toBe(strict.target(`${base}/ok`));
+      expect(await post('/ok', { client: strict })).toMatchObject({ responseCode: null, response: expect.stringMatching(/^refused: 127\.0\.0\.1 is/) });
       const port = (server.address() as net.AddressInfo).port;
-      const r = await post('', { allowPrivate: false, client: strict }, `http://localhost:${port}/ok`);
+      const r = await post('', { client: strict }, `http://localhost:${port}/ok`);
       expect(r.response).toMatch(/^refused: localhost resolves to (127\.0\.0\.1|::1), a loopback, private/);
       expect(seen.length).toBe(n);
     } finally {
-      await strict.destroy();
+      await strict.close();
     }
   });
 
   it('interrupts the calls in flight when the worker stops, and refuses new ones', async () => {
     const own = new AbortController();
-    const calls = [post('/stall', { signal: own.signal, timeoutMs: 10_000 }), post('/stall', { signal: own.signal, timeoutMs: 10_000 })];
+    const patient = webhookClient({ timeoutMs: 10_000, allowPrivate: true });
+    const calls = [post('/stall', { signal: own.signal, client: patient }), post('/stall', { signal: own.signal, client: patient })];
     await new Promise((r) => setTimeout(r, 50));
     own.abort();
     for (const r of await Promise.all(calls)) expect(r).toMatchObject({ responseCode: null, response: 'delivery interrupted: the worker stopped' });
     expect(await post('/ok', { signal: own.signal })).toMatchObject({ responseCode: null, response: 'delivery interrupted: the worker stopped' });
+    await patient.close();
   });
 });

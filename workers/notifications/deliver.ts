@@ -1,4 +1,5 @@
 import net from 'node:net';
+import { LRUCache } from 'lru-cache';
 import { Agent, type Dispatcher } from 'undici';
 import { NOTIFICATION_ID_HEADER, SIGNATURE_HEADER, signWebhook } from '../../lib/webhook-signature.js';
 import { bareHost, guardedLookup, isPublicAddress, PrivateAddressError, UNRESOLVED } from '../../lib/net-guard.js';
@@ -20,12 +21,29 @@ export interface DeliveryResult {
 }
 
 export interface DeliveryOptions {
-  timeoutMs: number;
-  allowPrivate: boolean;
   /** The worker's HTTP client (webhookClient). */
-  client: Dispatcher;
+  client: WebhookClient;
   /** Aborts the call early (the worker is stopping). */
   signal: AbortSignal;
+}
+
+/** Where a receiver's URL posts to, read once per URL: a worker posts to the same few URLs over and over. */
+interface Target {
+  origin: string;
+  path: string;
+  /** `user:password@` in the URL, as Basic credentials (browsers and node:http send them so). */
+  authorization: string | null;
+  /** Why the URL is refused without a call: its host is a non-public address literal (names are checked at connect). */
+  refused: PrivateAddressError | null;
+}
+
+/** The worker's HTTP client and what every call through it shares. */
+export interface WebhookClient {
+  dispatcher: Agent;
+  timeoutMs: number;
+  allowPrivate: boolean;
+  target(url: string): Target;
+  close(): Promise<void>;
 }
 
 /**
@@ -34,8 +52,28 @@ export interface DeliveryOptions {
  * connection, so a host that later resolves to a private address is refused). With node:http's client the same calls
  * cost ~105–150 µs of CPU each against undici's ~45–60 (2.3 KB bodies to a loopback receiver, 16 or 64 in flight).
  */
-export function webhookClient(o: { timeoutMs: number; allowPrivate: boolean }): Agent {
-  return new Agent({ connect: { timeout: o.timeoutMs, ...(o.allowPrivate ? {} : { lookup: guardedLookup }) } });
+export function webhookClient(o: { timeoutMs: number; allowPrivate: boolean }): WebhookClient {
+  const dispatcher = new Agent({ connect: { timeout: o.timeoutMs, ...(o.allowPrivate ? {} : { lookup: guardedLookup }) } });
+  const targets = new LRUCache<string, Target>({ max: 1024 });
+  return {
+    dispatcher, timeoutMs: o.timeoutMs, allowPrivate: o.allowPrivate,
+    target(url) {
+      let t = targets.get(url);
+      if (!t) targets.set(url, (t = targetOf(url, o.allowPrivate)));
+      return t;
+    },
+    close: () => dispatcher.destroy(),
+  };
+}
+
+function targetOf(text: string, allowPrivate: boolean): Target {
+  const url = new URL(text);
+  const host = bareHost(url.hostname);
+  const refused = !allowPrivate && net.isIP(host) && !isPublicAddress(host) ? new PrivateAddressError(host, host) : null;
+  const authorization = url.username || url.password
+    ? `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')}`
+    : null;
+  return { origin: url.origin, path: url.pathname + url.search, authorization, refused };
 }
 
 /** The call took longer than the delivery timeout. */
@@ -49,7 +87,8 @@ class DeliveryInterrupted extends Error {}
  */
 const inFlight = new WeakMap<AbortSignal, Set<Call>>();
 
-function track(signal: AbortSignal, call: Call): void {
+/** Has `call` stopped when the signal aborts; returns what forgets it. */
+function track(signal: AbortSignal, call: Call): () => void {
   let calls = inFlight.get(signal);
   if (!calls) {
     const set = new Set<Call>();
@@ -58,7 +97,7 @@ function track(signal: AbortSignal, call: Call): void {
     calls = set;
   }
   calls.add(call);
-  call.untrack = () => calls.delete(call);
+  return () => calls.delete(call);
 }
 
 /**
@@ -69,10 +108,9 @@ export async function deliver(d: Delivery, opts: DeliveryOptions): Promise<Deliv
   const notifiedAt = new Date();
   try {
     if (opts.signal.aborted) throw new DeliveryInterrupted();
-    const url = new URL(d.url);
-    const host = bareHost(url.hostname);
-    if (!opts.allowPrivate && net.isIP(host) && !isPublicAddress(host)) throw new PrivateAddressError(host, host);
-    const { status, body } = await post(url, d, opts);
+    const target = opts.client.target(d.url);
+    if (target.refused) throw target.refused;
+    const { status, body } = await post(target, d, opts);
     return { responseCode: status, response: body, notifiedAt, respondedAt: new Date() };
   } catch (err) {
     return { responseCode: null, response: describe(err, opts), notifiedAt, respondedAt: null };
@@ -80,7 +118,7 @@ export async function deliver(d: Delivery, opts: DeliveryOptions): Promise<Deliv
 }
 
 function describe(err: unknown, opts: DeliveryOptions): string {
-  if (err instanceof DeliveryTimeout) return `no answer within ${opts.timeoutMs} ms`;
+  if (err instanceof DeliveryTimeout) return `no answer within ${opts.client.timeoutMs} ms`;
   if (err instanceof DeliveryInterrupted) return 'delivery interrupted: the worker stopped';
   if (err instanceof PrivateAddressError) return `refused: ${err.message}`;
   const e = err as NodeJS.ErrnoException & { hostname?: string };
@@ -89,19 +127,13 @@ function describe(err: unknown, opts: DeliveryOptions): string {
   return e.code && !e.message.includes(e.code) ? `${e.code}: ${e.message}` : String(e.message ?? err);
 }
 
-/** `user:password@` in a receiver's URL: sent as Basic credentials, as browsers and node:http do. */
-function basicAuth(url: URL): string | undefined {
-  if (!url.username && !url.password) return undefined;
-  return `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')}`;
-}
-
 /**
  * One call, driven by undici's dispatcher: the answer's status and first RESPONSE_LIMIT bytes, or why it failed. It
  * settles once: at the answer's end (or its limit), an error, or `stop` — at once, even while its connection is still
  * being opened (the connection is then cut as soon as it is, or fails within the connect timeout).
  */
 class Call implements Dispatcher.DispatchHandlers {
-  untrack = () => {};
+  untrack: () => void = () => {};
   private abort: ((err?: Error) => void) | null = null;
   /** Why the call was cut short, if it was: that, not the socket error the cut causes, is the call's outcome. */
   private cause: Error | null = null;
@@ -173,19 +205,18 @@ class Call implements Dispatcher.DispatchHandlers {
   }
 }
 
-function post(url: URL, d: Delivery, opts: DeliveryOptions): Promise<{ status: number; body: string }> {
+function post(target: Target, d: Delivery, opts: DeliveryOptions): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const call = new Call(resolve, reject, opts.timeoutMs);
-    track(opts.signal, call);
+    const call = new Call(resolve, reject, opts.client.timeoutMs);
+    call.untrack = track(opts.signal, call);
     const headers: Record<string, string> = {
       'content-type': 'application/json', 'user-agent': USER_AGENT,
       // `t=…,v1=…` (lib/webhook-signature.ts), signed per attempt: t is when this call was made.
       [SIGNATURE_HEADER]: signWebhook(d.body, d.webhookSecret), [NOTIFICATION_ID_HEADER]: d.id,
     };
-    const auth = basicAuth(url);
-    if (auth) headers.authorization = auth;
+    if (target.authorization) headers.authorization = target.authorization;
     try {
-      opts.client.dispatch({ origin: url.origin, path: url.pathname + url.search, method: 'POST', headers, body: d.body }, call);
+      opts.client.dispatcher.dispatch({ origin: target.origin, path: target.path, method: 'POST', headers, body: d.body }, call);
     } catch (err) {
       call.onError(err as Error);
     }

@@ -219,10 +219,7 @@ class NotificationWorker {
 
   private async deliverOne(n: ReadyNotification, answered: () => void): Promise<void> {
     const { notifications } = this.deps.repos;
-    const result = await deliver(n, {
-      timeoutMs: this.config.webhookTimeoutMs, allowPrivate: this.config.allowPrivateWebhooks,
-      client: this.client, signal: this.stopping.signal,
-    });
+    const result = await deliver(n, { client: this.client, signal: this.stopping.signal });
     answered();
     if (this.stopping.signal.aborted && result.responseCode === null) return notifications.release([n.id]);
     const ok = result.responseCode !== null && result.responseCode >= 200 && result.responseCode < 300;
@@ -277,7 +274,7 @@ class NotificationWorker {
     clearTimeout(timer);
     if (!finished) { this.stopping.abort(); await all; }
     this.off?.();
-    await this.client.destroy();
+    await this.client.close();
   }
 
   metrics(): string {
