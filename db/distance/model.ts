@@ -11,7 +11,7 @@ export const fromMeters = (meters: number, unit: DistanceUnit) => meters / METER
 
 /**
  * How a step (the meters between a device's message and its previous message) is measured:
- * - both messages have a location → great-circle distance on the WGS 84 spheroid (ST_Distance on geography);
+ * - both messages have a location → great-circle distance on the WGS 84 spheroid (steps.sql.ts SPHEROID_M: ST_Distance on geography);
  *   0 when both report vehicleSpeed 0 (a parked car's GPS wanders a few meters), or when neither reports a speed
  *   above 0 and the points are closer than JITTER_M; a jump faster than MAX_GPS_KMH is a glitch and falls through to VSS;
  * - otherwise, both have vehicleSpeed and are at most VSS_MAX_GAP_S apart → speed integrated (trapezoid);

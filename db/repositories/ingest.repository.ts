@@ -33,15 +33,19 @@ const noNul = (s: string) => s.replace(/\u0000/g, '\uFFFD');
 
 export interface Association { deviceId: string; vehicleId: string; startedAt: Date }
 
-// The whole batch travels as one JSON parameter: one statement per batch on both drivers, whatever its
-// size (PGlite takes one statement per call, and knex would otherwise bind 10 parameters per row). Read as
-// jsonb, the text is lexed once: as json, each row's data and extra were lexed a second time into jsonb
-// (parsing was half of the statement's CPU; jsonb: 37 → 29 µs per row).
+// The batch travels as one parameter per column, whatever its size (PGlite takes one statement per call, and knex
+// would otherwise bind 10 parameters per row): the scalar columns as arrays (each element read by its type's input
+// function), `data` and `extra` each as one JSON array parsed into jsonb once, a row's value taken by its position.
+// Issue 13: as one JSON array of row objects (jsonb_to_recordset), every row's keys were sorted and its ids and
+// timestamps read as jsonb strings, then converted again: 281k → 263k instructions a row for the whole insert
+// (replayed under callgrind, 444-frame batch). `extra` holds JSON null for a row without one (SQL NULL once read).
 const BATCH_ROWS = `
-  SELECT r.id, r.device_id, r.ts, r.frame_id, r.kind, r.data, r.extra, r.received_at,
+  SELECT r.id, r.device_id, r.ts, r.frame_id, r.kind, j.data -> (r.i::int - 1) AS data,
+    nullif(j.extra -> (r.i::int - 1), 'null') AS extra, r.received_at,
     CASE WHEN r.lon IS NULL OR r.lat IS NULL THEN NULL ELSE ST_SetSRID(ST_MakePoint(r.lon, r.lat), 4326) END AS location
-  FROM jsonb_to_recordset(?::jsonb) AS r(id uuid, device_id uuid, ts timestamptz, frame_id text, kind text,
-    data jsonb, lon float8, lat float8, extra jsonb, received_at timestamptz)`;
+  FROM unnest(?::uuid[], ?::uuid[], ?::timestamptz[], ?::text[], ?::text[], ?::float8[], ?::float8[], ?::timestamptz[])
+    WITH ORDINALITY AS r(id, device_id, ts, frame_id, kind, lon, lat, received_at, i)
+  CROSS JOIN (SELECT ?::jsonb AS data, ?::jsonb AS extra) j`;
 
 /**
  * The batch's insert, each row with its distance step (db/distance/steps.sql.ts), and each batch device's newest
@@ -105,23 +109,23 @@ const ASSOCIATIONS = `
   ORDER BY b.device_id, a.started_at, a.created_at`;
 
 /**
- * The rows as the insert's one JSON parameter, written out field by field: no object per row to stringify, and
- * a job's receipt time (shared by its rows) converted once. Ids are uuids, timestamps ISO text, kind one of the frame
- * kinds and lon/lat finite numbers or null (the decoder's checks), so only the frame id, data and extra need
- * JSON.stringify.
+ * The rows as BATCH_ROWS's parameters, column by column: ids, timestamps and kinds as text (a job's receipt time, shared
+ * by its rows, converted once), lon/lat as numbers or null (the decoder's checks), data and extra as one JSON array each.
  */
-function messagesJson(rows: MessageRow[]): string {
-  let json = '[';
+function messageColumns(rows: MessageRow[]): unknown[] {
+  const n = rows.length;
+  const ids = new Array<string>(n), devices = new Array<string>(n), ts = new Array<string>(n), frames = new Array<string | null>(n);
+  const kinds = new Array<string>(n), lons = new Array<number | null>(n), lats = new Array<number | null>(n);
+  const received = new Array<string>(n), data = new Array<unknown>(n), extra = new Array<unknown>(n);
   let receivedAt: Date | null = null;
   let receivedIso = '';
-  for (let i = 0; i < rows.length; i++) {
+  for (let i = 0; i < n; i++) {
     const r = rows[i];
     if (r.receivedAt !== receivedAt) { receivedAt = r.receivedAt; receivedIso = receivedAt.toISOString(); }
-    json += `${i ? ',' : ''}{"id":"${r.id}","device_id":"${r.deviceId}","ts":"${r.timestamp.toISOString()}","frame_id":${
-      r.frameId === null ? 'null' : JSON.stringify(r.frameId)},"kind":"${r.kind}","data":${JSON.stringify(r.data)},"lon":${
-      r.lon ?? 'null'},"lat":${r.lat ?? 'null'},"extra":${r.extra === null ? 'null' : JSON.stringify(r.extra)},"received_at":"${receivedIso}"}`;
+    ids[i] = r.id; devices[i] = r.deviceId; ts[i] = r.timestamp.toISOString(); frames[i] = r.frameId; kinds[i] = r.kind;
+    lons[i] = r.lon; lats[i] = r.lat; received[i] = receivedIso; data[i] = r.data; extra[i] = r.extra;
   }
-  return `${json}]`;
+  return [ids, devices, ts, frames, kinds, lons, lats, received, JSON.stringify(data), JSON.stringify(extra)];
 }
 
 /** What the insert stored: each new message's step by id (duplicates skipped are absent), the devices' previous newest timestamps. */
@@ -129,7 +133,7 @@ export interface StoredBatch { inserted: Map<string, StoredStep>; latest: Map<st
 
 /** The batch's insert with its devices' previous newest timestamps, as a db/fused.ts part (storedBatch reads its rows). */
 export function insertPart(rows: MessageRow[], deviceIds: string[]): SqlPart {
-  return { statement: INSERT_AFTER_LATEST, bindings: [deviceIds, messagesJson(rows)] };
+  return { statement: INSERT_AFTER_LATEST, bindings: [deviceIds, ...messageColumns(rows)] };
 }
 
 /** The messages insertPart stored, with their steps, and the devices' previous newest timestamps. */

@@ -1,6 +1,7 @@
 // Trip segmentation and running statistics (spec 1.3, 2.10), set-based per ingest batch: CONTINUE advances the
 // open trips that simply continue, SEGMENT every other device of the batch. The rules are in SEGMENT below; the formulas in formulas.ts.
 import { vehicleAt } from '../vehicle-at.sql.js';
+import { SPHEROID_M } from '../distance/steps.sql.js';
 import type { SqlStatement } from '../fused.js';
 
 /**
@@ -175,7 +176,7 @@ const SUMS = `
   sums AS MATERIALIZED (
     SELECT m.device_id, m.sess, m.seg,
       count(*) AS message_count, count(m.location) AS location_count,
-      coalesce(sum(ST_Distance(m.location::geography, m.loc_before::geography)), 0) AS gps_m,
+      coalesce(sum(${SPHEROID_M('m.location', 'm.loc_before')}), 0) AS gps_m,
       coalesce(sum((m.spd + m.prev_spd) / 2 / 3.6 * extract(epoch FROM m.ts - m.prev_spd_ts)), 0) AS vss_m,
       count(m.spd) AS speed_n, max(m.spd) AS max_speed,
       count(*) FILTER (WHERE m.spd > 0) AS moving_n, coalesce(sum(m.spd) FILTER (WHERE m.spd > 0), 0) AS moving_sum,

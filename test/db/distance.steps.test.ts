@@ -92,8 +92,11 @@ describe('distance steps', () => {
   });
 
   /** A statement's generic plan (what a prepared statement runs), executed with the part's bindings: its reads of messages. */
-  async function messageReads(trx: Knex, part: SqlPart, types: string[]) {
+  async function messageReads(trx: Knex, part: SqlPart) {
     const { sql } = fuse([part]);
+    // every placeholder of these statements is cast to its type, in binding order
+    const types = [...sql.matchAll(/\?::([a-z0-9_]+(?:\[\])?)/g)].map((m) => m[1]);
+    expect(types).toHaveLength(part.bindings.length);
     let k = 0;
     const text = sql.replace(/\?/g, () => `$${++k}`);
     const quote = (v: unknown) => `'${String(v instanceof Date ? v.toISOString() : v).replace(/'/g, "''")}'`;
@@ -122,13 +125,12 @@ describe('distance steps', () => {
   async function storeAndMeasure(trx: Knex, deviceId: string, vehicleId: string, frames: Frame[]) {
     const messages = framesToMessages(deviceId, vehicleId, T0, frames);
     const previousLatest = (await t.repos.ingest.latestTimestamps([deviceId], trx)).get(deviceId) ?? null;
-    const inserting = await messageReads(trx, insertPart(rowsOf(messages), [deviceId]), ['uuid[]', 'jsonb']);
+    const inserting = await messageReads(trx, insertPart(rowsOf(messages), [deviceId]));
     const stored = await trx('messages').whereIn('id', messages.map((m) => m.id)).select('id', 'step_m', 'step_source', 'step_vehicle_id');
     const steps = new Map(stored.map((r: any) => [r.id, { meters: Number(r.step_m), source: r.step_source, vehicleId: r.step_vehicle_id }]));
     for (const m of messages) m.step = steps.get(m.id);
     messages.sort((a, b) => a.timestamp.getTime() - b.timestamp.getTime());
-    const distance = await messageReads(trx, distancePart([{ deviceId, messages, previousLatest }])!,
-      ['uuid[]', 'uuid[]', 'timestamptz[]', 'float8[]', 'text[]', 'uuid[]', 'bool[]', 'uuid[]', 'uuid[]', 'uuid[]', 'timestamptz[]', 'uuid[]']);
+    const distance = await messageReads(trx, distancePart([{ deviceId, messages, previousLatest }])!);
     return { inserting, distance };
   }
 
