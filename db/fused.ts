@@ -22,17 +22,6 @@ export interface SqlPart {
 }
 
 /**
- * Generic plans for the rest of the transaction (`set_config(…, true)`: local to it). The ingest path's named
- * statements are written for generic plans (LATERAL reads through indexes, OFFSET 0 fences), but PostgreSQL keeps
- * planning a statement anew at every run while a custom plan looks cheaper than the generic one, and small batches
- * make it look so: measured at 100 frames/s (~2 frames a batch), the trips and distance statement was planned at each
- * of 606 runs, 5.3 ms of planning to 0.6 ms of execution. Not set for the session: it would also apply to the API's
- * unnamed statements, which are planned for their parameters. Fused into the transaction's first round trip.
- */
-const GENERIC_PLANS_STATEMENT: SqlStatement = { ctes: '', main: "SELECT set_config('plan_cache_mode', 'force_generic_plan', true) AS mode" };
-export const GENERIC_PLANS: SqlPart = { statement: GENERIC_PLANS_STATEMENT, bindings: [] };
-
-/**
  * A row of a part's result, as JSON: timestamps as ISO text, numbers as numbers. Built as json text (row_to_json): as
  * jsonb (to_jsonb, jsonb_agg) each row cost PostgreSQL ~26,000 instructions more for the insert's six columns (issue 13,
  * replaying a 499-row batch: 303k against 277k instructions a row for the whole insert statement).

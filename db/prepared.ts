@@ -75,3 +75,46 @@ export async function runNamedOnPglite(pg: PGlite, name: string, text: string, b
 export function prepared(trx: Knex, sql: string, bindings: readonly Knex.RawBinding[]): Knex.Raw {
   return trx.raw(sql, bindings as Knex.RawBinding[]).options({ name: nameOf(sql) });
 }
+
+const GENERIC = 'SET LOCAL plan_cache_mode = force_generic_plan';
+/** Transaction configs asking for generic plans (transactionOnGenericPlans); knex copies them, keeping the key. */
+interface GenericPlansConfig extends Knex.TransactionConfig { genericPlans?: boolean }
+/** The knex internals transactionOnGenericPlans wraps: the client's transaction factory and a transaction's BEGIN. */
+interface KnexTransaction { begin(conn: unknown): Promise<unknown>; query(conn: unknown, sql: string): Promise<unknown> }
+interface TransactionFactory {
+  config: { client: unknown };
+  transaction(container: unknown, config: GenericPlansConfig | undefined, outerTx: unknown): KnexTransaction;
+}
+const wrapped = new WeakSet<object>();
+
+/**
+ * Runs `handler` in a transaction whose statements are all planned generically (plan_cache_mode =
+ * force_generic_plan, for that transaction only), its first one included: the setting goes with BEGIN, in the same
+ * round trip on PostgreSQL (one simple query: `BEGIN; SET LOCAL …`), as the statement after it on PGlite (one
+ * statement a call, in process).
+ * The ingest path's named statements are written for generic plans (LATERAL reads through indexes, OFFSET 0 fences),
+ * but PostgreSQL keeps planning a statement anew at every run while a custom plan looks cheaper than the generic one,
+ * and small batches make it look so: at 100 frames/s (~2 frames a batch) the trips and distance statement was planned
+ * at each of 606 runs, 5.3 ms of planning to 0.6 ms of execution. Not set for the session: it would also apply to the
+ * API's unnamed statements, which are planned for their parameters. Issue 13: set by the batch's first statement
+ * (fused into it), the setting came too late for that statement itself: the insert was planned anew at every batch,
+ * ~20k of ~600k instructions a frame (replayed under callgrind).
+ */
+export function transactionOnGenericPlans<T>(knex: Knex, handler: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
+  const client = knex.client as TransactionFactory;
+  if (!wrapped.has(client)) {
+    wrapped.add(client);
+    const make = client.transaction;
+    const pg = client.config.client === 'pg';
+    client.transaction = function (this: TransactionFactory, container, config, outerTx) {
+      const trx = make.call(this, container, config, outerTx);
+      if (config?.genericPlans && !outerTx) {
+        const begin = trx.begin;
+        trx.begin = pg ? (conn) => trx.query(conn, `BEGIN; ${GENERIC};`)
+          : async (conn) => { await begin.call(trx, conn); return trx.query(conn, `${GENERIC};`); };
+      }
+      return trx;
+    };
+  }
+  return knex.transaction(handler, { genericPlans: true } as GenericPlansConfig);
+}

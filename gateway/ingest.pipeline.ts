@@ -9,7 +9,8 @@ import type { DecodedFrame } from './frame.decoder.js';
 import type { GatewayMetrics } from './metrics.js';
 import type { IngestJob, IngestStage, StageContext, StageEvents } from './ingest.types.js';
 import type { PartRow } from '../db/fused.js';
-import { GENERIC_PLANS, runParts } from '../db/fused.js';
+import { runParts } from '../db/fused.js';
+import { transactionOnGenericPlans } from '../db/prepared.js';
 import { assemble, deviceBatches, poisonLetters, splitJob, storedDeviceBatches } from './ingest.batch.js';
 import { recordFeedBatch } from '../db/message-feed.js';
 import { insertPart, storedBatch } from '../db/repositories/ingest.repository.js';
@@ -186,12 +187,11 @@ function createLane(o: PipelineOptions): IngestPipeline {
     const candidates = deviceBatches(messages, new Map());
     for (const stage of o.stages) await stage.prepare?.(candidates);
     const started = performance.now();
-    const { stored, events } = await o.knex.transaction(async (trx) => {
-      // one round trip: the insert, each device's newest stored timestamp before the batch, the stages' early reads,
-      // and generic plans for the batch's statements after it
+    const { stored, events } = await transactionOnGenericPlans(o.knex, async (trx) => {
+      // one round trip: the insert, each device's newest stored timestamp before the batch, the stages' early reads
       const { inserted, latest, early } = await timed('insert', async () => {
         const [stored, ...reads] = rows.length
-          ? await runParts(trx, [insertPart(rows, candidates.map((d) => d.deviceId)), ...earlyStages.map((s) => s.early!(candidates)), GENERIC_PLANS])
+          ? await runParts(trx, [insertPart(rows, candidates.map((d) => d.deviceId)), ...earlyStages.map((s) => s.early!(candidates))])
           : [null];
         await o.repos.ingest.insertDeadLetters(deadLetters, trx);
         return { ...storedBatch(stored), early: new Map(earlyStages.map((s, k) => [s, reads[k] ?? null])) };
