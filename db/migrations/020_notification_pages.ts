@@ -13,7 +13,7 @@ import type { Knex } from 'knex';
  *   stored with the first attempt and passes TOAST's 2 KB threshold, so pglz compressed every one: 21 → 8 µs a
  *   payload stored. Values already stored keep their method; a value is decompressed the same way either way.
  */
-async function hasLz4(knex: Knex): Promise<boolean> {
+export async function hasLz4(knex: Knex): Promise<boolean> {
   const { rows } = await knex.raw(
     "SELECT 'lz4' = ANY (enumvals) AS lz4 FROM pg_settings WHERE name = 'default_toast_compression'");
   return Boolean(rows[0]?.lz4);
