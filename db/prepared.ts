@@ -76,31 +76,36 @@ export function prepared(trx: Knex, sql: string, bindings: readonly Knex.RawBind
   return trx.raw(sql, bindings as Knex.RawBinding[]).options({ name: nameOf(sql) });
 }
 
-const GENERIC = 'SET LOCAL plan_cache_mode = force_generic_plan';
-/** Transaction configs asking for generic plans (transactionOnGenericPlans); knex copies them, keeping the key. */
-interface GenericPlansConfig extends Knex.TransactionConfig { genericPlans?: boolean }
-/** The knex internals transactionOnGenericPlans wraps: the client's transaction factory and a transaction's BEGIN. */
+/**
+ * The settings of a batch transaction (batchTransaction), for that transaction only:
+ * - `plan_cache_mode = force_generic_plan`: the ingest path's named statements are written for generic plans (LATERAL
+ *   reads through indexes, OFFSET 0 fences), but PostgreSQL keeps planning a statement anew at every run while a custom
+ *   plan looks cheaper than the generic one, and small batches make it look so: at 100 frames/s (~2 frames a batch)
+ *   the trips and distance statement was planned at each of 606 runs, 5.3 ms of planning to 0.6 ms of execution.
+ * - `enable_bitmapscan = off`: a generic plan cannot know how many of a device's messages lie past a timestamp, takes
+ *   a third of them, and reads them through a bitmap (the trips' rows, the rules' messages), where the batch reads two
+ *   or three: an index scan costs less (issue 13: ~9k of ~580k instructions a frame at ingest, ~15k of ~1,027k with
+ *   4 rules a device, replayed under callgrind). Nothing on the ingest path combines indexes.
+ * Neither is set for the session: they would also apply to the API's statements, planned for their parameters.
+ */
+const BATCH_SETTINGS = "SELECT set_config('plan_cache_mode', 'force_generic_plan', true), set_config('enable_bitmapscan', 'off', true)";
+/** Transaction configs asking for the batch settings (batchTransaction); knex copies them, keeping the key. */
+interface BatchConfig extends Knex.TransactionConfig { batch?: boolean }
+/** The knex internals batchTransaction wraps: the client's transaction factory and a transaction's BEGIN. */
 interface KnexTransaction { begin(conn: unknown): Promise<unknown>; query(conn: unknown, sql: string): Promise<unknown> }
 interface TransactionFactory {
   config: { client: unknown };
-  transaction(container: unknown, config: GenericPlansConfig | undefined, outerTx: unknown): KnexTransaction;
+  transaction(container: unknown, config: BatchConfig | undefined, outerTx: unknown): KnexTransaction;
 }
 const wrapped = new WeakSet<object>();
 
 /**
- * Runs `handler` in a transaction whose statements are all planned generically (plan_cache_mode =
- * force_generic_plan, for that transaction only), its first one included: the setting goes with BEGIN, in the same
- * round trip on PostgreSQL (one simple query: `BEGIN; SET LOCAL …`), as the statement after it on PGlite (one
- * statement a call, in process).
- * The ingest path's named statements are written for generic plans (LATERAL reads through indexes, OFFSET 0 fences),
- * but PostgreSQL keeps planning a statement anew at every run while a custom plan looks cheaper than the generic one,
- * and small batches make it look so: at 100 frames/s (~2 frames a batch) the trips and distance statement was planned
- * at each of 606 runs, 5.3 ms of planning to 0.6 ms of execution. Not set for the session: it would also apply to the
- * API's unnamed statements, which are planned for their parameters. Issue 13: set by the batch's first statement
- * (fused into it), the setting came too late for that statement itself: the insert was planned anew at every batch,
- * ~20k of ~600k instructions a frame (replayed under callgrind).
+ * Runs `handler` in a transaction with BATCH_SETTINGS from its first statement on: the settings go with BEGIN, in the
+ * same round trip on PostgreSQL (one simple query), as the statement after it on PGlite (one statement a call, in
+ * process). Issue 13: set by the batch's first statement (fused into it), they came too late for that statement
+ * itself: the insert was planned anew at every batch, ~20k of ~600k instructions a frame (replayed under callgrind).
  */
-export function transactionOnGenericPlans<T>(knex: Knex, handler: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
+export function batchTransaction<T>(knex: Knex, handler: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
   const client = knex.client as TransactionFactory;
   if (!wrapped.has(client)) {
     wrapped.add(client);
@@ -108,13 +113,13 @@ export function transactionOnGenericPlans<T>(knex: Knex, handler: (trx: Knex.Tra
     const pg = client.config.client === 'pg';
     client.transaction = function (this: TransactionFactory, container, config, outerTx) {
       const trx = make.call(this, container, config, outerTx);
-      if (config?.genericPlans && !outerTx) {
+      if (config?.batch && !outerTx) {
         const begin = trx.begin;
-        trx.begin = pg ? (conn) => trx.query(conn, `BEGIN; ${GENERIC};`)
-          : async (conn) => { await begin.call(trx, conn); return trx.query(conn, `${GENERIC};`); };
+        trx.begin = pg ? (conn) => trx.query(conn, `BEGIN; ${BATCH_SETTINGS};`)
+          : async (conn) => { await begin.call(trx, conn); return trx.query(conn, BATCH_SETTINGS); };
       }
       return trx;
     };
   }
-  return knex.transaction(handler, { genericPlans: true } as GenericPlansConfig);
+  return knex.transaction(handler, { batch: true } as BatchConfig);
 }

@@ -10,7 +10,7 @@ import type { GatewayMetrics } from './metrics.js';
 import type { IngestJob, IngestStage, StageContext, StageEvents } from './ingest.types.js';
 import type { PartRow } from '../db/fused.js';
 import { runParts } from '../db/fused.js';
-import { transactionOnGenericPlans } from '../db/prepared.js';
+import { batchTransaction } from '../db/prepared.js';
 import { assemble, deviceBatches, poisonLetters, splitJob, storedDeviceBatches } from './ingest.batch.js';
 import { recordFeedBatch } from '../db/message-feed.js';
 import { insertPart, storedBatch } from '../db/repositories/ingest.repository.js';
@@ -187,7 +187,7 @@ function createLane(o: PipelineOptions): IngestPipeline {
     const candidates = deviceBatches(messages, new Map());
     for (const stage of o.stages) await stage.prepare?.(candidates);
     const started = performance.now();
-    const { stored, events } = await transactionOnGenericPlans(o.knex, async (trx) => {
+    const { stored, events } = await batchTransaction(o.knex, async (trx) => {
       // one round trip: the insert, each device's newest stored timestamp before the batch, the stages' early reads
       const { inserted, latest, early } = await timed('insert', async () => {
         const [stored, ...reads] = rows.length
