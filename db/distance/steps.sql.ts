@@ -33,7 +33,7 @@ const PREDECESSOR = (row: string, gate = 'true') => `
  */
 const measure = (p: string) => `
   ${p}measured AS MATERIALIZED (
-    SELECT pr.*, extract(epoch FROM pr.ts - pr.p_ts)::float8 AS dt,
+    SELECT pr.*, date_part('epoch', pr.ts - pr.p_ts) AS dt,
       CASE WHEN pr.loc IS NOT NULL AND pr.p_loc IS NOT NULL THEN ${SPHEROID_M('pr.loc', 'pr.p_loc')} END AS gps_m
     FROM ${p}pairs pr),
   ${p}judged AS (
