@@ -8,6 +8,7 @@ import { acquireDataDirLock } from './data-dir-lock.js';
 import { slimPostgis } from './pglite-postgis.js';
 import { installAcquireLimit } from './acquire-limit.js';
 import { runNamedOnPglite } from './prepared.js';
+import { ArrayParam, plainBinding } from './binary-array.js';
 import { maskedDatabaseUrl } from '../lib/database-url.js';
 import { every, type Periodic } from '../lib/periodic.js';
 
@@ -29,12 +30,14 @@ const BaseClientPGlite = ((knexPglite as unknown as { default?: unknown }).defau
 
 /**
  * knex-pglite as the pg driver behaves: a query with a statement name runs as a named statement (db/prepared.ts),
- * and a delete answers its affected row count (knex-pglite reports the command as "DEL", so knex returned the raw
+ * array parameters (db/binary-array.ts) go as their values, and a delete answers its affected row count (knex-pglite reports the command as "DEL", so knex returned the raw
  * result).
  */
 class ClientPGlite extends BaseClientPGlite {
   /** A query with a statement name (db/prepared.ts) runs as a named statement, as the pg driver does. */
   async _query(connection: PGlite, obj: any) {
+    // array parameters as plain values: PGlite's driver sends them as text (db/binary-array.ts)
+    if (obj.bindings?.some((b: unknown) => b instanceof ArrayParam)) obj.bindings = obj.bindings.map(plainBinding);
     if (!obj.options?.name) return super._query(connection, obj);
     obj.response = await runNamedOnPglite(connection, obj.options.name, obj.sql, obj.bindings ?? []);
     return obj;

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { Db } from './connection.js';
 import type { StoredMessage } from '../lib/bus.js';
 import { prepared } from './prepared.js';
+import { uuidArray } from './binary-array.js';
 
 /** PostgreSQL channel the ingest batches notify at commit; the payload is the batch's feed number. */
 export const FEED_CHANNEL = 'drivewire_feed';
@@ -26,7 +27,7 @@ const RECORD_BATCH = `
  */
 export async function recordFeedBatch(trx: Knex.Transaction, messages: { id: string; deviceId: string }[]): Promise<void> {
   if (!messages.length) return;
-  await prepared(trx, RECORD_BATCH, [messages.map((m) => m.id), messages.map((m) => m.deviceId)]);
+  await prepared(trx, RECORD_BATCH, [uuidArray(messages.map((m) => m.id)), uuidArray(messages.map((m) => m.deviceId))]);
 }
 
 /** The newest committed feed number. */

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { parse, protocol, type PGlite, type Results } from '@electric-sql/pglite';
 import type { Knex } from 'knex';
+import type { ArrayParam } from './binary-array.js';
 
 type BackendMessage = Parameters<typeof parse.parseResults>[0][number];
 type Parsers = Parameters<typeof parse.parseResults>[1];
@@ -72,7 +73,7 @@ export async function runNamedOnPglite(pg: PGlite, name: string, text: string, b
  * few executions, reuses its plan. The big set-based statements (trips, distance, rules) spend as long in the
  * planner as in execution, batch after batch.
  */
-export function prepared(trx: Knex, sql: string, bindings: readonly Knex.RawBinding[]): Knex.Raw {
+export function prepared(trx: Knex, sql: string, bindings: readonly (Knex.RawBinding | ArrayParam)[]): Knex.Raw {
   return trx.raw(sql, bindings as Knex.RawBinding[]).options({ name: nameOf(sql) });
 }
 

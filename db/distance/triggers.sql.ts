@@ -2,6 +2,7 @@
 import { MAX_MILESTONES_PER_BATCH } from './model.js';
 import { STEP_CTES, type StoredStep } from './steps.sql.js';
 import type { PartRow, SqlPart, SqlStatement } from '../fused.js';
+import { boolArray, float8Array, textArray, timestampArray, uuidArray } from '../binary-array.js';
 
 export interface TriggerFiring {
   triggerId: string; vehicleId: string; applicationId: string; deviceId: string; ts: Date;
@@ -91,23 +92,24 @@ export interface StepBatch {
   skipped?: { id: string; timestamp: Date }[];
 }
 
-/** STEP_CTES' bindings: one array per column (new messages, moved vehicles, skipped frames). */
-function stepBindings(devices: StepBatch[]): unknown[][] {
-  const cols: unknown[][] = [[], [], [], [], [], [], []];
-  const moved: unknown[][] = [[], []];
-  const skipped: unknown[][] = [[], [], []];
+/** STEP_CTES' bindings: one array per column (new messages, moved vehicles, skipped frames), binary (db/binary-array.ts). */
+function stepBindings(devices: StepBatch[]): unknown[] {
+  const ids: string[] = [], deviceIds: string[] = [], ts: Date[] = [], meters: number[] = [], sources: string[] = [];
+  const vehicles: (string | null)[] = [], late: boolean[] = [];
+  const movedIds: string[] = [], movedVehicles: (string | null)[] = [];
+  const skippedDevices: string[] = [], skippedTs: Date[] = [], skippedIds: string[] = [];
   for (const d of devices) {
     const latest = d.previousLatest?.getTime() ?? -Infinity;
     for (const m of d.messages) {
       const step = m.step ?? null;
-      // ISO text: the drivers' Date formatting (local time zone, per element) costs more
-      cols[0].push(m.id); cols[1].push(d.deviceId); cols[2].push(m.timestamp.toISOString()); cols[3].push(step?.meters ?? 0);
-      cols[4].push(step?.source ?? 'none'); cols[5].push(m.vehicleId); cols[6].push(m.timestamp.getTime() <= latest);
-      if (step && step.vehicleId !== m.vehicleId) { moved[0].push(m.id); moved[1].push(m.vehicleId); }
+      ids.push(m.id); deviceIds.push(d.deviceId); ts.push(m.timestamp); meters.push(step?.meters ?? 0);
+      sources.push(step?.source ?? 'none'); vehicles.push(m.vehicleId); late.push(m.timestamp.getTime() <= latest);
+      if (step && step.vehicleId !== m.vehicleId) { movedIds.push(m.id); movedVehicles.push(m.vehicleId); }
     }
-    for (const k of d.skipped ?? []) { skipped[0].push(d.deviceId); skipped[1].push(k.timestamp.toISOString()); skipped[2].push(k.id); }
+    for (const k of d.skipped ?? []) { skippedDevices.push(d.deviceId); skippedTs.push(k.timestamp); skippedIds.push(k.id); }
   }
-  return [...cols, ...moved, ...skipped];
+  return [uuidArray(ids), uuidArray(deviceIds), timestampArray(ts), float8Array(meters), textArray(sources), uuidArray(vehicles),
+    boolArray(late), uuidArray(movedIds), uuidArray(movedVehicles), uuidArray(skippedDevices), timestampArray(skippedTs), uuidArray(skippedIds)];
 }
 
 /**

@@ -1,4 +1,5 @@
 import { prepared } from '../prepared.js';
+import { float8Array, textArray, timestampArray, uuidArray } from '../binary-array.js';
 import type { Knex } from 'knex';
 import { vehicleAt } from '../vehicle-at.sql.js';
 import { runParts, type PartRow, type SqlPart, type SqlStatement } from '../fused.js';
@@ -109,23 +110,21 @@ const ASSOCIATIONS = `
   ORDER BY b.device_id, a.started_at, a.created_at`;
 
 /**
- * The rows as BATCH_ROWS's parameters, column by column: ids, timestamps and kinds as text (a job's receipt time, shared
- * by its rows, converted once), lon/lat as numbers or null (the decoder's checks), data and extra as one JSON array each.
+ * The rows as BATCH_ROWS's parameters, column by column: the scalar columns as binary arrays (db/binary-array.ts), data
+ * and extra as one JSON array each.
  */
 function messageColumns(rows: MessageRow[]): unknown[] {
   const n = rows.length;
-  const ids = new Array<string>(n), devices = new Array<string>(n), ts = new Array<string>(n), frames = new Array<string | null>(n);
+  const ids = new Array<string>(n), devices = new Array<string>(n), ts = new Array<Date>(n), frames = new Array<string | null>(n);
   const kinds = new Array<string>(n), lons = new Array<number | null>(n), lats = new Array<number | null>(n);
-  const received = new Array<string>(n), data = new Array<unknown>(n), extra = new Array<unknown>(n);
-  let receivedAt: Date | null = null;
-  let receivedIso = '';
+  const received = new Array<Date>(n), data = new Array<unknown>(n), extra = new Array<unknown>(n);
   for (let i = 0; i < n; i++) {
     const r = rows[i];
-    if (r.receivedAt !== receivedAt) { receivedAt = r.receivedAt; receivedIso = receivedAt.toISOString(); }
-    ids[i] = r.id; devices[i] = r.deviceId; ts[i] = r.timestamp.toISOString(); frames[i] = r.frameId; kinds[i] = r.kind;
-    lons[i] = r.lon; lats[i] = r.lat; received[i] = receivedIso; data[i] = r.data; extra[i] = r.extra;
+    ids[i] = r.id; devices[i] = r.deviceId; ts[i] = r.timestamp; frames[i] = r.frameId; kinds[i] = r.kind;
+    lons[i] = r.lon; lats[i] = r.lat; received[i] = r.receivedAt; data[i] = r.data; extra[i] = r.extra;
   }
-  return [ids, devices, ts, frames, kinds, lons, lats, received, JSON.stringify(data), JSON.stringify(extra)];
+  return [uuidArray(ids), uuidArray(devices), timestampArray(ts), textArray(frames), textArray(kinds), float8Array(lons),
+    float8Array(lats), timestampArray(received), JSON.stringify(data), JSON.stringify(extra)];
 }
 
 /** What the insert stored: each new message's step by id (duplicates skipped are absent), the devices' previous newest timestamps. */
@@ -133,7 +132,7 @@ export interface StoredBatch { inserted: Map<string, StoredStep>; latest: Map<st
 
 /** The batch's insert with its devices' previous newest timestamps, as a db/fused.ts part (storedBatch reads its rows). */
 export function insertPart(rows: MessageRow[], deviceIds: string[]): SqlPart {
-  return { statement: INSERT_AFTER_LATEST, bindings: [deviceIds, ...messageColumns(rows)] };
+  return { statement: INSERT_AFTER_LATEST, bindings: [uuidArray(deviceIds), ...messageColumns(rows)] };
 }
 
 /** The messages insertPart stored, with their steps, and the devices' previous newest timestamps. */

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { prepared } from '../prepared.js';
+import { boolArray, timestampArray, uuidArray } from '../binary-array.js';
 import { EVENT_COLUMNS, EVENTS_AND_LEASED, eventsAndLeased, NOTIFIED } from '../repositories/notification-fanout.js';
 import type { StoredEvent } from '../../lib/bus.js';
 import { vehicleAt } from '../vehicle-at.sql.js';
@@ -205,8 +206,8 @@ export interface StoredRuleEvent extends StoredEvent { applicationId: string; ti
 export async function evaluateAndStore(trx: Knex, plan: PlanEntry[], links: readonly string[],
   leaseMs: number | null = null): Promise<StoredRuleEvent[]> {
   if (!plan.length) return [];
-  const { rows } = await prepared(trx, RULES_SQL, [plan.map((p) => p.ruleId), plan.map((p) => p.from.toISOString()),
-    plan.map((p) => p.late), ...links, leaseMs]);
+  const { rows } = await prepared(trx, RULES_SQL, [uuidArray(plan.map((p) => p.ruleId)), timestampArray(plan.map((p) => p.from)),
+    boolArray(plan.map((p) => p.late)), ...links, leaseMs]);
   const { events, leased } = eventsAndLeased(rows as Record<string, any>[]);
   return [...events.values()].map((r) => ({
     id: r.id, deviceId: r.device_id, eventType: r.event_type, applicationId: r.application_id, timestamp: new Date(r.ts),

@@ -7,6 +7,7 @@ import type { Knex } from 'knex';
 import type { NewEvent } from '../repositories/events.repository.js';
 import { CONTINUE, SEGMENT } from './segment.sql.js';
 import { prepared } from '../prepared.js';
+import { boolArray, timestampArray, uuidArray } from '../binary-array.js';
 import type { PartRow, SqlPart } from '../fused.js';
 import { EVENT_DIFF, FINALIZE, SWEEP, UPSERT_REPORT_CARDS } from './finalize.sql.js';
 import {
@@ -53,13 +54,13 @@ const continuable = (spans: TripSpan[]) => spans.filter((s) => !s.late && !s.ign
 export function continuePart(spans: TripSpan[], o: SegmentOptions): SqlPart | null {
   const eligible = continuable(spans);
   if (!eligible.length) return null;
-  return { statement: CONTINUE, bindings: [eligible.map((s) => s.deviceId), eligible.flatMap((s) => s.messageIds), ...params(o)] };
+  return { statement: CONTINUE, bindings: [uuidArray(eligible.map((s) => s.deviceId)), uuidArray(eligible.flatMap((s) => s.messageIds)), ...params(o)] };
 }
 
 async function segment(trx: Knex, spans: TripSpan[], o: SegmentOptions) {
   const { rows } = await prepared(trx, SEGMENT, [
-    spans.map((s) => s.deviceId), spans.map((s) => s.firstTs.toISOString()), spans.map((s) => s.late), spans.map((s) => s.mayOpen),
-    spans.flatMap((s) => s.messageIds), ...params(o),
+    uuidArray(spans.map((s) => s.deviceId)), timestampArray(spans.map((s) => s.firstTs)), boolArray(spans.map((s) => s.late)),
+    boolArray(spans.map((s) => s.mayOpen)), uuidArray(spans.flatMap((s) => s.messageIds)), ...params(o),
   ]);
   const kept = (rows as any[]).filter((r) => !r.removed);
   const late = new Set(spans.filter((s) => s.late).map((s) => s.deviceId));

@@ -4,6 +4,7 @@ import { framesToMessages, rowsOf, runStage, storeFleet, storeFrames, vehicleTot
 import { distancePart } from '../../db/distance/triggers.sql.js';
 import { fuse, type SqlPart } from '../../db/fused.js';
 import { insertPart } from '../../db/repositories/ingest.repository.js';
+import { plainBinding } from '../../db/binary-array.js';
 import type { Knex } from 'knex';
 
 let t: TestApp;
@@ -104,7 +105,7 @@ describe('distance steps', () => {
       ? `ARRAY[${value.map((v) => (v === null ? 'NULL' : quote(v))).join(',')}]::${type}` : `${quote(value)}::${type}`);
     await trx.raw(`PREPARE probe(${types.join(',')}) AS ${text}`);
     await trx.raw('SET LOCAL plan_cache_mode = force_generic_plan');
-    const args = part.bindings.map((value, i) => literal(value, types[i]));
+    const args = part.bindings.map((value, i) => literal(plainBinding(value), types[i]));
     const { rows } = await trx.raw(`EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE probe(${args.join(',')})`);
     await trx.raw('DEALLOCATE probe');
     const out = rows[0]['QUERY PLAN'];

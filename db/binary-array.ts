@@ -1,0 +1,87 @@
+// Array parameters in PostgreSQL's binary format. The ingest path binds a few arrays per frame (ids, timestamps,
+// steps: one per column of a batch); sent as text, PostgreSQL parsed each element (array_in, then uuid_in,
+// timestamptz_in, float8in): ~60k of ~546k instructions a frame at ingest (issue 13, replayed under callgrind). The pg
+// driver sends a Buffer as a binary parameter, and an object's toPostgres() result as its value, so an ArrayParam goes
+// as the array's binary form (array_recv: each element copied, not parsed). PGlite's driver takes the plain values
+// (plainBinding), which it sends as text.
+
+type ElementType = 'uuid' | 'timestamptz' | 'float8' | 'text' | 'bool';
+
+/** pg_type OIDs of the element types. */
+const OID: Record<ElementType, number> = { uuid: 2950, timestamptz: 1184, float8: 701, text: 25, bool: 16 };
+/** Bytes of an element (null: its UTF-8 length). */
+const WIDTH: Record<ElementType, number | null> = { uuid: 16, timestamptz: 8, float8: 8, text: null, bool: 1 };
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** PostgreSQL's timestamp epoch (2000-01-01T00:00:00Z), in Unix ms. */
+const PG_EPOCH_MS = 946_684_800_000;
+
+type Element<T extends ElementType> = T extends 'uuid' | 'text' ? string : T extends 'timestamptz' ? Date : T extends 'float8' ? number : boolean;
+
+/** A one-dimensional array parameter: binary for the pg driver (toPostgres), its values for PGlite (plainBinding). */
+export class ArrayParam<T extends ElementType = ElementType> {
+  constructor(readonly type: T, readonly values: readonly (Element<T> | null)[]) {}
+
+  /** The values as the text-format drivers take them: timestamps as ISO text. */
+  plain(): unknown[] {
+    return this.type === 'timestamptz' ? this.values.map((v) => (v === null ? null : (v as Date).toISOString())) : [...this.values];
+  }
+
+  /** PostgreSQL's binary array: dimensions, null flag, element type, then each element's length and bytes. */
+  toPostgres(): Buffer {
+    const { type, values } = this;
+    const width = WIDTH[type];
+    let size = values.length ? 20 : 12;
+    let nulls = 0;
+    const texts = type === 'text' ? values.map((v) => (v === null ? null : Buffer.from(v as string, 'utf8'))) : null;
+    for (let i = 0; i < values.length; i++) {
+      if (values[i] === null) { nulls = 1; size += 4; } else size += 4 + (width ?? texts![i]!.length);
+    }
+    const buf = Buffer.allocUnsafe(size);
+    buf.writeInt32BE(values.length ? 1 : 0, 0);
+    buf.writeInt32BE(nulls, 4);
+    buf.writeUInt32BE(OID[type], 8);
+    if (!values.length) return buf;
+    buf.writeInt32BE(values.length, 12);
+    buf.writeInt32BE(1, 16);
+    let at = 20;
+    for (let i = 0; i < values.length; i++) {
+      const v = values[i];
+      if (v === null) { buf.writeInt32BE(-1, at); at += 4; continue; }
+      const n = width ?? texts![i]!.length;
+      buf.writeInt32BE(n, at);
+      at += 4;
+      switch (type) {
+        case 'uuid': {
+          const s = v as string;
+          if (!UUID.test(s)) throw new TypeError(`not a uuid: ${JSON.stringify(s).slice(0, 60)}`);
+          buf.write(s.slice(0, 8) + s.slice(9, 13) + s.slice(14, 18) + s.slice(19, 23) + s.slice(24), at, 16, 'hex');
+          break;
+        }
+        case 'timestamptz': {
+          const ms = (v as Date).getTime();
+          if (!Number.isFinite(ms)) throw new TypeError('not a valid date');
+          // microseconds since PostgreSQL's epoch, as a big-endian int64 (exact: |µs| < 2^53 for any JS date)
+          const us = (ms - PG_EPOCH_MS) * 1000;
+          const hi = Math.floor(us / 2 ** 32);
+          buf.writeInt32BE(hi, at);
+          buf.writeUInt32BE(us - hi * 2 ** 32, at + 4);
+          break;
+        }
+        case 'float8': buf.writeDoubleBE(v as number, at); break;
+        case 'bool': buf.writeUInt8(v ? 1 : 0, at); break;
+        case 'text': texts![i]!.copy(buf, at); break;
+      }
+      at += n;
+    }
+    return buf;
+  }
+}
+
+export const uuidArray = (values: readonly (string | null)[]) => new ArrayParam('uuid', values);
+export const timestampArray = (values: readonly (Date | null)[]) => new ArrayParam('timestamptz', values);
+export const float8Array = (values: readonly (number | null)[]) => new ArrayParam('float8', values);
+export const textArray = (values: readonly (string | null)[]) => new ArrayParam('text', values);
+export const boolArray = (values: readonly (boolean | null)[]) => new ArrayParam('bool', values);
+
+/** A binding as the text-format drivers (PGlite, literal SQL) take it: an ArrayParam's plain values, else itself. */
+export const plainBinding = (v: unknown): unknown => (v instanceof ArrayParam ? v.plain() : v);

@@ -1,0 +1,53 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDb } from '../helpers/db.js';
+import { prepared } from '../../db/prepared.js';
+import { ArrayParam, boolArray, float8Array, textArray, timestampArray, uuidArray } from '../../db/binary-array.js';
+
+let db: Awaited<ReturnType<typeof createTestDb>>;
+beforeAll(async () => { db = await createTestDb(); });
+afterAll(async () => { await db?.close(); });
+
+/** What PostgreSQL received, element by element as text (null as null), through a named statement and an unnamed one. */
+async function received(param: ArrayParam, type: string): Promise<(string | null)[][]> {
+  const sql = `SELECT array_to_json(x::text[]) AS a, cardinality(x) AS n FROM (SELECT ?::${type}[] AS x) s`;
+  const named = (await prepared(db.knex, sql, [param])).rows[0];
+  const unnamed = (await db.knex.raw(sql, [param as never])).rows[0];
+  const out = [named, unnamed].map((r: any) => (typeof r.a === 'string' ? JSON.parse(r.a) : r.a) ?? []);
+  for (const [k, r] of [named, unnamed].entries()) expect(Number(r.n ?? 0), `cardinality, ${k ? 'unnamed' : 'named'}`).toBe(out[k].length);
+  return out;
+}
+
+describe('array parameters (db/binary-array.ts), on either driver', () => {
+  it('delivers uuids, nulls and an empty array as given', async () => {
+    const ids = ['00000000-0000-4000-8000-000000000001', 'FFFFFFFF-ffff-4fff-bfff-ffffffffffff', null, '0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b'];
+    const want = ids.map((v) => v && v.toLowerCase());
+    expect(await received(uuidArray(ids), 'uuid')).toEqual([want, want]);
+    expect(await received(uuidArray([]), 'uuid')).toEqual([[], []]);
+  });
+
+  it('delivers timestamps to the millisecond, before and after PostgreSQL\'s epoch', async () => {
+    const dates = [new Date('2026-11-28T09:00:00.123Z'), new Date('1999-12-31T23:59:59.999Z'), new Date('1970-01-01T00:00:00.000Z'),
+      null, new Date('2000-01-01T00:00:00.001Z'), new Date('2199-12-31T23:59:59.999Z')];
+    const [named, unnamed] = await received(timestampArray(dates), 'timestamptz');
+    for (const got of [named, unnamed]) {
+      expect(got.map((v) => (v === null ? null : new Date(v).getTime()))).toEqual(dates.map((d) => d && d.getTime()));
+    }
+  });
+
+  it('delivers floats exactly, with nulls, infinities and NaN', async () => {
+    const xs = [0, -0.5, 32.7767123456789, 1e-300, -1.7976931348623157e308, null, Infinity, -Infinity, NaN];
+    const [named, unnamed] = await received(float8Array(xs), 'float8');
+    for (const got of [named, unnamed]) expect(got.map((v) => (v === null ? null : Number(v)))).toEqual(xs);
+  });
+
+  it('delivers text with what a text array literal escapes, and booleans', async () => {
+    const texts = ['plain', 'NULL', 'a"b', 'back\\slash', 'comma,brace{}', ' spaced ', 'ünï😀', null, ''];
+    expect(await received(textArray(texts), 'text')).toEqual([texts, texts]);
+    expect(await received(boolArray([true, false, null]), 'bool')).toEqual([['true', 'false', null], ['true', 'false', null]]);
+  });
+
+  it('refuses what is not a uuid or a date before sending anything', () => {
+    expect(() => uuidArray(['not-a-uuid']).toPostgres()).toThrow(/not a uuid/);
+    expect(() => timestampArray([new Date(Number.NaN)]).toPostgres()).toThrow(/not a valid date/);
+  });
+});
