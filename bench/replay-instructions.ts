@@ -1,0 +1,108 @@
+// PostgreSQL's instructions a frame on the ingest path, counted by callgrind: repeatable on a noisy machine, where
+// timings of the same tree move by a third within an hour (issue 13). Not a `drivewire bench` scenario: it needs a
+// PostgreSQL cluster run under valgrind (README, "Counting PostgreSQL's instructions"). Run it with each tree's own copy
+// to compare trees on the same template database.
+//
+//   npx tsx bench/replay-instructions.ts --cluster postgres://postgres@127.0.0.1:5499 --template dw_tpl \
+//     --callgrind-dir /tmp/pgcg [--stages vehicles,trips] [--frames 2] [--rounds 2,6]
+//
+// For each of the two round counts: a fresh copy of the template, this tree's ingest pipeline (its stages, one lane, a
+// pool of one connection, so one backend does all the work) storing `rounds` batches of one payload of `frames` frames
+// from every device of the template (the bench's frames, timestamps after the device's newest), then the backend's
+// instruction total from the callgrind file it writes when it exits. The difference between the two runs, divided by
+// the frames between them, leaves out connecting, first plans and caches: instructions a frame in steady state.
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import knexFactory from 'knex';
+import pg from 'pg';
+import { loadConfig } from '../lib/config.js';
+import { createBus } from '../lib/bus.js';
+import { silentLogger } from '../lib/logger.js';
+import { repositories } from '../db/index.js';
+import { createIngestPipeline } from '../gateway/ingest.pipeline.js';
+import { createGatewayMetrics } from '../gateway/metrics.js';
+import { uplinkJob } from '../gateway/uplink.js';
+import { INGEST_STAGES } from '../gateway/ingest.stages.js';
+
+const { values: args } = parseArgs({
+  options: {
+    cluster: { type: 'string' }, template: { type: 'string' }, 'callgrind-dir': { type: 'string' },
+    stages: { type: 'string' }, frames: { type: 'string', default: '2' }, rounds: { type: 'string', default: '2,6' },
+  },
+});
+if (!args.cluster || !args.template || !args['callgrind-dir']) {
+  process.stderr.write('usage: replay-instructions.ts --cluster URL --template DB --callgrind-dir DIR [--stages a,b] [--frames N] [--rounds R1,R2]\n');
+  process.exit(2);
+}
+const FRAMES = Number(args.frames);
+const [R1, R2] = args.rounds!.split(',').map(Number);
+const only = args.stages === undefined ? null : args.stages.split(',').filter(Boolean);
+
+/** A dongle-like frame, as the bench's load generator sends (bench/load.common.js), at a given time. */
+function frame(device: number, seq: number, ts: number) {
+  const speed = (seq * 7) % 120;
+  return {
+    id: `r${device}-${seq}`, ts,
+    location: { lat: 32.7767 + (seq % 1000) * 1e-5, lon: -96.797 + device * 1e-4, speed, heading: seq % 360 },
+    accel: { maxX: 0.12, maxY: 0.31, maxZ: 9.9, minX: -0.1, minY: -0.2, minZ: 9.6 },
+    pids: { '0C': ((800 + speed * 25) * 4).toString(16).padStart(4, '0'), '0D': speed.toString(16).padStart(2, '0'), '04': '5A', '05': '7B', '10': '01F4', '11': '33', '0B': '65', '2F': '80' },
+  };
+}
+
+async function instructionsOf(pid: number): Promise<number> {
+  for (let t = 0; t < 3000; t++) {
+    try {
+      const m = /^totals: (\d+)/m.exec(readFileSync(`${args['callgrind-dir']}/cg.${pid}`, 'utf8'));
+      if (m) return Number(m[1]);
+    } catch { /* not written yet */ }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`no callgrind totals for backend ${pid} in ${args['callgrind-dir']} (is the cluster run under callgrind with --callgrind-out-file=DIR/cg.%p?)`);
+}
+
+async function run(rounds: number) {
+  const admin = new pg.Client({ connectionString: `${args.cluster}/postgres` });
+  await admin.connect();
+  const db = `dw_replay_${process.pid}_${rounds}`;
+  await admin.query(`CREATE DATABASE ${db} TEMPLATE ${args.template}`);
+  const knex = knexFactory({ client: 'pg', connection: { connectionString: `${args.cluster}/${db}` }, pool: { min: 1, max: 1 } });
+  try {
+    const pid = (await knex.raw('SELECT pg_backend_pid() AS p')).rows[0].p as number;
+    await knex.raw('SET jit = off');
+    const devices = (await knex.raw(`SELECT d.id, max(m.ts) AS t FROM devices d JOIN messages m ON m.device_id = d.id
+      GROUP BY d.id ORDER BY d.id`)).rows as { id: string; t: Date }[];
+    if (!devices.length) throw new Error(`the template ${args.template} has no device with messages`);
+    const config = loadConfig({}, {});
+    const repos = repositories(knex);
+    const stages = INGEST_STAGES.map((make) => make({ config, knex, repos, log: silentLogger })).filter((s) => !only || only.includes(s.name));
+    const pipeline = createIngestPipeline({
+      knex, repos, stages, batchSize: devices.length * FRAMES, batchMs: 60_000, bus: createBus(), log: silentLogger, lanes: 1,
+      metrics: createGatewayMetrics({ connectedClients: () => 0, queueDepth: () => 0 }),
+    });
+    const base = Math.max(...devices.map((d) => new Date(d.t).getTime())) + 1000;
+    for (let r = 0, seq = 0; r < rounds; r++, seq += FRAMES) {
+      // a batch: every device's payload, submitted at once (the batch size is reached by the last)
+      const jobs = devices.map((d, i) => uplinkJob(d.id, `devices/${d.id}/frames`,
+        Buffer.from(JSON.stringify(Array.from({ length: FRAMES }, (_, k) => frame(i, seq + k, base + (seq + k) * 200 + i)))),
+        262_144, new Date(base + seq * 200)).job);
+      await Promise.all(jobs.map((j) => pipeline.submit(j)));
+    }
+    await pipeline.close();
+    for (const s of stages) await s.close?.();
+    const stored = Number((await knex.raw(`SELECT count(*) AS n FROM messages WHERE frame_id LIKE 'r%'`)).rows[0].n);
+    await knex.destroy();
+    return { frames: rounds * devices.length * FRAMES, stored, stages: stages.map((s) => s.name), instructions: await instructionsOf(pid) };
+  } finally {
+    await knex.destroy().catch(() => undefined);
+    await admin.query(`DROP DATABASE IF EXISTS ${db}`);
+    await admin.end();
+  }
+}
+
+const a = await run(R1);
+const b = await run(R2);
+if (a.stored !== a.frames || b.stored !== b.frames) throw new Error(`stored ${a.stored}/${a.frames} and ${b.stored}/${b.frames} frames`);
+process.stdout.write(`${JSON.stringify({
+  template: args.template, stages: b.stages, framesPerBatch: b.frames / R2, rounds: [R1, R2],
+  instructionsPerFrame: Math.round((b.instructions - a.instructions) / (b.frames - a.frames)),
+})}\n`);
