@@ -15,9 +15,14 @@ export function frame(deviceIndex, seq, frameBytes = 0) {
   // Strictly increasing per device, so every frame is in order and `ts` is its publish time.
   const t = Math.max(Date.now(), (lastTs.get(deviceIndex) ?? 0) + 1);
   lastTs.set(deviceIndex, t);
+  return JSON.stringify(frameBody(deviceIndex, seq, t, frameBytes));
+}
+
+/** frame()'s body, stamped `ts` (ms): bench/replay-instructions.ts replays the same frames at times of its own. */
+export function frameBody(deviceIndex, seq, ts, frameBytes = 0) {
   const speed = (seq * 7) % 120;
-  return JSON.stringify({
-    id: `${deviceIndex}-${seq}`, ts: t,
+  return {
+    id: `${deviceIndex}-${seq}`, ts,
     location: { lat: 32.7767 + (seq % 1000) * 1e-5, lon: -96.797 + deviceIndex * 1e-4, speed, heading: seq % 360 },
     accel: { maxX: 0.12, maxY: 0.31, maxZ: 9.9, minX: -0.1, minY: -0.2, minZ: 9.6 },
     pids: {
@@ -25,7 +30,7 @@ export function frame(deviceIndex, seq, frameBytes = 0) {
       '04': '5A', '05': '7B', '10': '01F4', '11': '33', '0B': '65', '2F': '80',
     },
     ...(frameBytes ? { data: { fuelType: 'x'.repeat(frameBytes) } } : {}),
-  });
+  };
 }
 
 /**

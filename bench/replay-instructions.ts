@@ -23,6 +23,7 @@ import { createIngestPipeline } from '../gateway/ingest.pipeline.js';
 import { createGatewayMetrics } from '../gateway/metrics.js';
 import { uplinkJob } from '../gateway/uplink.js';
 import { INGEST_STAGES } from '../gateway/ingest.stages.js';
+import { frameBody } from './load.common.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -38,16 +39,11 @@ const FRAMES = Number(args.frames);
 const [R1, R2] = args.rounds!.split(',').map(Number);
 const only = args.stages === undefined ? null : args.stages.split(',').filter(Boolean);
 
-/** A dongle-like frame, as the bench's load generator sends (bench/load.common.js), at a given time. */
-function frame(device: number, seq: number, ts: number) {
-  const speed = (seq * 7) % 120;
-  return {
-    id: `r${device}-${seq}`, ts,
-    location: { lat: 32.7767 + (seq % 1000) * 1e-5, lon: -96.797 + device * 1e-4, speed, heading: seq % 360 },
-    accel: { maxX: 0.12, maxY: 0.31, maxZ: 9.9, minX: -0.1, minY: -0.2, minZ: 9.6 },
-    pids: { '0C': ((800 + speed * 25) * 4).toString(16).padStart(4, '0'), '0D': speed.toString(16).padStart(2, '0'), '04': '5A', '05': '7B', '10': '01F4', '11': '33', '0B': '65', '2F': '80' },
-  };
-}
+/**
+ * The replay's frames are the load generator's (frameBody), numbered from SEQ0 on: past any frame id a bench run
+ * stored, and a multiple of the periods of their speeds, latitudes and headings (120, 1,000, 360), so the same frames.
+ */
+const SEQ0 = 9_000_000;
 
 async function instructionsOf(pid: number): Promise<number> {
   for (let t = 0; t < 3000; t++) {
@@ -83,13 +79,13 @@ async function run(rounds: number) {
     for (let r = 0, seq = 0; r < rounds; r++, seq += FRAMES) {
       // a batch: every device's payload, submitted at once (the batch size is reached by the last)
       const jobs = devices.map((d, i) => uplinkJob(d.id, `devices/${d.id}/frames`,
-        Buffer.from(JSON.stringify(Array.from({ length: FRAMES }, (_, k) => frame(i, seq + k, base + (seq + k) * 200 + i)))),
+        Buffer.from(JSON.stringify(Array.from({ length: FRAMES }, (_, k) => frameBody(i, SEQ0 + seq + k, base + (seq + k) * 200 + i)))),
         262_144, new Date(base + seq * 200)).job);
       await Promise.all(jobs.map((j) => pipeline.submit(j)));
     }
     await pipeline.close();
     for (const s of stages) await s.close?.();
-    const stored = Number((await knex.raw(`SELECT count(*) AS n FROM messages WHERE frame_id LIKE 'r%'`)).rows[0].n);
+    const stored = Number((await knex.raw('SELECT count(*) AS n FROM messages WHERE ts >= ?', [new Date(base)])).rows[0].n);
     await knex.destroy();
     return { frames: rounds * devices.length * FRAMES, stored, stages: stages.map((s) => s.name), instructions: await instructionsOf(pid) };
   } finally {
