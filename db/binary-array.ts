@@ -7,10 +7,11 @@
 
 type ElementType = 'uuid' | 'timestamptz' | 'float8' | 'text' | 'bool';
 
-/** pg_type OIDs of the element types. */
-const OID: Record<ElementType, number> = { uuid: 2950, timestamptz: 1184, float8: 701, text: 25, bool: 16 };
-/** Bytes of an element (null: its UTF-8 length). */
-const WIDTH: Record<ElementType, number | null> = { uuid: 16, timestamptz: 8, float8: 8, text: null, bool: 1 };
+/** Each element type's pg_type OID and bytes an element (null: its UTF-8 length). */
+const ELEMENT: Record<ElementType, { oid: number; width: number | null }> = {
+  uuid: { oid: 2950, width: 16 }, timestamptz: { oid: 1184, width: 8 }, float8: { oid: 701, width: 8 }, text: { oid: 25, width: null },
+  bool: { oid: 16, width: 1 },
+};
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** PostgreSQL's timestamp epoch (2000-01-01T00:00:00Z), in Unix ms. */
 const PG_EPOCH_MS = 946_684_800_000;
@@ -29,7 +30,7 @@ export class ArrayParam<T extends ElementType = ElementType> {
   /** PostgreSQL's binary array: dimensions, null flag, element type, then each element's length and bytes. */
   toPostgres(): Buffer {
     const { type, values } = this;
-    const width = WIDTH[type];
+    const { oid, width } = ELEMENT[type];
     let size = values.length ? 20 : 12;
     let nulls = 0;
     const texts = type === 'text' ? values.map((v) => (v === null ? null : Buffer.from(v as string, 'utf8'))) : null;
@@ -39,7 +40,7 @@ export class ArrayParam<T extends ElementType = ElementType> {
     const buf = Buffer.allocUnsafe(size);
     buf.writeInt32BE(values.length ? 1 : 0, 0);
     buf.writeInt32BE(nulls, 4);
-    buf.writeUInt32BE(OID[type], 8);
+    buf.writeUInt32BE(oid, 8);
     if (!values.length) return buf;
     buf.writeInt32BE(values.length, 12);
     buf.writeInt32BE(1, 16);
