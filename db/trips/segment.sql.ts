@@ -69,15 +69,15 @@ const SPAN = `
  * islands and segments; the members of a segment (MEMBERS) are real messages only, and take what a continued trip
  * carries (last location, speed sample, hard-event state) from `ctx`.
  */
-const ROWS0 = (virtual: boolean) => `
+const ROWS0 = (virtual: boolean, carried = '') => `
   rows0 AS (
-    SELECT x.device_id, m.id, m.ts, m.kind, m.location,
+    SELECT x.device_id, m.id, m.ts, m.kind, m.location,${carried}
       coalesce((m.data ->> 'vehicleSpeed')::float8, (m.extra -> 'gps' ->> 'speed')::float8) AS spd,
       (m.data ->> 'calculatedLoadValue')::float8 AS load, (m.data ->> 'engineFuelRate')::float8 AS fuel_rate,
       (m.data ->> 'massAirFlow')::float8 AS maf, coalesce((m.data ->> 'fuelType') ILIKE '%diesel%', false) AS diesel,
       (m.data -> 'accel' ->> 'minX')::float8 AS ax_min, (m.data -> 'accel' ->> 'maxX')::float8 AS ax_max,
       false AS virt, NULL::boolean AS v_mv,
-      row_number() OVER (PARTITION BY m.device_id ORDER BY m.ts, m.received_at, m.id) AS rn
+      row_number() OVER (PARTITION BY x.device_id ORDER BY m.ts, m.received_at, m.id) AS rn
     FROM ctx x
     -- per device through messages_device_ts_id (OFFSET 0 keeps the planner from turning it into a scan of the table)
     CROSS JOIN LATERAL (SELECT * FROM messages mm WHERE mm.device_id = x.device_id AND mm.ts >= x.from_ts OFFSET 0) m
@@ -278,14 +278,16 @@ export const CONTINUE: SqlStatement = {
     SELECT c.device_id, c.last_ts AS from_ts, false AS late, c.last_ts AS v_ts, c.last_location AS v_loc, c.last_speed AS v_spd, c.last_speed_ts AS v_spd_ts, c.last_hard AS v_hard,
       c.start_reason = 'motion' AS v_mv, c.start_reason = 'startup' AS ignition
     FROM cont c),
-  ${ROWS0(false)},
-  -- the trip's last counted message stands before the rows (lag's default; a motion trip's is its last moving sample)
+  ${ROWS0(false, ' m.received_at, x.ignition, x.v_ts, x.v_spd, x.v_spd_ts, x.v_loc, x.v_hard, x.v_mv AS c_mv,')},
+  -- the trip's last counted message stands before the rows (lag's default; a motion trip's is its last moving sample).
+  -- rows0 carries the trip's values, and the window is in the order rows0 numbered its rows (rn's): rows0's output is
+  -- in that order, so no sort (joined to ctx here and ordered by rn, the rows were sorted again)
   flagged AS (
-    SELECT r.*, x.ignition, x.v_ts, x.v_spd, x.v_spd_ts, x.v_loc, x.v_hard, x.v_mv AS c_mv, coalesce(r.spd >= p.motion, false) AS mv,
-      r.ts - coalesce(max(r.ts) OVER wp, x.v_ts) AS dt,
-      coalesce(max(CASE WHEN r.spd >= p.motion THEN r.ts END) OVER wp, CASE WHEN x.v_mv THEN x.v_ts END) AS prev_mv_ts
-    FROM rows0 r JOIN ctx x ON x.device_id = r.device_id CROSS JOIN p
-    WINDOW wp AS (PARTITION BY r.device_id ORDER BY r.rn ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)),
+    SELECT r.*, coalesce(r.spd >= p.motion, false) AS mv,
+      r.ts - coalesce(max(r.ts) OVER wp, r.v_ts) AS dt,
+      coalesce(max(CASE WHEN r.spd >= p.motion THEN r.ts END) OVER wp, CASE WHEN r.c_mv THEN r.v_ts END) AS prev_mv_ts
+    FROM rows0 r CROSS JOIN p
+    WINDOW wp AS (PARTITION BY r.device_id ORDER BY r.ts, r.received_at, r.id ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)),
   segs AS (
     SELECT f.device_id, 0::bigint AS sess, 0::bigint AS seg, f.ignition, true AS is_cont, least(min(f.ts), f.v_ts) AS first_ts,
       ${LAST_MV_TS} AS last_mv_ts, max(f.ts) AS end_ts, NULL::text AS end_reason
