@@ -142,16 +142,16 @@ const ROWS = `${ROWS0(true)},
  * first location the one with none before it, so that a level is one pass over its rows; a second frame was a second
  * WindowAgg, the rows formed into another tuplestore (issue 13: CONTINUE and `flagged` −15k instructions a frame).
  */
-const MEMBERS = (rowsOfSegs: string, part: string[], carried = 'k') => {
-  const w = (a: string) => `w AS (PARTITION BY ${part.map((c) => `${a}.${c}`).join(', ')} ORDER BY ${a}.rn)`;
+const MEMBERS = (rowsOfSegs: string, part: string[], carried = 'k', { seg = 'g', order = ['rn'], extra = [] as string[] } = {}) => {
+  const w = (a: string) => `w AS (PARTITION BY ${part.map((c) => `${a}.${c}`).join(', ')} ORDER BY ${order.map((c) => `${a}.${c}`).join(', ')})`;
   return `
   mem AS (
-    SELECT r.device_id, r.sess, r.seg, r.rn, r.ts, r.mv, r.spd, r.location, r.load, r.fuel_rate, r.maf, r.diesel, r.ax_min, r.ax_max,
+    SELECT r.device_id, r.sess, r.seg, r.rn, r.ts, r.mv, r.spd, r.location, r.load, r.fuel_rate, r.maf, r.diesel, r.ax_min, r.ax_max,${extra.map((c) => ` r.${c},`).join('')}
       ${carried}.v_spd AS c_spd, CASE WHEN ${carried}.v_spd IS NOT NULL THEN ${carried}.v_spd_ts END AS c_spd_ts, ${carried}.v_loc AS c_loc,
       ${carried}.v_hard AS c_hard, coalesce(max(r.ts) OVER wp, ${carried}.v_ts) AS prev_ts, lead(r.rn) OVER wp IS NULL AS is_last,
       max(r.rn) FILTER (WHERE r.spd IS NOT NULL) OVER wp AS spd_rn, max(r.rn) FILTER (WHERE r.location IS NOT NULL) OVER wp AS loc_rn
     FROM ${rowsOfSegs}
-    WHERE NOT r.virt AND r.ts <= CASE WHEN g.end_reason IS NULL AND NOT g.ignition THEN g.last_mv_ts ELSE g.end_ts END
+    WHERE NOT r.virt AND r.ts <= CASE WHEN ${seg}.end_reason IS NULL AND NOT ${seg}.ignition THEN ${seg}.last_mv_ts ELSE ${seg}.end_ts END
     WINDOW ${w('r')}, wp AS (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)),
   -- the latest speed sample (value, time) and location before each row: in the segment, else what the trip carries
   mem2 AS (
@@ -174,13 +174,43 @@ const MEMBERS = (rowsOfSegs: string, part: string[], carried = 'k') => {
     SELECT m.*, m.hard IS NOT NULL AND m.hard IS DISTINCT FROM lag(m.hard, 1, m.c_hard) OVER w AS hard_new FROM mem3 m WINDOW ${w('m')})`;
 };
 
+/** What MERGED reads of a trip's segment: SEGMENT's segs `g`. */
+interface SegmentOf { device_id: string; first_ts: string; end_reason: string; end_ts: string; ignition: string }
+const SEG: SegmentOf = { device_id: 'g.device_id', first_ts: 'g.first_ts', end_reason: 'g.end_reason', end_ts: 'g.end_ts', ignition: 'g.ignition' };
+
+/**
+ * A trip's columns from its segment `g` (SegmentOf) and the segment's sums `s` (sums; null for a continued segment
+ * without members) added to what the trip `c` carried (a continued trip's row; null for a new trip), as [column,
+ * expression]: SEGMENT's `final` (c: cont) and CONTINUE's UPDATE (c: the updated row itself) compute a trip alike.
+ */
+const MERGED = (c: string, g: SegmentOf): [string, string][] => [
+  ['vehicle_id', `coalesce(${c}.vehicle_id, ${vehicleAt(g.device_id, g.first_ts)})`],
+  ['stop_ts', `CASE WHEN ${g.end_reason} IS NOT NULL THEN ${g.end_ts} END`],
+  ['last_ts', `coalesce(s.last_ts, ${c}.last_ts)`],
+  ['start_reason', `coalesce(${c}.start_reason, CASE WHEN ${g.ignition} THEN 'startup' ELSE 'motion' END)`],
+  ['end_reason', g.end_reason],
+  ['start_point', `coalesce(${c}.start_point, s.first_location)`],
+  ['stop_point', `coalesce(s.last_location, ${c}.last_location, ${c}.stop_point)`],
+  ...['message_count', 'location_count', 'gps_m', 'vss_m', 'speed_n', 'moving_n', 'moving_sum', 'moving_sumsq', 'load_n', 'load_sum',
+    'fuel_rate_l', 'air_g', 'fuel_n', 'hard_accel', 'hard_brake', 'stop_count', 'speeding_ms']
+    .map((col): [string, string] => [col, `coalesce(${c}.${col}, 0) + coalesce(s.${col}, 0)`]),
+  ['max_speed', `greatest(${c}.max_speed, s.max_speed)`],
+  ['diesel', `coalesce(${c}.diesel, false) OR coalesce(s.diesel, false)`],
+  ['last_location', `coalesce(s.last_location, ${c}.last_location)`],
+  ['last_speed', `coalesce(s.last_speed, ${c}.last_speed)`],
+  ['last_speed_ts', `coalesce(s.last_speed_ts, ${c}.last_speed_ts)`],
+  ['last_moving_ts', `coalesce(s.last_moving_ts, ${c}.last_moving_ts)`],
+  ['last_hard', `CASE WHEN s.device_id IS NULL THEN ${c}.last_hard ELSE s.last_hard END`],
+  ['last_stopped', `coalesce(coalesce(s.last_speed, ${c}.last_speed) < (SELECT stopped FROM p), false)`],
+];
+
 /**
  * The segments' sums, added to the continued trip's. A continued segment may have no member (an open motion trip
  * whose new messages are all at rest): its trip keeps what it carries.
  */
-const SUMS = `
+const SUMS = (keys = ['device_id', 'sess', 'seg'], also: string[] = []) => `
   sums AS MATERIALIZED (
-    SELECT m.device_id, m.sess, m.seg,
+    SELECT ${keys.map((k) => `m.${k}`).join(', ')},${also.map((a) => ` ${a},`).join('')}
       count(*) AS message_count, count(m.location) AS location_count,
       coalesce(sum(${SPHEROID_M('m.location', 'm.loc_before')}), 0) AS gps_m,
       coalesce(sum((m.spd + m.prev_spd) / 2 / 3.6 * date_part('epoch', m.ts - m.prev_spd_ts)), 0) AS vss_m,
@@ -203,22 +233,13 @@ const SUMS = `
       max(CASE WHEN m.spd IS NOT NULL THEN m.ts ELSE m.spd_ts_before END) FILTER (WHERE m.is_last) AS last_speed_ts,
       max(m.hard) FILTER (WHERE m.is_last) AS last_hard,
       max(m.ts) AS last_ts, max(m.ts) FILTER (WHERE m.mv) AS last_moving_ts
-    FROM mem4 m, p GROUP BY m.device_id, m.sess, m.seg),
+    FROM mem4 m, p GROUP BY ${keys.map((k) => `m.${k}`).join(', ')})`;
+
+/** SEGMENT's trips: each segment's, merged with the open trip it continues (MERGED). */
+const FINAL = `
   final AS (
-    SELECT g.device_id, coalesce(c.id, gen_random_uuid()) AS id,
-      coalesce(c.vehicle_id, ${vehicleAt('g.device_id', 'g.first_ts')}) AS vehicle_id,
-      coalesce(c.start_ts, g.first_ts) AS start_ts, CASE WHEN g.end_reason IS NOT NULL THEN g.end_ts END AS stop_ts,
-      coalesce(s.last_ts, c.last_ts) AS last_ts, coalesce(c.start_reason, CASE WHEN g.ignition THEN 'startup' ELSE 'motion' END) AS start_reason,
-      g.end_reason, coalesce(c.start_point, s.first_location) AS start_point,
-      coalesce(s.last_location, c.last_location, c.stop_point) AS stop_point,
-      ${['message_count', 'location_count', 'gps_m', 'vss_m', 'speed_n', 'moving_n', 'moving_sum', 'moving_sumsq', 'load_n', 'load_sum',
-    'fuel_rate_l', 'air_g', 'fuel_n', 'hard_accel', 'hard_brake', 'stop_count', 'speeding_ms']
-    .map((col) => `coalesce(c.${col}, 0) + coalesce(s.${col}, 0) AS ${col}`).join(', ')},
-      greatest(c.max_speed, s.max_speed) AS max_speed, coalesce(c.diesel, false) OR coalesce(s.diesel, false) AS diesel,
-      coalesce(s.last_location, c.last_location) AS last_location, coalesce(s.last_speed, c.last_speed) AS last_speed,
-      coalesce(s.last_speed_ts, c.last_speed_ts) AS last_speed_ts, coalesce(s.last_moving_ts, c.last_moving_ts) AS last_moving_ts,
-      CASE WHEN s.device_id IS NULL THEN c.last_hard ELSE s.last_hard END AS last_hard,
-      coalesce(coalesce(s.last_speed, c.last_speed) < (SELECT stopped FROM p), false) AS last_stopped
+    SELECT g.device_id, coalesce(c.id, gen_random_uuid()) AS id, coalesce(c.start_ts, g.first_ts) AS start_ts,
+      ${MERGED('c', SEG).map(([col, e]) => `${e} AS ${col}`).join(',\n      ')}
     FROM segs g LEFT JOIN sums s ON s.device_id = g.device_id AND s.sess = g.sess AND s.seg = g.seg
     LEFT JOIN cont c ON g.is_cont AND c.device_id = g.device_id
     -- a segment without members is a continued one (segs: every other starts with a member)
@@ -229,10 +250,9 @@ const COLUMNS = `id, device_id, vehicle_id, start_ts, stop_ts, last_ts, start_re
   fuel_rate_l, air_g, fuel_n, diesel, hard_accel, hard_brake, stop_count, speeding_ms, last_location, last_speed,
   last_speed_ts, last_moving_ts, last_hard, last_stopped`;
 
-/** The columns a recomputation may change (a trip is identified by device and start), set from `from`. */
-const setFrom = (from: string) => COLUMNS.split(',').map((c) => c.trim()).filter((c) => !['id', 'device_id', 'start_ts'].includes(c))
-  .map((c) => `${c} = ${from}.${c}`).join(', ');
-const UPDATES = setFrom('EXCLUDED');
+/** The columns a recomputation may change (a trip is identified by device and start), set from the proposed row. */
+const UPDATES = COLUMNS.split(',').map((c) => c.trim()).filter((c) => !['id', 'device_id', 'start_ts'].includes(c))
+  .map((c) => `${c} = EXCLUDED.${c}`).join(', ');
 
 /**
  * One statement: derives the segments of every span, upserts their trips by (device, start) (ids survive a
@@ -240,7 +260,7 @@ const UPDATES = setFrom('EXCLUDED');
  * trips (closed: stop_ts set; created: inserted, not updated) and the ids of the deleted ones.
  */
 export const SEGMENT = `
-  WITH ${SPAN}, ${ROWS}, ${MEMBERS('rows4 r JOIN segs g ON g.device_id = r.device_id AND g.sess = r.sess AND g.seg = r.seg LEFT JOIN ctx k ON g.is_cont AND k.device_id = g.device_id', ['device_id', 'sess', 'seg'])}, ${SUMS},
+  WITH ${SPAN}, ${ROWS}, ${MEMBERS('rows4 r JOIN segs g ON g.device_id = r.device_id AND g.sess = r.sess AND g.seg = r.seg LEFT JOIN ctx k ON g.is_cont AND k.device_id = g.device_id', ['device_id', 'sess', 'seg'])}, ${SUMS()}, ${FINAL},
   upserted AS (
     INSERT INTO trips (${COLUMNS}, touched_at)
     SELECT ${COLUMNS}, now() FROM final
@@ -256,8 +276,8 @@ export const SEGMENT = `
   UNION ALL
   SELECT r.id, NULL, NULL, NULL, true FROM removed r, (SELECT count(*) FROM removed_events) x`;
 
-/** CONTINUE: a device's last moving sample, of its new messages or the motion trip's last one. */
-const LAST_MV_TS = 'greatest(max(f.ts) FILTER (WHERE f.mv), CASE WHEN f.c_mv THEN f.v_ts END)';
+/** CONTINUE: a device's last moving sample, of its new messages or the motion trip's last one (`over`: a window). */
+const LAST_MV_TS = (over = '') => `greatest(max(f.ts) FILTER (WHERE f.mv)${over}, CASE WHEN f.c_mv THEN f.v_ts END)`;
 
 /**
  * The common case in one cheaper statement: devices whose batch is in order and holds no startup or shutdown,
@@ -265,9 +285,17 @@ const LAST_MV_TS = 'greatest(max(f.ts) FILTER (WHERE f.mv), CASE WHEN f.c_mv THE
  * derived: a device qualifies only where they could not change (no reporting gap; for a motion trip, moving
  * samples less than `still` apart and no stillness of `still` at the end), so its rows are the open trip's
  * segment as SEGMENT would find it, and MEMBERS and SUMS, shared with SEGMENT, advance the trip the same way.
- * Returns the devices it advanced; the others go through SEGMENT. Parameters: device ids, the batch's message
- * ids, then those of SEGMENT's `p`. Written as CTEs and a main statement (db/fused.ts): the ingest pipeline runs it
- * in one round trip with the distance statement.
+ * Returns the devices it advanced; the others go through SEGMENT (also one whose new rows are all past its motion
+ * trip's last moving sample: it has no members, and SEGMENT finds its trip unchanged). Parameters: device ids, the
+ * batch's message ids, then those of SEGMENT's `p`. Written as CTEs and a main statement (db/fused.ts): the ingest
+ * pipeline runs it in one round trip with the distance statement.
+ *
+ * One pass of sorting: rows0 numbers each device's rows in (ts, received_at, id) order, and every window after it is
+ * in that order (rn's), so its rows stay in it; each CTE has one reader, so none is stored. What qualifies a device
+ * is a window over its whole partition (`judged`), not an aggregate joined back to the rows; the sums are keyed by
+ * the trip, which the UPDATE reads as the trip carried. Issue 13: as segs (GROUP BY, HAVING) joined to flagged
+ * (stored for its two readers) and sorted again, then a final row merged with the trip read from cont, the statement
+ * cost ~19k more PostgreSQL instructions a frame (replayed under callgrind, trips stage alone: 431.1k → 411.9k).
  */
 export const CONTINUE: SqlStatement = {
   ctes: `
@@ -275,36 +303,36 @@ export const CONTINUE: SqlStatement = {
   batch_ids AS (SELECT ?::uuid[] AS ids), ${PARAMS},
   cont AS (${OPEN_TRIP}),
   ctx AS (
-    SELECT c.device_id, c.last_ts AS from_ts, false AS late, c.last_ts AS v_ts, c.last_location AS v_loc, c.last_speed AS v_spd, c.last_speed_ts AS v_spd_ts, c.last_hard AS v_hard,
-      c.start_reason = 'motion' AS v_mv, c.start_reason = 'startup' AS ignition
+    SELECT c.id AS trip_id, c.device_id, c.last_ts AS from_ts, false AS late, c.last_ts AS v_ts, c.last_location AS v_loc, c.last_speed AS v_spd,
+      c.last_speed_ts AS v_spd_ts, c.last_hard AS v_hard, c.start_reason = 'motion' AS v_mv, c.start_reason = 'startup' AS ignition
     FROM cont c),
-  ${ROWS0(false, ' m.received_at, x.ignition, x.v_ts, x.v_spd, x.v_spd_ts, x.v_loc, x.v_hard, x.v_mv AS c_mv,')},
-  -- the trip's last counted message stands before the rows (lag's default; a motion trip's is its last moving sample).
-  -- rows0 carries the trip's values, and the window is in the order rows0 numbered its rows (rn's): rows0's output is
-  -- in that order, so no sort (joined to ctx here and ordered by rn, the rows were sorted again)
+  ${ROWS0(false, ' m.received_at, x.trip_id, x.ignition, x.v_ts, x.v_spd, x.v_spd_ts, x.v_loc, x.v_hard, x.v_mv AS c_mv,')},
+  -- the trip's last counted message stands before the rows (a motion trip's is its last moving sample)
   flagged AS (
     SELECT r.*, coalesce(r.spd >= p.motion, false) AS mv,
       r.ts - coalesce(max(r.ts) OVER wp, r.v_ts) AS dt,
       coalesce(max(CASE WHEN r.spd >= p.motion THEN r.ts END) OVER wp, CASE WHEN r.c_mv THEN r.v_ts END) AS prev_mv_ts
     FROM rows0 r CROSS JOIN p
     WINDOW wp AS (PARTITION BY r.device_id ORDER BY r.ts, r.received_at, r.id ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)),
-  segs AS (
-    SELECT f.device_id, 0::bigint AS sess, 0::bigint AS seg, f.ignition, true AS is_cont, least(min(f.ts), f.v_ts) AS first_ts,
-      ${LAST_MV_TS} AS last_mv_ts, max(f.ts) AS end_ts, NULL::text AS end_reason
+  -- the device's one segment (sess 0, seg 0) on each of its rows, and whether it continues: what would make SEGMENT
+  -- see a boundary is a reporting gap; in a motion trip a new island (moving samples more than \`still\` apart) or the
+  -- island ending (still for \`still\` at the end). A startup or shutdown cannot be among the rows: the caller leaves
+  -- out batches holding one, and one stored earlier closed the open trip.
+  judged AS (
+    SELECT f.*, 0::bigint AS sess, 0::bigint AS seg, NULL::text AS end_reason, max(f.ts) OVER d AS end_ts, ${LAST_MV_TS(' OVER d')} AS last_mv_ts,
+      NOT bool_or(${IS_GAP('f.dt')}) OVER d AND (f.ignition OR (NOT bool_or(f.mv AND ${IS_NEW_ISLAND('f.ts', 'f.prev_mv_ts')}) OVER d
+        AND NOT ${IS_STATIONARY('max(f.ts) OVER d', LAST_MV_TS(' OVER d'))})) AS continues
     FROM flagged f CROSS JOIN p
-    GROUP BY f.device_id, f.ignition, f.v_ts, f.c_mv, p.gap, p.still
-    -- what would make SEGMENT see a boundary: a reporting gap; in a motion trip a new island (moving samples
-    -- more than \`still\` apart) or the island ending (still for \`still\` at the end). A startup or shutdown cannot
-    -- be among the rows: the caller leaves out batches holding one, and one stored earlier closed the open trip.
-    HAVING NOT bool_or(${IS_GAP('f.dt')})
-      AND (f.ignition OR (NOT bool_or(f.mv AND ${IS_NEW_ISLAND('f.ts', 'f.prev_mv_ts')})
-        AND NOT ${IS_STATIONARY('max(f.ts)', LAST_MV_TS)}))),
-  -- one segment per device (sess 0, seg 0), joined once: joined again by MEMBERS, the join became a nested loop over
-  -- segs; the trip's carried values are on the rows (flagged)
-  ${MEMBERS('(SELECT f.*, 0::bigint AS sess, 0::bigint AS seg FROM flagged f) r JOIN segs g ON g.device_id = r.device_id', ['device_id'], 'r')}, ${SUMS}`,
+    WINDOW d AS (PARTITION BY f.device_id ORDER BY f.ts, f.received_at, f.id ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)),
+  ${MEMBERS('(SELECT * FROM judged j WHERE j.continues) r', ['device_id'], 'r', { seg: 'r', order: ['ts', 'received_at', 'id'], extra: ['received_at', 'id', 'trip_id'] })},
+  -- a device's rows share its trip: taken by an aggregate, since grouped by it too the rows were sorted again
+  ${SUMS(['device_id'], ['(array_agg(m.trip_id))[1] AS trip_id'])}`,
   // every trip it advances exists (cont): an UPDATE by id, without the speculative insert of an upsert; found by key
-  // (\`= ANY (ARRAY(…))\`), so that a generic plan reads them through the primary key whatever it estimates
+  // (\`= ANY (ARRAY(…))\`), so that a generic plan reads them through the primary key whatever it estimates. The
+  // trip's segment began at its last counted message (first_ts) and does not end.
   main: `
-  UPDATE trips t SET ${setFrom('f')}, touched_at = now() FROM final f WHERE t.id = ANY (ARRAY(SELECT id FROM final)) AND t.id = f.id
+  UPDATE trips t SET ${MERGED('t', { device_id: 't.device_id', first_ts: 't.last_ts', end_reason: 'NULL::text', end_ts: 'NULL::timestamptz',
+    ignition: "t.start_reason = 'startup'" }).map(([col, e]) => `${col} = ${e}`).join(', ')}, touched_at = now()
+  FROM sums s WHERE t.id = ANY (ARRAY(SELECT trip_id FROM sums)) AND t.id = s.trip_id
   RETURNING t.device_id`,
 };
