@@ -35,8 +35,7 @@ import { RULE_EVENT_META } from './rule-event.sql.js';
  */
 const PLAN = `
   SELECT p.rule_id, p.from_ts, p.late, r.device_id, r.application_id, r.name, r.created_at,
-    CASE WHEN p.late THEN seed.states ELSE rs.states END AS seed,
-    (SELECT count(*) FROM rule_boundaries b WHERE b.rule_id = p.rule_id)::int AS boundaries
+    CASE WHEN p.late THEN seed.states ELSE rs.states END AS seed
   FROM unnest(?::uuid[], ?::timestamptz[], ?::boolean[]) AS p(rule_id, from_ts, late)
   JOIN rules r ON r.id = p.rule_id
   LEFT JOIN rule_states rs ON rs.rule_id = p.rule_id
@@ -135,8 +134,10 @@ new_state AS (
   FROM (
     SELECT y.*, cardinality(y.states) = y.boundaries AND array_position(y.states, NULL) IS NULL AS known
     FROM (
-      SELECT p.rule_id, p.boundaries, coalesce(lc.states, p.seed, array_fill(NULL::boolean, ARRAY[p.boundaries])) AS states
+      SELECT p.rule_id, n.boundaries, coalesce(lc.states, p.seed, array_fill(NULL::boolean, ARRAY[n.boundaries])) AS states
       FROM plan p LEFT JOIN last_change lc ON lc.rule_id = p.rule_id
+      -- counted for these rules only (in plan, for every rule of the batch: 800 index scans where ~200 rules change)
+      CROSS JOIN LATERAL (SELECT count(*)::int AS boundaries FROM rule_boundaries b WHERE b.rule_id = p.rule_id) n
       WHERE lc.rule_id IS NOT NULL OR p.late
       -- OFFSET 0: computed once per rule (flattened, each use of \`states\` would repeat the coalesce)
       OFFSET 0) y
