@@ -132,8 +132,10 @@ const ROWS = `${ROWS0(true)},
  * Each segment's messages up to its end (an open motion trip: up to its last moving sample), with per-row facts.
  * `rowsOfSegs`: the rows `r` (with sess and seg) joined to their segment `g` of segs and, for a segment that continues
  * an open trip, to `k` of ctx (what the trip carries: v_ts, v_spd, v_spd_ts, v_loc, v_hard; null for other
- * segments); `part`: the columns a segment's rows share (its partition). One sort: every window is over the segment's
- * rows in `rn` order. The previous speed sample and the previous location are read by offset (`lag(v, rn - rn of the
+ * segments); `part`: the columns a segment's rows share (its partition). Options: `seg`, the alias that gives the
+ * segment's end (end_reason, ignition, last_mv_ts, end_ts: `g`, or the rows themselves in CONTINUE); `order`, the
+ * windows' order (`rn`, or the columns rn numbers the rows by, so that rows already in that order are not sorted);
+ * `extra`, more columns of `r` kept on the rows. One sort: every window is over the segment's rows in `rn` order. The previous speed sample and the previous location are read by offset (`lag(v, rn - rn of the
  * previous row that has one)`): a segment's rows have consecutive `rn` (a run of a device's rows, cut after its end),
  * so the offset is their distance. Issue 13: a window partition per "has a speed" and per "has a location" cost two
  * more sorts of the rows, aggregates ordered by rn a sort per segment each, and the trip's carried values as a row 0
