@@ -83,16 +83,19 @@ said AS MATERIALIZED (
   FROM plan p JOIN rule_boundaries b ON b.rule_id = p.rule_id
 ),
 changed AS (
-  SELECT s.*, s.id IS NULL OR s.said IS DISTINCT FROM
-    lag(s.said) OVER (PARTITION BY s.rule_id, s.position ORDER BY s.ts, s.id NULLS FIRST) AS changed
+  SELECT s.*, s.id IS NULL OR s.said IS DISTINCT FROM lag(s.said) OVER w AS changed, lag(s.said) OVER w AS said_before
   FROM said s WHERE s.said IS NOT NULL OR s.id IS NULL
+  WINDOW w AS (PARTITION BY s.rule_id, s.position ORDER BY s.ts, s.id NULLS FIRST)
 ),
 change AS (SELECT c.rule_id, c.id, c.ts, c.position, c.said FROM changed c WHERE c.changed),
+-- the rules with more than one boundary: only theirs need the grid below to know every boundary at each change point
+multi AS (SELECT b.rule_id FROM plan p JOIN rule_boundaries b ON b.rule_id = p.rule_id AND b.position = 2),
 -- only rules with a change point past their seed go on: the rest (most rules of a live batch) can have no transition and
 -- no log row (a recomputed one goes back to its seed in new_state), and carrying their seed through the grid and its
 -- windows cost ~2 ms of ~9 (600 rules, one new message each, none changing: replayed 9.3 -> 7.2 ms)
 points AS (
   SELECT DISTINCT c.rule_id, c.id, c.ts FROM change c WHERE c.rule_id IN (SELECT x.rule_id FROM change x WHERE x.id IS NOT NULL)
+    AND c.rule_id IN (SELECT rule_id FROM multi)
 ),
 grid AS (
   SELECT pt.rule_id, pt.id, pt.ts, b.position, c.said
@@ -117,12 +120,18 @@ compared AS (
   SELECT pp.*, lag(pp.evaluated) OVER w AS prev_evaluated, lag(pp.covered) OVER w AS prev_covered
   FROM per_point pp WINDOW w AS (PARTITION BY pp.rule_id ORDER BY pp.ts, pp.id NULLS FIRST)
 ),
--- the change points: rule_state_log rows; a transition is one where the rule became evaluated or its coverage flipped
+-- the change points: rule_state_log rows; a transition is one where the rule became evaluated or its coverage flipped.
+-- A rule of one boundary needs no grid: its change points are its boundary's (each one known, its state the answer), and
+-- each is a transition (the answer differs from the one before it: the rule was unknown, or its coverage flips); the
+-- grid's windows and sorts for those rules were ~13k instructions a frame (issue 13, 4 one-boundary rules a device)
 changes AS MATERIALIZED (
   SELECT c.rule_id, c.id AS message_id, c.ts, c.states, c.covered,
     c.evaluated AND (NOT c.prev_evaluated OR c.covered <> c.prev_covered) AS transition,
     NOT c.prev_evaluated AS first_eval
   FROM compared c WHERE c.id IS NOT NULL
+  UNION ALL
+  SELECT c.rule_id, c.id, c.ts, ARRAY[c.said], c.said, true, c.said_before IS NULL
+  FROM changed c WHERE c.changed AND c.id IS NOT NULL AND c.rule_id NOT IN (SELECT rule_id FROM multi)
 ),
 -- the new state of each rule that has one: the last change point's; a recomputed rule without change points from
 -- \`from\` on is back to the state in force before it (the seed, else unknown)
@@ -181,8 +190,9 @@ ev AS (
   SELECT gen_random_uuid(), r.device_id, ${vehicleAt('r.device_id', 't.ts')}, r.application_id, t.ts, statement_timestamp(),
     t.event_type, 'rule', r.id, ${RULE_EVENT_META}
   FROM transitions t
-  JOIN plan pl ON pl.rule_id = t.rule_id
-  CROSS JOIN LATERAL (SELECT pl.rule_id AS id, pl.name, pl.device_id, pl.application_id, pl.created_at) r
+  -- the rule by its key: joined to plan (two CTEs, their rows estimated at a few), the join became a nested loop
+  -- comparing every transition with every planned rule
+  JOIN rules r ON r.id = t.rule_id
   JOIN messages m ON m.id = t.message_id
   CROSS JOIN links
   WHERE NOT EXISTS (SELECT 1 FROM stored s WHERE ${SAME_EVENT('s', 't')})

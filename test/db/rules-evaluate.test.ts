@@ -135,6 +135,32 @@ describe('rule evaluation (spec 2.9, 6.2)', () => {
     expect(await ruleEventTrail(t, rule.id)).toEqual([['rule-enter', true, at(5).toISOString()]]);
   });
 
+  it('evaluates a rule of one boundary (no grid) as the same rule with that boundary twice, live and late', async () => {
+    // A rule of one boundary takes its change points straight from the boundary's answers; one with two goes through
+    // the grid that carries every boundary's last answer. The same boundary twice must give the same events and log.
+    const { app, device } = await setup();
+    const one = await createRule(t, app, device.id, { name: 'one', boundaries: [radius50] });
+    const two = await createRule(t, app, device.id, { name: 'two', boundaries: [radius50, radius50] });
+    const inside = (s: number) => ({ ts: at(s), lon: LON, lat: metersNorth(LAT, 10) });
+    const outside = (s: number) => ({ ts: at(s), lon: LON, lat: metersNorth(LAT, 200) });
+    await ingest(t, device.id, [{ ts: at(0), data: { rpm: 900 } }, outside(5), outside(10)]);
+    await ingest(t, device.id, [inside(20), { ts: at(25), data: { rpm: 900 } }, inside(30), outside(40)]);
+    await ingest(t, device.id, [inside(50)]);
+    // late: inside before the stored leave at 40, outside before the enter at 20
+    await ingest(t, device.id, [inside(35), outside(15)]);
+    await ingest(t, device.id, [outside(60), inside(70)]);
+    const trail = await ruleEventTrail(t, one.id);
+    expect(trail.length).toBeGreaterThanOrEqual(5);
+    expect(trail[0]).toEqual(['rule-leave', true, at(5).toISOString()]);
+    expect(await ruleEventTrail(t, two.id)).toEqual(trail);
+    const log = async (id: string) => (await t.db.knex('rule_state_log').select('ts', 'message_id', 'states').where('rule_id', id).orderBy(['ts', 'message_id']))
+      .map((r: any) => [new Date(r.ts).toISOString(), r.message_id, r.states[0]]);
+    expect(await log(two.id)).toEqual(await log(one.id));
+    const state = async (id: string) => (await t.db.knex('rule_states').select('evaluated', 'covered').where('rule_id', id))[0];
+    expect(await state(two.id)).toEqual(await state(one.id));
+    expect(await state(one.id)).toEqual({ evaluated: true, covered: true });
+  });
+
   it('stores in the event the rule copy GET /rules/{id} gives, for every boundary type, and the message snapshot', async () => {
     const { app, device } = await setup();
     const rule = await createRule(t, app, device.id, {
