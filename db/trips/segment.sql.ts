@@ -67,11 +67,12 @@ const SPAN = `
  * The span's messages, numbered from 1 in time order per device (`rn`), and with `virtual`, each device's row 0 from
  * `ctx`: the open trip's last counted message, or the message before the span. Row 0 takes part in finding sessions,
  * islands and segments; the members of a segment (MEMBERS) are real messages only, and take what a continued trip
- * carries (last location, speed sample, hard-event state) from `ctx`.
+ * carries (last location, speed sample, hard-event state) from `ctx`. `carried`: more columns of the row (`m`) or of
+ * its context (`x`), kept on every row.
  */
-const ROWS0 = (virtual: boolean, carried = '') => `
+const ROWS0 = (virtual: boolean, carried: string[] = []) => `
   rows0 AS (
-    SELECT x.device_id, m.id, m.ts, m.kind, m.location,${carried}
+    SELECT x.device_id, m.id, m.ts, m.kind, m.location,${carried.map((c) => ` ${c},`).join('')}
       coalesce((m.data ->> 'vehicleSpeed')::float8, (m.extra -> 'gps' ->> 'speed')::float8) AS spd,
       (m.data ->> 'calculatedLoadValue')::float8 AS load, (m.data ->> 'engineFuelRate')::float8 AS fuel_rate,
       (m.data ->> 'massAirFlow')::float8 AS maf, coalesce((m.data ->> 'fuelType') ILIKE '%diesel%', false) AS diesel,
@@ -308,7 +309,7 @@ export const CONTINUE: SqlStatement = {
     SELECT c.id AS trip_id, c.device_id, c.last_ts AS from_ts, false AS late, c.last_ts AS v_ts, c.last_location AS v_loc, c.last_speed AS v_spd,
       c.last_speed_ts AS v_spd_ts, c.last_hard AS v_hard, c.start_reason = 'motion' AS v_mv, c.start_reason = 'startup' AS ignition
     FROM cont c),
-  ${ROWS0(false, ' m.received_at, x.trip_id, x.ignition, x.v_ts, x.v_spd, x.v_spd_ts, x.v_loc, x.v_hard, x.v_mv AS c_mv,')},
+  ${ROWS0(false, ['m.received_at', 'x.trip_id', 'x.ignition', 'x.v_ts', 'x.v_spd', 'x.v_spd_ts', 'x.v_loc', 'x.v_hard', 'x.v_mv AS c_mv'])},
   -- the trip's last counted message stands before the rows (a motion trip's is its last moving sample)
   flagged AS (
     SELECT r.*, coalesce(r.spd >= p.motion, false) AS mv,
