@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { compressByDefault, compressWithLz4 } from './column-compression.js';
 
 /**
  * The delivery queue's rows are written three times: stored with their event, leased by a claim (`locked_until`),
@@ -13,18 +14,12 @@ import type { Knex } from 'knex';
  *   stored with the first attempt and passes TOAST's 2 KB threshold, so pglz compressed every one: 21 → 8 µs a
  *   payload stored. Values already stored keep their method; a value is decompressed the same way either way.
  */
-export async function hasLz4(knex: Knex): Promise<boolean> {
-  const { rows } = await knex.raw(
-    "SELECT 'lz4' = ANY (enumvals) AS lz4 FROM pg_settings WHERE name = 'default_toast_compression'");
-  return Boolean(rows[0]?.lz4);
-}
-
 export async function up(knex: Knex): Promise<void> {
   await knex.raw('ALTER TABLE notifications SET (fillfactor = 50)');
-  if (await hasLz4(knex)) await knex.raw('ALTER TABLE notifications ALTER COLUMN payload SET COMPRESSION lz4');
+  await compressWithLz4(knex, 'notifications', 'payload');
 }
 
 export async function down(knex: Knex): Promise<void> {
   await knex.raw('ALTER TABLE notifications RESET (fillfactor)');
-  if (await hasLz4(knex)) await knex.raw('ALTER TABLE notifications ALTER COLUMN payload SET COMPRESSION DEFAULT');
+  await compressByDefault(knex, 'notifications', 'payload');
 }

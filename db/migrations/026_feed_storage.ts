@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { hasLz4 } from './020_notification_pages.js';
+import { compressByDefault, compressWithLz4 } from './column-compression.js';
 
 /**
  * A message_feed row (db/message-feed.ts) holds a batch's message and device ids, two arrays of ~16 bytes an element:
@@ -14,10 +14,10 @@ import { hasLz4 } from './020_notification_pages.js';
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.raw('ALTER TABLE message_feed ALTER COLUMN message_ids SET STORAGE EXTERNAL');
-  if (await hasLz4(knex)) await knex.raw('ALTER TABLE message_feed ALTER COLUMN device_ids SET COMPRESSION lz4');
+  await compressWithLz4(knex, 'message_feed', 'device_ids');
 }
 
 export async function down(knex: Knex): Promise<void> {
   await knex.raw('ALTER TABLE message_feed ALTER COLUMN message_ids SET STORAGE EXTENDED');
-  if (await hasLz4(knex)) await knex.raw('ALTER TABLE message_feed ALTER COLUMN device_ids SET COMPRESSION DEFAULT');
+  await compressByDefault(knex, 'message_feed', 'device_ids');
 }

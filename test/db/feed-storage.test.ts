@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import * as m026 from '../../db/migrations/026_feed_storage.js';
-import { hasLz4 } from '../../db/migrations/020_notification_pages.js';
+import { hasLz4 } from '../../db/migrations/column-compression.js';
 import { recordFeedBatch } from '../../db/message-feed.js';
 
 let t: TestApp;
