@@ -279,8 +279,8 @@ export const SEGMENT = `
   UNION ALL
   SELECT r.id, NULL, NULL, NULL, true FROM removed r, (SELECT count(*) FROM removed_events) x`;
 
-/** CONTINUE: a device's last moving sample, of its new messages or the motion trip's last one (`over`: a window). */
-const LAST_MV_TS = (over = '') => `greatest(max(f.ts) FILTER (WHERE f.mv)${over}, CASE WHEN f.c_mv THEN f.v_ts END)`;
+/** CONTINUE's `judged`: a device's last moving sample, of its new messages (window `d`) or the motion trip's last one. */
+const LAST_MV_TS = 'greatest(max(f.ts) FILTER (WHERE f.mv) OVER d, CASE WHEN f.c_mv THEN f.v_ts END)';
 
 /**
  * The common case in one cheaper statement: devices whose batch is in order and holds no startup or shutdown,
@@ -322,9 +322,9 @@ export const CONTINUE: SqlStatement = {
   -- island ending (still for \`still\` at the end). A startup or shutdown cannot be among the rows: the caller leaves
   -- out batches holding one, and one stored earlier closed the open trip.
   judged AS (
-    SELECT f.*, 0::bigint AS sess, 0::bigint AS seg, NULL::text AS end_reason, max(f.ts) OVER d AS end_ts, ${LAST_MV_TS(' OVER d')} AS last_mv_ts,
+    SELECT f.*, 0::bigint AS sess, 0::bigint AS seg, NULL::text AS end_reason, max(f.ts) OVER d AS end_ts, ${LAST_MV_TS} AS last_mv_ts,
       NOT bool_or(${IS_GAP('f.dt')}) OVER d AND (f.ignition OR (NOT bool_or(f.mv AND ${IS_NEW_ISLAND('f.ts', 'f.prev_mv_ts')}) OVER d
-        AND NOT ${IS_STATIONARY('max(f.ts) OVER d', LAST_MV_TS(' OVER d'))})) AS continues
+        AND NOT ${IS_STATIONARY('max(f.ts) OVER d', LAST_MV_TS)})) AS continues
     FROM flagged f CROSS JOIN p
     WINDOW d AS (PARTITION BY f.device_id ORDER BY f.ts, f.received_at, f.id ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)),
   ${MEMBERS('(SELECT * FROM judged j WHERE j.continues) r', ['device_id'], 'r', { seg: 'r', order: ['ts', 'received_at', 'id'], extra: ['received_at', 'id', 'trip_id'] })},
