@@ -12,7 +12,27 @@ const ELEMENT: Record<ElementType, { oid: number; width: number | null }> = {
   uuid: { oid: 2950, width: 16 }, timestamptz: { oid: 1184, width: 8 }, float8: { oid: 701, width: 8 }, text: { oid: 25, width: null },
   bool: { oid: 16, width: 1 },
 };
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** Each hex digit's value by its char code (-1: not a hex digit). */
+const HEX = new Int8Array(128).fill(-1);
+for (let c = 0; c < 16; c++) HEX['0123456789abcdef'.charCodeAt(c)] = HEX['0123456789ABCDEF'.charCodeAt(c)] = c;
+
+/**
+ * A uuid's text (8-4-4-4-12 hex digits, either case) as its 16 bytes at `at`, checked as it is read: one pass, where a
+ * pattern test, the dashes cut out and a hex write each read it again (~3% of the gateway's thread at ingest, issue 13).
+ */
+function writeUuid(s: string, buf: Buffer, at: number): void {
+  const bad = () => { throw new TypeError(`not a uuid: ${JSON.stringify(s).slice(0, 60)}`); };
+  if (typeof s !== 'string' || s.length !== 36) bad();
+  for (let i = 0, o = at; i < 36; i++) {
+    if (i === 8 || i === 13 || i === 18 || i === 23) {
+      if (s.charCodeAt(i) !== 45) bad();
+      continue;
+    }
+    const hi = HEX[s.charCodeAt(i)], lo = HEX[s.charCodeAt(++i)];
+    if (!(hi >= 0 && lo >= 0)) bad();
+    buf[o++] = (hi << 4) | lo;
+  }
+}
 /** PostgreSQL's timestamp epoch (2000-01-01T00:00:00Z), in Unix ms. */
 const PG_EPOCH_MS = 946_684_800_000;
 
@@ -52,12 +72,7 @@ export class ArrayParam<T extends ElementType = ElementType> {
       buf.writeInt32BE(n, at);
       at += 4;
       switch (type) {
-        case 'uuid': {
-          const s = v as string;
-          if (!UUID.test(s)) throw new TypeError(`not a uuid: ${JSON.stringify(s).slice(0, 60)}`);
-          buf.write(s.slice(0, 8) + s.slice(9, 13) + s.slice(14, 18) + s.slice(19, 23) + s.slice(24), at, 16, 'hex');
-          break;
-        }
+        case 'uuid': writeUuid(v as string, buf, at); break;
         case 'timestamptz': {
           const ms = (v as Date).getTime();
           if (!Number.isFinite(ms)) throw new TypeError('not a valid date');

@@ -47,7 +47,10 @@ describe('array parameters (db/binary-array.ts), on either driver', () => {
   });
 
   it('refuses what is not a uuid or a date before sending anything', () => {
-    expect(() => uuidArray(['not-a-uuid']).toPostgres()).toThrow(/not a uuid/);
+    for (const bad of ['not-a-uuid', '00000000-0000-4000-8000-00000000000g', '0000000000-00-4000-8000-000000000000',
+      '00000000-0000-4000-8000-00000000000é', '00000000-0000-4000-8000-0000000000001', '{0000000-0000-4000-8000-000000000000}']) {
+      expect(() => uuidArray(['00000000-0000-4000-8000-000000000001', bad]).toPostgres(), bad).toThrow(/not a uuid/);
+    }
     expect(() => timestampArray([new Date(Number.NaN)]).toPostgres()).toThrow(/not a valid date/);
   });
 });
