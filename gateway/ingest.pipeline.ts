@@ -194,7 +194,7 @@ function createLane(o: PipelineOptions): IngestPipeline {
           ? await runParts(trx, [insertPart(rows, candidates.map((d) => d.deviceId)), ...earlyStages.map((s) => s.early!(candidates))])
           : [null];
         await o.repos.ingest.insertDeadLetters(deadLetters, trx);
-        return { ...storedBatch(stored), early: new Map(earlyStages.map((s, k) => [s, reads[k] ?? null])) };
+        return { ...storedBatch(stored, rows), early: new Map(earlyStages.map((s, k) => [s, reads[k] ?? null])) };
       });
       const devices = storedDeviceBatches(messages, inserted, latest);
       const events = devices.length ? await runStages({ trx, devices, leaseMs: o.bus.handOffLeaseMs() }, early) : [];

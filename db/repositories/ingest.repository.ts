@@ -41,7 +41,7 @@ export interface Association { deviceId: string; vehicleId: string; startedAt: D
 // timestamps read as jsonb strings, then converted again: 281k → 263k instructions a row for the whole insert
 // (replayed under callgrind, 444-frame batch). `extra` holds JSON null for a row without one (SQL NULL once read).
 const BATCH_ROWS = `
-  SELECT r.id, r.device_id, r.ts, r.frame_id, r.kind, j.data -> (r.i::int - 1) AS data,
+  SELECT r.i, r.id, r.device_id, r.ts, r.frame_id, r.kind, j.data -> (r.i::int - 1) AS data,
     nullif(j.extra -> (r.i::int - 1), 'null') AS extra, r.received_at,
     CASE WHEN r.lon IS NULL OR r.lat IS NULL THEN NULL ELSE ST_SetSRID(ST_MakePoint(r.lon, r.lat), 4326) END AS location
   FROM unnest(?::uuid[], ?::uuid[], ?::timestamptz[], ?::text[], ?::text[], ?::float8[], ?::float8[], ?::timestamptz[])
@@ -66,10 +66,16 @@ const INSERT_AFTER_LATEST: SqlStatement = {
     FROM new_batch b JOIN new_steps s ON s.id = b.id
     ON CONFLICT (device_id, frame_id) WHERE frame_id IS NOT NULL DO NOTHING
     RETURNING id, step_m, step_source, step_vehicle_id)`,
+  // One row of arrays: each stored row's position in the batch with its step, and the devices' newest timestamps. As a
+  // row per message, its id, step and column names were each written out as JSON by row_to_json (issue 13: ~11k
+  // PostgreSQL instructions a frame, replayed under callgrind); a position is a number, and a frame the insert skipped
+  // is one whose position is absent.
   main: `
-  SELECT id, NULL::uuid AS device_id, NULL::timestamptz AS latest, step_m, step_source, step_vehicle_id FROM ins
-  UNION ALL
-  SELECT NULL, device_id, latest, NULL, NULL, NULL FROM latest WHERE latest IS NOT NULL`,
+  SELECT s.*, l.* FROM
+    (SELECT array_agg(b.i) AS positions, array_agg(n.step_m) AS meters, array_agg(n.step_source) AS sources,
+      array_agg(n.step_vehicle_id) AS vehicles
+    FROM new_batch b JOIN ins n ON n.id = b.id) s,
+    (SELECT array_agg(device_id) AS devices, array_agg(latest) AS latest FROM latest WHERE latest IS NOT NULL) l`,
 };
 
 const INSERT_DEAD_LETTERS = `
@@ -135,14 +141,18 @@ export function insertPart(rows: MessageRow[], deviceIds: string[]): SqlPart {
   return { statement: INSERT_AFTER_LATEST, bindings: [uuidArray(deviceIds), ...messageColumns(rows)] };
 }
 
-/** The messages insertPart stored, with their steps, and the devices' previous newest timestamps. */
-export function storedBatch(rows: PartRow[] | null): StoredBatch {
+/** The messages insertPart stored (of `rows`, the rows it was given), with their steps, and the devices' previous newest timestamps. */
+export function storedBatch(parts: PartRow[] | null, rows: readonly MessageRow[]): StoredBatch {
   const inserted = new Map<string, StoredStep>();
   const latest = new Map<string, Date>();
-  for (const r of rows ?? []) {
-    if (r.id !== null) inserted.set(r.id, { meters: r.step_m, source: r.step_source as StepSource, vehicleId: r.step_vehicle_id });
-    else latest.set(r.device_id, new Date(r.latest));
+  const r = parts?.[0];
+  if (!r) return { inserted, latest };
+  const positions: number[] = r.positions ?? [];
+  for (let k = 0; k < positions.length; k++) {
+    inserted.set(rows[positions[k] - 1].id, { meters: r.meters[k], source: r.sources[k] as StepSource, vehicleId: r.vehicles[k] });
   }
+  const devices: string[] = r.devices ?? [];
+  for (let k = 0; k < devices.length; k++) latest.set(devices[k], new Date(r.latest[k]));
   return { inserted, latest };
 }
 
@@ -169,7 +179,7 @@ export function ingestRepository(knex: Knex) {
     async insertMessages(rows: MessageRow[], trx: Knex = knex): Promise<StoredBatch> {
       if (!rows.length) return { inserted: new Map(), latest: new Map() };
       const [stored] = await runParts(trx, [insertPart(rows, [...new Set(rows.map((r) => r.deviceId))])]);
-      return storedBatch(stored);
+      return storedBatch(stored, rows);
     },
 
     async insertDeadLetters(rows: DeadLetterRow[], trx: Knex = knex): Promise<void> {

@@ -42,4 +42,29 @@ describe('the batch insert (db/repositories/ingest.repository.ts)', () => {
     const nulls = await t.db.knex('messages').whereIn('id', rows.map((r) => r.id)).whereNull('extra').count({ n: '*' });
     expect(Number(nulls[0].n)).toBe(rows.filter((r) => r.extra === null).length);
   });
+
+  it('returns each stored row\'s step under its own id, leaves out re-sent frames, and gives the devices\' newest before', async () => {
+    const app = await t.make.application('enterprise');
+    const [a, b] = [await t.make.device(app.principal), await t.make.device(app.principal)];
+    const row = (deviceId: string, k: number, frameId: string): MessageRow => ({
+      id: randomUUID(), deviceId, timestamp: new Date(Date.UTC(2025, 4, 1, 9, 0, k)), frameId, kind: 'telemetry',
+      data: { vehicleSpeed: 30 }, lon: -96.8 + k / 10000, lat: 32.77, extra: null, receivedAt: new Date(Date.UTC(2025, 4, 1, 9, 1)),
+    });
+    const first = [row(a.id, 0, 'f0'), row(a.id, 1, 'f1')];
+    await t.repos.ingest.insertMessages(first);
+    // the re-sent f1 stands between rows that are stored: the positions after it must still find their own rows
+    const second = [row(b.id, 0, 'g0'), row(a.id, 1, 'f1'), row(a.id, 2, 'f2'), row(b.id, 1, 'g1')];
+    const stored = await t.repos.ingest.insertMessages(second);
+    expect([...stored.inserted.keys()].sort()).toEqual([second[0].id, second[2].id, second[3].id].sort());
+    const columns = new Map((await t.db.knex('messages').whereIn('id', [...stored.inserted.keys()])
+      .select('id', 'step_m', 'step_source', 'step_vehicle_id')).map((r: any) => [r.id, r]));
+    for (const [id, step] of stored.inserted) {
+      const c = columns.get(id);
+      expect(step, id).toEqual({ meters: Number(c.step_m), source: c.step_source, vehicleId: c.step_vehicle_id });
+    }
+    expect(stored.inserted.get(second[2].id)).toMatchObject({ source: 'gps' });
+    expect(stored.inserted.get(second[2].id)!.meters).toBeGreaterThan(9);
+    expect(stored.inserted.get(second[0].id)).toMatchObject({ meters: 0, source: 'none' });
+    expect([...stored.latest]).toEqual([[a.id, first[1].timestamp]]);
+  });
 });
