@@ -33,9 +33,15 @@ const PARAMS = `
  * previous moving one begins a new motion island; a motion trip ends once its last sample is `still` past its
  * last moving one (stationary).
  */
-const IS_GAP = (interval: string) => `${interval} > p.gap`;
-const IS_NEW_ISLAND = (ts: string, prevMovingTs: string) => `${ts} - ${prevMovingTs} > p.still`;
-const IS_STATIONARY = (lastTs: string, lastMovingTs: string) => `${lastTs} > ${lastMovingTs} + p.still`;
+/**
+ * A parameter of `p`, as a scalar subquery: evaluated once per statement (an InitPlan), where joining `p` to the rows
+ * put a join node and a projection of every row under each window that used it (issue 13).
+ */
+const P = (name: string) => `(SELECT ${name} FROM p)`;
+
+const IS_GAP = (interval: string) => `${interval} > ${P('gap')}`;
+const IS_NEW_ISLAND = (ts: string, prevMovingTs: string) => `${ts} - ${prevMovingTs} > ${P('still')}`;
+const IS_STATIONARY = (lastTs: string, lastMovingTs: string) => `${lastTs} > ${lastMovingTs} + ${P('still')}`;
 
 /** Each device's open trip, newest first: one index probe per device of `batch`. */
 const OPEN_TRIP = `SELECT t.* FROM batch b CROSS JOIN LATERAL (SELECT * FROM trips t WHERE t.device_id = b.device_id
@@ -49,8 +55,8 @@ const SPAN = `
   cont AS (${OPEN_TRIP} WHERE NOT b.late),
   span AS (
     SELECT b.device_id, b.late, c.id AS cont_id,
-      CASE WHEN b.late THEN least(b.first_ts, (SELECT min(t.start_ts) FROM trips t, p WHERE t.device_id = b.device_id
-        AND coalesce(t.stop_ts, 'infinity'::timestamptz) >= b.first_ts - p.gap)) ELSE coalesce(c.last_ts, b.first_ts) END AS from_ts
+      CASE WHEN b.late THEN least(b.first_ts, (SELECT min(t.start_ts) FROM trips t WHERE t.device_id = b.device_id
+        AND coalesce(t.stop_ts, 'infinity'::timestamptz) >= b.first_ts - ${P('gap')})) ELSE coalesce(c.last_ts, b.first_ts) END AS from_ts
     FROM batch b LEFT JOIN cont c ON c.device_id = b.device_id
     -- an in-order batch without an open trip, a startup or a moving sample can make no trip: its messages are not read
     WHERE b.late OR b.may_open OR c.id IS NOT NULL),
@@ -70,15 +76,15 @@ const SPAN = `
  * carries (last location, speed sample, hard-event state) from `ctx`. `carried`: more columns of the row (`m`) or of
  * its context (`x`), kept on every row.
  */
-const ROWS0 = (virtual: boolean, carried: string[] = []) => `
+const ROWS0 = (virtual: boolean, carried: string[] = [], numbered = true) => `
   rows0 AS (
     SELECT x.device_id, m.id, m.ts, m.kind, m.location,${carried.map((c) => ` ${c},`).join('')}
       coalesce((m.data ->> 'vehicleSpeed')::float8, (m.extra -> 'gps' ->> 'speed')::float8) AS spd,
       (m.data ->> 'calculatedLoadValue')::float8 AS load, (m.data ->> 'engineFuelRate')::float8 AS fuel_rate,
       (m.data ->> 'massAirFlow')::float8 AS maf, coalesce((m.data ->> 'fuelType') ILIKE '%diesel%', false) AS diesel,
       (m.data -> 'accel' ->> 'minX')::float8 AS ax_min, (m.data -> 'accel' ->> 'maxX')::float8 AS ax_max,
-      false AS virt, NULL::boolean AS v_mv,
-      row_number() OVER (PARTITION BY x.device_id ORDER BY m.ts, m.received_at, m.id) AS rn
+      false AS virt, NULL::boolean AS v_mv${numbered ? `,
+      row_number() OVER (PARTITION BY x.device_id ORDER BY m.ts, m.received_at, m.id) AS rn` : ''}
     FROM ctx x
     -- per device through messages_device_ts_id (OFFSET 0 keeps the planner from turning it into a scan of the table)
     CROSS JOIN LATERAL (SELECT * FROM messages mm WHERE mm.device_id = x.device_id AND mm.ts >= x.from_ts OFFSET 0) m
@@ -92,11 +98,11 @@ const ROWS0 = (virtual: boolean, carried: string[] = []) => `
 /** Sessions, motion islands and segments of the span's rows. */
 const ROWS = `${ROWS0(true)},
   rows1 AS (
-    SELECT r.*, coalesce(r.v_mv, r.spd >= p.motion, false) AS mv,
+    SELECT r.*, coalesce(r.v_mv, r.spd >= ${P('motion')}, false) AS mv,
       CASE WHEN ${IS_GAP('r.ts - lag(r.ts) OVER w')} THEN 'gap'
         WHEN r.kind = 'startup' THEN 'startup'
         WHEN lag(r.kind) OVER w = 'shutdown' THEN 'shutdown' END AS brk
-    FROM rows0 r, p WINDOW w AS (PARTITION BY r.device_id ORDER BY r.rn)),
+    FROM rows0 r WINDOW w AS (PARTITION BY r.device_id ORDER BY r.rn)),
   rows2 AS (SELECT r.*, count(r.brk) OVER (PARTITION BY r.device_id ORDER BY r.rn) AS sess FROM rows1 r),
   sessions AS (
     SELECT s.*, lead(s.open_brk) OVER (PARTITION BY s.device_id ORDER BY s.sess) AS next_brk,
@@ -112,7 +118,7 @@ const ROWS = `${ROWS0(true)},
     SELECT r.*, s.first_kind = 'startup' AS ignition,
       CASE WHEN s.first_kind = 'startup' THEN 0 ELSE count(CASE WHEN r.mv AND (r.prev_mv_ts IS NULL OR ${IS_NEW_ISLAND('r.ts', 'r.prev_mv_ts')})
         THEN 1 END) OVER (PARTITION BY r.device_id, r.sess ORDER BY r.rn) END AS seg
-    FROM rows3 r JOIN sessions s ON s.device_id = r.device_id AND s.sess = r.sess, p),
+    FROM rows3 r JOIN sessions s ON s.device_id = r.device_id AND s.sess = r.sess),
   segs AS (
     SELECT g.*, s.sess_last_ts, s.has_next, s.next_brk, s.last_kind AS sess_last_kind,
       CASE WHEN g.ignition THEN g.last_row_ts ELSE coalesce(g.rest_ts, g.last_mv_ts) END AS end_ts,
@@ -127,7 +133,7 @@ const ROWS = `${ROWS0(true)},
       FROM (SELECT r.*, max(CASE WHEN r.mv THEN r.ts END) OVER (PARTITION BY r.device_id, r.sess, r.seg) AS seg_last_mv_ts
         FROM rows4 r WHERE r.ignition OR r.seg > 0) r
       GROUP BY r.device_id, r.sess, r.seg) g
-    JOIN sessions s ON s.device_id = g.device_id AND s.sess = g.sess CROSS JOIN p)`;
+    JOIN sessions s ON s.device_id = g.device_id AND s.sess = g.sess)`;
 
 /**
  * Each segment's messages up to its end (an open motion trip: up to its last moving sample), with per-row facts.
@@ -166,10 +172,10 @@ const MEMBERS = (rowsOfSegs: string, part: string[], carried = 'k', { seg = 'g',
   -- float8 where it meets the speeds, the same value for ~25k more instructions a frame (issue 13, replayed under callgrind)
   mem3 AS (
     SELECT m.*, x.prev_spd, x.prev_spd_ts,
-      CASE WHEN greatest(m.spd, x.prev_spd) > p.hard_min AND (m.ax_min <= -p.brake OR x.dvdt <= -p.brake) THEN 'brake'
-        WHEN greatest(m.spd, x.prev_spd) > p.hard_min AND (m.ax_max >= p.accel OR x.dvdt >= p.accel) THEN 'accel' END AS hard,
+      CASE WHEN greatest(m.spd, x.prev_spd) > ${P('hard_min')} AND (m.ax_min <= -${P('brake')} OR x.dvdt <= -${P('brake')}) THEN 'brake'
+        WHEN greatest(m.spd, x.prev_spd) > ${P('hard_min')} AND (m.ax_max >= ${P('accel')} OR x.dvdt >= ${P('accel')}) THEN 'accel' END AS hard,
       date_part('epoch', m.ts - m.prev_ts) AS dt_s
-    FROM mem2 m CROSS JOIN p CROSS JOIN LATERAL (
+    FROM mem2 m CROSS JOIN LATERAL (
       SELECT CASE WHEN m.spd IS NOT NULL THEN m.spd_before END AS prev_spd, CASE WHEN m.spd IS NOT NULL THEN m.spd_ts_before END AS prev_spd_ts,
         CASE WHEN m.spd IS NOT NULL AND m.ts > m.spd_ts_before
           THEN (m.spd - m.spd_before) / 3.6 / date_part('epoch', m.ts - m.spd_ts_before) END AS dvdt) x),
@@ -204,7 +210,7 @@ const MERGED = (c: string, g: SegmentOf): [string, string][] => [
   ['last_speed_ts', `coalesce(s.last_speed_ts, ${c}.last_speed_ts)`],
   ['last_moving_ts', `coalesce(s.last_moving_ts, ${c}.last_moving_ts)`],
   ['last_hard', `CASE WHEN s.device_id IS NULL THEN ${c}.last_hard ELSE s.last_hard END`],
-  ['last_stopped', `coalesce(coalesce(s.last_speed, ${c}.last_speed) < (SELECT stopped FROM p), false)`],
+  ['last_stopped', `coalesce(coalesce(s.last_speed, ${c}.last_speed) < ${P('stopped')}, false)`],
 ];
 
 /**
@@ -227,8 +233,8 @@ const SUMS = (keys = ['device_id', 'sess', 'seg'], also: string[] = []) => `
       bool_or(m.diesel) AS diesel,
       count(*) FILTER (WHERE m.hard_new AND m.hard = 'accel') AS hard_accel,
       count(*) FILTER (WHERE m.hard_new AND m.hard = 'brake') AS hard_brake,
-      count(*) FILTER (WHERE m.spd < p.stopped AND m.prev_spd >= p.stopped) AS stop_count,
-      coalesce(sum(m.dt_s * 1000) FILTER (WHERE m.spd > p.speeding), 0) AS speeding_ms,
+      count(*) FILTER (WHERE m.spd < ${P('stopped')} AND m.prev_spd >= ${P('stopped')}) AS stop_count,
+      coalesce(sum(m.dt_s * 1000) FILTER (WHERE m.spd > ${P('speeding')}), 0) AS speeding_ms,
       -- the first location, and what the segment's last row carries: its latest location, speed sample and hard-event state
       (array_agg(m.location) FILTER (WHERE m.location IS NOT NULL AND m.loc_rn IS NULL))[1] AS first_location,
       (array_agg(coalesce(m.location, m.loc_before)) FILTER (WHERE m.is_last))[1] AS last_location,
@@ -236,7 +242,7 @@ const SUMS = (keys = ['device_id', 'sess', 'seg'], also: string[] = []) => `
       max(CASE WHEN m.spd IS NOT NULL THEN m.ts ELSE m.spd_ts_before END) FILTER (WHERE m.is_last) AS last_speed_ts,
       max(m.hard) FILTER (WHERE m.is_last) AS last_hard,
       max(m.ts) AS last_ts, max(m.ts) FILTER (WHERE m.mv) AS last_moving_ts
-    FROM mem4 m, p GROUP BY ${keys.map((k) => `m.${k}`).join(', ')})`;
+    FROM mem4 m GROUP BY ${keys.map((k) => `m.${k}`).join(', ')})`;
 
 /** SEGMENT's trips: each segment's, merged with the open trip it continues (MERGED). */
 const FINAL = `
@@ -309,13 +315,13 @@ export const CONTINUE: SqlStatement = {
     SELECT c.id AS trip_id, c.device_id, c.last_ts AS from_ts, false AS late, c.last_ts AS v_ts, c.last_location AS v_loc, c.last_speed AS v_spd,
       c.last_speed_ts AS v_spd_ts, c.last_hard AS v_hard, c.start_reason = 'motion' AS v_mv, c.start_reason = 'startup' AS ignition
     FROM cont c),
-  ${ROWS0(false, ['m.received_at', 'x.trip_id', 'x.ignition', 'x.v_ts', 'x.v_spd', 'x.v_spd_ts', 'x.v_loc', 'x.v_hard', 'x.v_mv AS c_mv'])},
+  ${ROWS0(false, ['m.received_at', 'x.trip_id', 'x.ignition', 'x.v_ts', 'x.v_spd', 'x.v_spd_ts', 'x.v_loc', 'x.v_hard', 'x.v_mv AS c_mv'], false)},
   -- the trip's last counted message stands before the rows (a motion trip's is its last moving sample)
   flagged AS (
-    SELECT r.*, coalesce(r.spd >= p.motion, false) AS mv,
+    SELECT r.*, row_number() OVER wp AS rn, coalesce(r.spd >= ${P('motion')}, false) AS mv,
       r.ts - coalesce(max(r.ts) OVER wp, r.v_ts) AS dt,
-      coalesce(max(CASE WHEN r.spd >= p.motion THEN r.ts END) OVER wp, CASE WHEN r.c_mv THEN r.v_ts END) AS prev_mv_ts
-    FROM rows0 r CROSS JOIN p
+      coalesce(max(CASE WHEN r.spd >= ${P('motion')} THEN r.ts END) OVER wp, CASE WHEN r.c_mv THEN r.v_ts END) AS prev_mv_ts
+    FROM rows0 r
     WINDOW wp AS (PARTITION BY r.device_id ORDER BY r.ts, r.received_at, r.id ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)),
   -- the device's one segment (sess 0, seg 0) on each of its rows, and whether it continues: what would make SEGMENT
   -- see a boundary is a reporting gap; in a motion trip a new island (moving samples more than \`still\` apart) or the
@@ -325,7 +331,7 @@ export const CONTINUE: SqlStatement = {
     SELECT f.*, 0::bigint AS sess, 0::bigint AS seg, NULL::text AS end_reason, max(f.ts) OVER d AS end_ts, ${LAST_MV_TS} AS last_mv_ts,
       NOT bool_or(${IS_GAP('f.dt')}) OVER d AND (f.ignition OR (NOT bool_or(f.mv AND ${IS_NEW_ISLAND('f.ts', 'f.prev_mv_ts')}) OVER d
         AND NOT ${IS_STATIONARY('max(f.ts) OVER d', LAST_MV_TS)})) AS continues
-    FROM flagged f CROSS JOIN p
+    FROM flagged f
     WINDOW d AS (PARTITION BY f.device_id ORDER BY f.ts, f.received_at, f.id ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)),
   ${MEMBERS('(SELECT * FROM judged j WHERE j.continues) r', ['device_id'], 'r', { seg: 'r', order: ['ts', 'received_at', 'id'], extra: ['received_at', 'id', 'trip_id'] })},
   -- a device's rows share its trip: taken by an aggregate, since grouped by it too the rows were sorted again
