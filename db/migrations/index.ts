@@ -24,6 +24,7 @@ import * as m023 from './023_hot_tables_sample.js';
 import * as m024 from './024_attempt_primary_key.js';
 import * as m025 from './025_event_indexes.js';
 import * as m026 from './026_feed_storage.js';
+import * as m027 from './027_rule_event_meta.js';
 
 export const MIGRATIONS: Record<string, Knex.Migration> = {
   '001_core': m001,
@@ -51,4 +52,5 @@ export const MIGRATIONS: Record<string, Knex.Migration> = {
   '024_attempt_primary_key': m024,
   '025_event_indexes': m025,
   '026_feed_storage': m026,
+  '027_rule_event_meta': m027,
 };
