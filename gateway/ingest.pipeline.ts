@@ -7,13 +7,13 @@ import type { Logger } from '../lib/logger.js';
 import type { Repositories } from '../db/index.js';
 import type { DecodedFrame } from './frame.decoder.js';
 import type { GatewayMetrics } from './metrics.js';
-import type { IngestJob, IngestStage, StageContext, StageEvents } from './ingest.types.js';
+import type { IngestedMessage, IngestJob, IngestStage, StageContext, StageEvents } from './ingest.types.js';
 import type { PartRow } from '../db/fused.js';
 import { runParts } from '../db/fused.js';
 import { batchTransaction } from '../db/prepared.js';
 import { assemble, deviceBatches, poisonLetters, splitJob, storedDeviceBatches } from './ingest.batch.js';
 import { recordFeedBatch } from '../db/message-feed.js';
-import { insertPart, storedBatch } from '../db/repositories/ingest.repository.js';
+import { insertPart, storedBatch, type StoredRef } from '../db/repositories/ingest.repository.js';
 
 export type { IngestJob };
 
@@ -63,7 +63,6 @@ function laneIndex(deviceId: string, lanes: number): number {
   return (h >>> 0) % lanes;
 }
 
-/** One batcher: at most one batch transaction at a time, jobs in arrival order. */
 /** The stages as run: alone, or consecutive planned ones fused (their statements in one round trip), named `a+b`. */
 function stageSteps(stages: IngestStage[]): { fused: boolean; name: string; stages: IngestStage[] }[] {
   const steps: { fused: boolean; name: string; stages: IngestStage[] }[] = [];
@@ -74,8 +73,28 @@ function stageSteps(stages: IngestStage[]): { fused: boolean; name: string; stag
   return steps;
 }
 
+/** Devices whose newest stored message a lane remembers (past it, it forgets them all and learns them again). */
+const NEWEST_REMEMBERED = 100_000;
+
+/**
+ * Remembers each device's newest message of `stored` (by timestamp, then id: the order of messages_device_ts_id) where
+ * it is newer than the one remembered.
+ */
+function rememberNewest(newest: Map<string, StoredRef>, stored: readonly IngestedMessage[]): void {
+  if (newest.size > NEWEST_REMEMBERED) newest.clear();
+  for (const m of stored) {
+    const known = newest.get(m.deviceId);
+    const t = m.timestamp.getTime();
+    if (!known || t > known.ts.getTime() || (t === known.ts.getTime() && m.id > known.id)) newest.set(m.deviceId, { ts: m.timestamp, id: m.id });
+  }
+}
+
+/** One batcher: at most one batch transaction at a time, jobs in arrival order. */
 function createLane(o: PipelineOptions): IngestPipeline {
   const steps = stageSteps(o.stages);
+  // each device's newest message this lane committed: the insert's hint for the device's newest (LATEST_MESSAGE); a
+  // device's frames go through one lane, and a hint another gateway or a deletion made stale only costs a longer read
+  const newest = new Map<string, StoredRef>();
   const earlyStages = o.stages.filter((s) => s.early);
   const queue: Pending[] = [];
   let queued = 0;
@@ -191,7 +210,8 @@ function createLane(o: PipelineOptions): IngestPipeline {
       // one round trip: the insert, each device's newest stored timestamp before the batch, the stages' early reads
       const { inserted, latest, early } = await timed('insert', async () => {
         const [stored, ...reads] = rows.length
-          ? await runParts(trx, [insertPart(rows, candidates.map((d) => d.deviceId)), ...earlyStages.map((s) => s.early!(candidates))])
+          ? await runParts(trx, [insertPart(rows, candidates.map((d) => d.deviceId), candidates.map((d) => newest.get(d.deviceId))),
+            ...earlyStages.map((s) => s.early!(candidates))])
           : [null];
         await o.repos.ingest.insertDeadLetters(deadLetters, trx);
         return { ...storedBatch(stored, rows), early: new Map(earlyStages.map((s, k) => [s, reads[k] ?? null])) };
@@ -203,6 +223,7 @@ function createLane(o: PipelineOptions): IngestPipeline {
       await timed('feed', () => recordFeedBatch(trx, stored));
       return { stored, events };
     });
+    rememberNewest(newest, stored);
     o.metrics.commitSeconds.observe((performance.now() - started) / 1000);
     o.metrics.batchSize.observe(rows.length + inBatchDuplicates + deadLetters.length);
     o.metrics.stored.inc(stored.length);

@@ -136,9 +136,19 @@ function messageColumns(rows: MessageRow[]): unknown[] {
 /** What the insert stored: each new message's step by id (duplicates skipped are absent), the devices' previous newest timestamps. */
 export interface StoredBatch { inserted: Map<string, StoredStep>; latest: Map<string, Date> }
 
-/** The batch's insert with its devices' previous newest timestamps, as a db/fused.ts part (storedBatch reads its rows). */
-export function insertPart(rows: MessageRow[], deviceIds: string[]): SqlPart {
-  return { statement: INSERT_AFTER_LATEST, bindings: [uuidArray(deviceIds), ...messageColumns(rows)] };
+/** A message the caller knows is stored: a device's newest as far as it knows (LATEST_MESSAGE's hint). */
+export interface StoredRef { ts: Date; id: string }
+
+/** LATEST_MESSAGE's parameters: the devices and their hints (absent: none). */
+const latestBindings = (deviceIds: readonly string[], hints: readonly (StoredRef | undefined)[] = []) =>
+  [uuidArray(deviceIds), timestampArray(deviceIds.map((_, i) => hints[i]?.ts ?? null)), uuidArray(deviceIds.map((_, i) => hints[i]?.id ?? null))];
+
+/**
+ * The batch's insert with its devices' previous newest timestamps, as a db/fused.ts part (storedBatch reads its rows);
+ * `hints`: each device's newest stored message as the caller knows it (LATEST_MESSAGE), in `deviceIds`' order.
+ */
+export function insertPart(rows: MessageRow[], deviceIds: string[], hints?: readonly (StoredRef | undefined)[]): SqlPart {
+  return { statement: INSERT_AFTER_LATEST, bindings: [...latestBindings(deviceIds, hints), ...messageColumns(rows)] };
 }
 
 /** The messages insertPart stored (of `rows`, the rows it was given), with their steps, and the devices' previous newest timestamps. */
@@ -191,10 +201,13 @@ export function ingestRepository(knex: Knex) {
       await prepared(trx, INSERT_DEAD_LETTERS, [JSON.stringify(json)]);
     },
 
-    /** The newest stored message timestamp of each device (absent when it has none): what the insert reads as `latest`. */
-    async latestTimestamps(deviceIds: string[], trx: Knex = knex): Promise<Map<string, Date>> {
+    /**
+     * The newest stored message timestamp of each device (absent when it has none): what the insert reads as `latest`,
+     * with the same hints (LATEST_MESSAGE).
+     */
+    async latestTimestamps(deviceIds: string[], trx: Knex = knex, hints?: readonly (StoredRef | undefined)[]): Promise<Map<string, Date>> {
       if (!deviceIds.length) return new Map();
-      const result = await prepared(trx, LATEST_MESSAGE, [deviceIds]);
+      const result = await prepared(trx, LATEST_MESSAGE, latestBindings(deviceIds, hints));
       const rows = result.rows as { device_id: string; latest: Date | null }[];
       return new Map(rows.filter((r) => r.latest).map((r) => [r.device_id, new Date(r.latest!)]));
     },

@@ -123,10 +123,10 @@ describe('distance steps', () => {
   }
 
   /** The frames stored as the gateway stores them, then the distance statement, each run by its generic plan: their reads. */
-  async function storeAndMeasure(trx: Knex, deviceId: string, vehicleId: string, frames: Frame[]) {
+  async function storeAndMeasure(trx: Knex, deviceId: string, vehicleId: string, frames: Frame[], hint?: { ts: Date; id: string }) {
     const messages = framesToMessages(deviceId, vehicleId, T0, frames);
     const previousLatest = (await t.repos.ingest.latestTimestamps([deviceId], trx)).get(deviceId) ?? null;
-    const inserting = await messageReads(trx, insertPart(rowsOf(messages), [deviceId]));
+    const inserting = await messageReads(trx, insertPart(rowsOf(messages), [deviceId], [hint]));
     const stored = await trx('messages').whereIn('id', messages.map((m) => m.id)).select('id', 'step_m', 'step_source', 'step_vehicle_id');
     const steps = new Map(stored.map((r: any) => [r.id, { meters: Number(r.step_m), source: r.step_source, vehicleId: r.step_vehicle_id }]));
     for (const m of messages) m.step = steps.get(m.id);
@@ -152,14 +152,23 @@ describe('distance steps', () => {
   it('reads only the device\'s newest message for an in-order batch', async () => {
     const { device, vehicle } = await vehicleWithDevice(t, T0);
     await t.db.knex.transaction(async (trx) => { await storeFrames(trx, t, device.id, vehicle.id, T0, [{ s: 0, north: 0, speed: 36 }]); });
+    const stored = await t.db.knex('messages').where({ device_id: device.id }).first('ts', 'id');
     const frames = Array.from({ length: 10 }, (_, k) => ({ s: k + 1, north: (k + 1) * 10, speed: 36 }));
-    const { inserting, distance } = await t.db.knex.transaction(async (trx) => storeAndMeasure(trx, device.id, vehicle.id, frames));
+    // with the gateway's hint (the newest message it stored): one read from it on, the whole history never
+    const { inserting, distance } = await t.db.knex.transaction(async (trx) =>
+      storeAndMeasure(trx, device.id, vehicle.id, frames, { ts: new Date(stored.ts), id: stored.id }));
     expect(inserting.reduce((n, r) => n + r.loops, 0)).toBe(1);
+    expect(inserting.reduce((n, r) => n + r.rows * r.loops, 0)).toBe(1);
     // the distance statement reads no message (its updates by key find an empty list)
     expect(distance.reduce((n, r) => n + r.rows * r.loops, 0)).toBe(0);
     // EXPLAIN ANALYZE ran the statements: the steps are those of the whole track, 10 m each from the stored message on
     const steps = await t.db.knex('messages').where({ device_id: device.id }).orderBy('ts').select({ source: 'step_source', meters: 'step_m' });
     expect(steps.slice(1).map((r: any) => `${r.source}:${Math.round(Number(r.meters))}`)).toEqual(Array(10).fill('gps:10'));
+
+    // without one (a gateway's first batch of the device): the hinted read finds nothing, the newest is read once
+    const more = Array.from({ length: 3 }, (_, k) => ({ s: k + 11, north: (k + 11) * 10, speed: 36 }));
+    const unhinted = await t.db.knex.transaction(async (trx) => storeAndMeasure(trx, device.id, vehicle.id, more));
+    expect(unhinted.inserting.reduce((n, r) => n + r.rows * r.loops, 0)).toBe(1);
   });
 });
 

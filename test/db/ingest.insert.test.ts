@@ -67,4 +67,23 @@ describe('the batch insert (db/repositories/ingest.repository.ts)', () => {
     expect(stored.inserted.get(second[0].id)).toMatchObject({ meters: 0, source: 'none' });
     expect([...stored.latest]).toEqual([[a.id, first[1].timestamp]]);
   });
+
+  it('reads each device\'s newest message from a hint on, and from the whole history when the hint is stale or wrong', async () => {
+    const app = await t.make.application('enterprise');
+    const device = await t.make.device(app.principal);
+    const rows = [0, 1, 2].map((k): MessageRow => ({
+      id: randomUUID(), deviceId: device.id, timestamp: new Date(Date.UTC(2025, 5, 1, 9, 0, k)), frameId: `h${k}`, kind: 'telemetry',
+      data: {}, lon: null, lat: null, extra: null, receivedAt: new Date(Date.UTC(2025, 5, 1, 9, 1)),
+    }));
+    await t.repos.ingest.insertMessages(rows);
+    const newest = rows[2].timestamp;
+    const latest = (hint?: { ts: Date; id: string }) => t.repos.ingest.latestTimestamps([device.id], t.db.knex, [hint]).then((m) => m.get(device.id));
+    expect(await latest()).toEqual(newest);
+    expect(await latest({ ts: rows[2].timestamp, id: rows[2].id })).toEqual(newest); // the newest itself
+    expect(await latest({ ts: rows[0].timestamp, id: rows[0].id })).toEqual(newest); // stale: messages stored after it
+    // newer than every message (as after a deletion), or an id never stored: the whole history
+    expect(await latest({ ts: new Date(Date.UTC(2025, 5, 2)), id: randomUUID() })).toEqual(newest);
+    expect(await latest({ ts: rows[2].timestamp, id: 'ffffffff-ffff-4fff-bfff-ffffffffffff' })).toEqual(newest);
+  });
 });
+
