@@ -10,9 +10,12 @@ export type StepSource = 'gps' | 'vss' | 'none';
 /** A stored message's step as its insert measured it: meters, how, and the vehicle it counted for. */
 export interface StoredStep { meters: number; source: StepSource; vehicleId: string | null }
 
-/** A message's vehicleSpeed when it is a number (km/h), else null. */
+/**
+ * A message's vehicleSpeed when it is a number (km/h), else null: its column (migration 028; `alias` a messages row or
+ * the batch's new_batch row), else the payload's.
+ */
 const SPEED = (alias: string) =>
-  `CASE WHEN jsonb_typeof(${alias}.data -> 'vehicleSpeed') = 'number' THEN (${alias}.data ->> 'vehicleSpeed')::float8 END`;
+  `coalesce(${alias}.vehicle_speed, CASE WHEN jsonb_typeof(${alias}.data -> 'vehicleSpeed') = 'number' THEN (${alias}.data ->> 'vehicleSpeed')::float8 END)`;
 
 /**
  * The meters between two points (geometry, SRID 4326) on the WGS 84 spheroid: what `ST_Distance` on their geography

@@ -25,6 +25,7 @@ import * as m024 from './024_attempt_primary_key.js';
 import * as m025 from './025_event_indexes.js';
 import * as m026 from './026_feed_storage.js';
 import * as m027 from './027_rule_event_meta.js';
+import * as m028 from './028_vehicle_speed.js';
 
 export const MIGRATIONS: Record<string, Knex.Migration> = {
   '001_core': m001,
@@ -53,4 +54,5 @@ export const MIGRATIONS: Record<string, Knex.Migration> = {
   '025_event_indexes': m025,
   '026_feed_storage': m026,
   '027_rule_event_meta': m027,
+  '028_vehicle_speed': m028,
 };

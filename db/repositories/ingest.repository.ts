@@ -43,9 +43,10 @@ export interface Association { deviceId: string; vehicleId: string; startedAt: D
 const BATCH_ROWS = `
   SELECT r.i, r.id, r.device_id, r.ts, r.frame_id, r.kind, j.data -> (r.i::int - 1) AS data,
     nullif(j.extra -> (r.i::int - 1), 'null') AS extra, r.received_at,
-    CASE WHEN r.lon IS NULL OR r.lat IS NULL THEN NULL ELSE ST_SetSRID(ST_MakePoint(r.lon, r.lat), 4326) END AS location
-  FROM unnest(?::uuid[], ?::uuid[], ?::timestamptz[], ?::text[], ?::text[], ?::float8[], ?::float8[], ?::timestamptz[])
-    WITH ORDINALITY AS r(id, device_id, ts, frame_id, kind, lon, lat, received_at, i)
+    CASE WHEN r.lon IS NULL OR r.lat IS NULL THEN NULL ELSE ST_SetSRID(ST_MakePoint(r.lon, r.lat), 4326) END AS location,
+    r.vehicle_speed
+  FROM unnest(?::uuid[], ?::uuid[], ?::timestamptz[], ?::text[], ?::text[], ?::float8[], ?::float8[], ?::timestamptz[], ?::float8[])
+    WITH ORDINALITY AS r(id, device_id, ts, frame_id, kind, lon, lat, received_at, vehicle_speed, i)
   CROSS JOIN (SELECT ?::jsonb AS data, ?::jsonb AS extra) j`;
 
 /**
@@ -61,8 +62,10 @@ const INSERT_AFTER_LATEST: SqlStatement = {
   new_batch AS (${BATCH_ROWS}),
   ${NEW_STEPS_CTES.trim()},
   ins AS (
-    INSERT INTO messages (id, device_id, ts, frame_id, kind, data, location, extra, received_at, step_m, step_source, step_vehicle_id)
-    SELECT b.id, b.device_id, b.ts, b.frame_id, b.kind, b.data, b.location, b.extra, b.received_at, s.meters, s.source, s.vehicle_id
+    INSERT INTO messages (id, device_id, ts, frame_id, kind, data, location, extra, received_at, step_m, step_source, step_vehicle_id,
+      vehicle_speed)
+    SELECT b.id, b.device_id, b.ts, b.frame_id, b.kind, b.data, b.location, b.extra, b.received_at, s.meters, s.source, s.vehicle_id,
+      b.vehicle_speed
     FROM new_batch b JOIN new_steps s ON s.id = b.id
     ON CONFLICT (device_id, frame_id) WHERE frame_id IS NOT NULL DO NOTHING
     RETURNING id, step_m, step_source, step_vehicle_id)`,
@@ -124,13 +127,17 @@ function messageColumns(rows: MessageRow[]): unknown[] {
   const ids = new Array<string>(n), devices = new Array<string>(n), ts = new Array<Date>(n), frames = new Array<string | null>(n);
   const kinds = new Array<string>(n), lons = new Array<number | null>(n), lats = new Array<number | null>(n);
   const received = new Array<Date>(n), data = new Array<unknown>(n), extra = new Array<unknown>(n);
+  const speeds = new Array<number | null>(n);
   for (let i = 0; i < n; i++) {
     const r = rows[i];
     ids[i] = r.id; devices[i] = r.deviceId; ts[i] = r.timestamp; frames[i] = r.frameId; kinds[i] = r.kind;
     lons[i] = r.lon; lats[i] = r.lat; received[i] = r.receivedAt; data[i] = r.data; extra[i] = r.extra;
+    // migration 028: the speed when it is a number, else null (read from the payload)
+    const speed = r.data.vehicleSpeed;
+    speeds[i] = typeof speed === 'number' && Number.isFinite(speed) ? speed : null;
   }
   return [uuidArray(ids), uuidArray(devices), timestampArray(ts), textArray(frames), textArray(kinds), float8Array(lons),
-    float8Array(lats), timestampArray(received), JSON.stringify(data), JSON.stringify(extra)];
+    float8Array(lats), timestampArray(received), float8Array(speeds), JSON.stringify(data), JSON.stringify(extra)];
 }
 
 /** What the insert stored: each new message's step by id (duplicates skipped are absent), the devices' previous newest timestamps. */

@@ -79,7 +79,8 @@ const SPAN = `
 const ROWS0 = (virtual: boolean, carried: string[] = [], numbered = true) => `
   rows0 AS (
     SELECT x.device_id, m.id, m.ts, m.kind, m.location,${carried.map((c) => ` ${c},`).join('')}
-      coalesce((m.data ->> 'vehicleSpeed')::float8, (m.extra -> 'gps' ->> 'speed')::float8) AS spd,
+      -- the speed from its column (migration 028), from the payload where the column is null
+      coalesce(m.vehicle_speed, (m.data ->> 'vehicleSpeed')::float8, (m.extra -> 'gps' ->> 'speed')::float8) AS spd,
       (m.data ->> 'calculatedLoadValue')::float8 AS load, (m.data ->> 'engineFuelRate')::float8 AS fuel_rate,
       (m.data ->> 'massAirFlow')::float8 AS maf, coalesce((m.data ->> 'fuelType') ILIKE '%diesel%', false) AS diesel,
       (m.data -> 'accel' ->> 'minX')::float8 AS ax_min, (m.data -> 'accel' ->> 'maxX')::float8 AS ax_max,

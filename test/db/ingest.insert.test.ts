@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import type { MessageRow } from '../../db/repositories/ingest.repository.js';
+import * as m028 from '../../db/migrations/028_vehicle_speed.js';
 
 let t: TestApp;
 beforeAll(async () => { t = await buildTestApp(); });
@@ -84,6 +85,25 @@ describe('the batch insert (db/repositories/ingest.repository.ts)', () => {
     // newer than every message (as after a deletion), or an id never stored: the whole history
     expect(await latest({ ts: new Date(Date.UTC(2025, 5, 2)), id: randomUUID() })).toEqual(newest);
     expect(await latest({ ts: rows[2].timestamp, id: 'ffffffff-ffff-4fff-bfff-ffffffffffff' })).toEqual(newest);
+  });
+
+  it('stores the vehicle speed beside the payload when it is a number (migration 028), and goes down and up again', async () => {
+    const app = await t.make.application('enterprise');
+    const device = await t.make.device(app.principal);
+    const speeds: unknown[] = [42.5, 0, 'fast', undefined];
+    const rows = speeds.map((vehicleSpeed, k): MessageRow => ({
+      id: randomUUID(), deviceId: device.id, timestamp: new Date(Date.UTC(2025, 6, 1, 9, 0, k)), frameId: `v${k}`, kind: 'telemetry',
+      data: vehicleSpeed === undefined ? { rpm: 900 } : { vehicleSpeed }, lon: null, lat: null, extra: null, receivedAt: new Date(),
+    }));
+    await t.repos.ingest.insertMessages(rows);
+    const stored = await t.db.knex('messages').whereIn('id', rows.map((r) => r.id)).orderBy('ts').select('vehicle_speed', 'data');
+    expect(stored.map((r: any) => r.vehicle_speed)).toEqual([42.5, 0, null, null]);
+    expect(stored.map((r: any) => r.data)).toEqual(rows.map((r) => r.data));
+
+    await m028.down(t.db.knex);
+    expect(await t.db.knex.schema.hasColumn('messages', 'vehicle_speed')).toBe(false);
+    await m028.up(t.db.knex);
+    expect(await t.db.knex.schema.hasColumn('messages', 'vehicle_speed')).toBe(true);
   });
 });
 
