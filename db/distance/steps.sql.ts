@@ -164,13 +164,17 @@ export const STEP_CTES = `
       p.ts AS p_ts, p.location AS p_loc, p.v AS p_v
     FROM remeasured s LEFT JOIN LATERAL (${PREDECESSOR('s')}) p ON true),
   ${measure('succ_')},
+  -- each gated by whether it has rows (an InitPlan: without, nothing below it runs): a generic plan made while messages
+  -- was small (a connection's first batch on a new database) scanned the table for \`moved\`'s ids (empty nearly
+  -- always), and kept scanning it as it grew (issue 13: 16,000 rows a batch 8 s into a bench run)
   restepped AS (
     UPDATE messages m SET step_m = s.meters, step_source = s.source, step_vehicle_id = s.vehicle_id FROM succ_steps s
-    WHERE m.id = ANY (ARRAY(SELECT id FROM succ_steps)) AND m.id = s.id
+    WHERE EXISTS (SELECT 1 FROM succ_steps) AND m.id = ANY (ARRAY(SELECT id FROM succ_steps)) AND m.id = s.id
     RETURNING m.id),
   moved AS (
     UPDATE messages m SET step_vehicle_id = v.vehicle_id FROM vehicles_in v
-    WHERE m.id = ANY (ARRAY(SELECT id FROM vehicles_in)) AND m.id = v.id AND NOT EXISTS (SELECT 1 FROM succ_steps s WHERE s.id = v.id)
+    WHERE EXISTS (SELECT 1 FROM vehicles_in) AND m.id = ANY (ARRAY(SELECT id FROM vehicles_in)) AND m.id = v.id
+      AND NOT EXISTS (SELECT 1 FROM succ_steps s WHERE s.id = v.id)
     RETURNING m.id),
   delta AS (
     SELECT vehicle_id, device_id, ts, sum(meters) AS meters,

@@ -2,9 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { framesToMessages, rowsOf, runStage, storeFleet, storeFrames, vehicleTotal, vehicleWithDevice, type Frame } from './distance-fixtures.js';
 import { distancePart } from '../../db/distance/triggers.sql.js';
-import { fuse, type SqlPart } from '../../db/fused.js';
 import { insertPart } from '../../db/repositories/ingest.repository.js';
-import { plainBinding } from '../../db/binary-array.js';
+import { messageReads } from '../helpers/plan-reads.js';
 import type { Knex } from 'knex';
 
 let t: TestApp;
@@ -91,36 +90,6 @@ describe('distance steps', () => {
     expect(c.statements).toBe(1);
     for (const d of twenty) expect((await vehicleTotal(t, d.vehicle.id)).total).toBeGreaterThan(100.5);
   });
-
-  /** A statement's generic plan (what a prepared statement runs), executed with the part's bindings: its reads of messages. */
-  async function messageReads(trx: Knex, part: SqlPart) {
-    const { sql } = fuse([part]);
-    // every placeholder of these statements is cast to its type, in binding order
-    const types = [...sql.matchAll(/\?::([a-z0-9_]+(?:\[\])?)/g)].map((m) => m[1]);
-    expect(types).toHaveLength(part.bindings.length);
-    let k = 0;
-    const text = sql.replace(/\?/g, () => `$${++k}`);
-    const quote = (v: unknown) => `'${String(v instanceof Date ? v.toISOString() : v).replace(/'/g, "''")}'`;
-    const literal = (value: unknown, type: string) => (Array.isArray(value)
-      ? `ARRAY[${value.map((v) => (v === null ? 'NULL' : quote(v))).join(',')}]::${type}` : `${quote(value)}::${type}`);
-    await trx.raw(`PREPARE probe(${types.join(',')}) AS ${text}`);
-    await trx.raw('SET LOCAL plan_cache_mode = force_generic_plan');
-    const args = part.bindings.map((value, i) => literal(plainBinding(value), types[i]));
-    const { rows } = await trx.raw(`EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE probe(${args.join(',')})`);
-    await trx.raw('DEALLOCATE probe');
-    const out = rows[0]['QUERY PLAN'];
-    const plan = (typeof out === 'string' ? JSON.parse(out) : out)[0].Plan;
-    const reads: { node: string; rows: number; loops: number }[] = [];
-    const walk = (n: any) => {
-      // what the node read: the rows it returned and those its filter dropped (per loop), and how often it ran
-      if (n['Relation Name'] === 'messages' && n['Node Type'] !== 'ModifyTable') {
-        reads.push({ node: n['Node Type'], rows: n['Actual Rows'] + (n['Rows Removed by Filter'] ?? 0), loops: n['Actual Loops'] });
-      }
-      for (const c of n.Plans ?? []) walk(c);
-    };
-    walk(plan);
-    return reads;
-  }
 
   /** The frames stored as the gateway stores them, then the distance statement, each run by its generic plan: their reads. */
   async function storeAndMeasure(trx: Knex, deviceId: string, vehicleId: string, frames: Frame[], hint?: { ts: Date; id: string }) {
