@@ -28,17 +28,17 @@ const PARAMS = `
     ?::float8 AS speeding)`;
 
 /**
- * The boundary rules, shared by SEGMENT (which derives sessions and islands from them) and CONTINUE (which
- * checks that none applies): a reporting gap between two samples; a moving sample more than `still` after the
- * previous moving one begins a new motion island; a motion trip ends once its last sample is `still` past its
- * last moving one (stationary).
- */
-/**
  * A parameter of `p`, as a scalar subquery: evaluated once per statement (an InitPlan), where joining `p` to the rows
  * put a join node and a projection of every row under each window that used it (issue 13).
  */
 const P = (name: string) => `(SELECT ${name} FROM p)`;
 
+/**
+ * The boundary rules, shared by SEGMENT (which derives sessions and islands from them) and CONTINUE (which
+ * checks that none applies): a reporting gap between two samples; a moving sample more than `still` after the
+ * previous moving one begins a new motion island; a motion trip ends once its last sample is `still` past its
+ * last moving one (stationary).
+ */
 const IS_GAP = (interval: string) => `${interval} > ${P('gap')}`;
 const IS_NEW_ISLAND = (ts: string, prevMovingTs: string) => `${ts} - ${prevMovingTs} > ${P('still')}`;
 const IS_STATIONARY = (lastTs: string, lastMovingTs: string) => `${lastTs} > ${lastMovingTs} + ${P('still')}`;
@@ -143,8 +143,8 @@ const ROWS = `${ROWS0(true)},
  * segments); `part`: the columns a segment's rows share (its partition). Options: `seg`, the alias that gives the
  * segment's end (end_reason, ignition, last_mv_ts, end_ts: `g`, or the rows themselves in CONTINUE); `order`, the
  * windows' order (`rn`, or the columns rn numbers the rows by, so that rows already in that order are not sorted);
- * `extra`, more columns of `r` kept on the rows. One sort: every window is over the segment's rows in `rn` order. The previous speed sample and the previous location are read by offset (`lag(v, rn - rn of the
- * previous row that has one)`): a segment's rows have consecutive `rn` (a run of a device's rows, cut after its end),
+ * `extra`, more columns of `r` kept on the rows. One sort: every window is over the segment's rows in `rn` order. The
+ * previous speed sample and the previous location are read by offset (`lag(v, rn - rn of the previous row that has one)`): a segment's rows have consecutive `rn` (a run of a device's rows, cut after its end),
  * so the offset is their distance. Issue 13: a window partition per "has a speed" and per "has a location" cost two
  * more sorts of the rows, aggregates ordered by rn a sort per segment each, and the trip's carried values as a row 0
  * of every continued segment a fifth of the continuation statement at ~2 messages a device. The windows of one level
