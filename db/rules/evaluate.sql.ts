@@ -34,7 +34,7 @@ import { RULE_EVENT_META } from './rule-event.sql.js';
  * data from its creation on, and a late frame's recomputation sees the data the live path saw.
  */
 const PLAN = `
-  SELECT p.rule_id, p.from_ts, p.late, r.device_id, r.application_id, r.name, r.created_at,
+  SELECT p.rule_id, p.from_ts, p.late, r.device_id, r.created_at,
     CASE WHEN p.late THEN seed.states ELSE rs.states END AS seed
   FROM unnest(?::uuid[], ?::timestamptz[], ?::boolean[]) AS p(rule_id, from_ts, late)
   JOIN rules r ON r.id = p.rule_id
