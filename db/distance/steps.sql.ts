@@ -12,9 +12,9 @@ export interface StoredStep { meters: number; source: StepSource; vehicleId: str
 
 /**
  * A message's vehicleSpeed when it is a number (km/h), else null: its column (migration 028; `alias` a messages row or
- * the batch's new_batch row), else the payload's.
+ * the batch's new_batch row), else the payload's. The trips read the speed through it too (db/trips/segment.sql.ts).
  */
-const SPEED = (alias: string) =>
+export const VEHICLE_SPEED = (alias: string) =>
   `coalesce(${alias}.vehicle_speed, CASE WHEN jsonb_typeof(${alias}.data -> 'vehicleSpeed') = 'number' THEN (${alias}.data ->> 'vehicleSpeed')::float8 END)`;
 
 /**
@@ -26,7 +26,7 @@ export const SPHEROID_M = (a: string, b: string) => `ST_DistanceSpheroid(${a}, $
 
 /** The latest stored message before `row` (its device's, in (ts, id) order), through the (device_id, ts, id) index. */
 const PREDECESSOR = (row: string, gate = 'true') => `
-      SELECT m.id, m.ts, m.location, ${SPEED('m')} AS v FROM messages m
+      SELECT m.id, m.ts, m.location, ${VEHICLE_SPEED('m')} AS v FROM messages m
       WHERE ${gate} AND m.device_id = ${row}.device_id AND m.ts <= ${row}.ts AND (m.ts, m.id) < (${row}.ts, ${row}.id)
       ORDER BY m.ts DESC, m.id DESC LIMIT 1`;
 
@@ -59,7 +59,7 @@ const measure = (p: string) => `
 
 /** A device's newest stored message at or after (ts, id) `from` (all of them: `from` null), through messages_device_ts_id. */
 const NEWEST = (device: string, from?: { ts: string; id: string }) => `
-    (SELECT m.ts, m.id, m.location, ${SPEED('m')} AS v FROM messages m WHERE m.device_id = ${device}${from ? `
+    (SELECT m.ts, m.id, m.location, ${VEHICLE_SPEED('m')} AS v FROM messages m WHERE m.device_id = ${device}${from ? `
       AND m.ts >= ${from.ts} AND (m.ts, m.id) >= (${from.ts}, ${from.id})` : ''}
     ORDER BY m.ts DESC, m.id DESC LIMIT 1)`;
 
@@ -96,7 +96,7 @@ export const LATEST_MESSAGE = `
  */
 export const NEW_STEPS_CTES = `
   new_rows AS (
-    SELECT b.id, b.device_id, b.ts, b.location, ${SPEED('b')} AS v,
+    SELECT b.id, b.device_id, b.ts, b.location, ${VEHICLE_SPEED('b')} AS v,
       l.latest AS after, l.latest_id, l.latest_loc, l.latest_v
     FROM new_batch b LEFT JOIN latest l ON l.device_id = b.device_id),
   new_ordered AS (
@@ -153,7 +153,7 @@ export const STEP_CTES = `
     FROM (SELECT f.device_id, f.ts, f.id, true AS late FROM fresh f WHERE f.late
           UNION ALL SELECT k.device_id, k.ts, k.id, false FROM skipped_in k) f
     CROSS JOIN LATERAL (
-      SELECT m.id, m.device_id, m.ts, m.location, ${SPEED('m')} AS v, m.step_m AS old_m, m.step_source AS old_source,
+      SELECT m.id, m.device_id, m.ts, m.location, ${VEHICLE_SPEED('m')} AS v, m.step_m AS old_m, m.step_source AS old_source,
         m.step_vehicle_id AS old_vehicle, f.late FROM messages m
       WHERE m.device_id = f.device_id AND m.ts >= f.ts AND (m.ts, m.id) > (f.ts, f.id)
       ORDER BY m.ts, m.id LIMIT 1) s

@@ -1,7 +1,7 @@
 // Trip segmentation and running statistics (spec 1.3, 2.10), set-based per ingest batch: CONTINUE advances the
 // open trips that simply continue, SEGMENT every other device of the batch. The rules are in SEGMENT below; the formulas in formulas.ts.
 import { vehicleAt } from '../vehicle-at.sql.js';
-import { SPHEROID_M } from '../distance/steps.sql.js';
+import { SPHEROID_M, VEHICLE_SPEED } from '../distance/steps.sql.js';
 import type { SqlStatement } from '../fused.js';
 
 /**
@@ -79,8 +79,8 @@ const SPAN = `
 const ROWS0 = (virtual: boolean, carried: string[] = [], numbered = true) => `
   rows0 AS (
     SELECT x.device_id, m.id, m.ts, m.kind, m.location,${carried.map((c) => ` ${c},`).join('')}
-      -- the speed from its column (migration 028), from the payload where the column is null
-      coalesce(m.vehicle_speed, (m.data ->> 'vehicleSpeed')::float8, (m.extra -> 'gps' ->> 'speed')::float8) AS spd,
+      -- the vehicle speed as the distance steps read it (its column, else the payload's number), else the GPS speed
+      coalesce(${VEHICLE_SPEED('m')}, (m.extra -> 'gps' ->> 'speed')::float8) AS spd,
       (m.data ->> 'calculatedLoadValue')::float8 AS load, (m.data ->> 'engineFuelRate')::float8 AS fuel_rate,
       (m.data ->> 'massAirFlow')::float8 AS maf, coalesce((m.data ->> 'fuelType') ILIKE '%diesel%', false) AS diesel,
       (m.data -> 'accel' ->> 'minX')::float8 AS ax_min, (m.data -> 'accel' ->> 'maxX')::float8 AS ax_max,

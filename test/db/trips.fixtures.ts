@@ -5,7 +5,11 @@ import { tripsStage } from '../../gateway/stages/trips.stage.js';
 import type { NewEvent } from '../../db/repositories/events.repository.js';
 
 /** A frame as stored: seconds from BASE, kind, speed (km/h), position, other telemetry. */
-export interface F { s: number; kind?: 'startup' | 'telemetry' | 'shutdown'; speed?: number; lat?: number; lon?: number; data?: Record<string, unknown> }
+/** A frame; `payloadOnly`: stored without the vehicle_speed column (as before migration 028, or by another path). */
+export interface F {
+  s: number; kind?: 'startup' | 'telemetry' | 'shutdown'; speed?: number; lat?: number; lon?: number; data?: Record<string, unknown>;
+  payloadOnly?: boolean;
+}
 
 export const BASE = Date.UTC(2026, 0, 15, 8, 0, 0);
 export const at = (s: number) => new Date(BASE + s * 1000);
@@ -45,6 +49,7 @@ async function store(trx: Knex, deviceId: string, frames: F[]) {
       id: r.id, device_id: deviceId, ts: r.ts, frame_id: null, kind: r.kind, data: JSON.stringify(r.data),
       location: r.f.lat !== undefined ? trx.raw('ST_SetSRID(ST_MakePoint(?, ?), 4326)', [r.f.lon ?? LON, r.f.lat]) : null,
       extra: null, received_at: new Date(),
+      vehicle_speed: !r.f.payloadOnly && typeof r.data.vehicleSpeed === 'number' ? r.data.vehicleSpeed : null,
     })));
   }
   return rows.sort((a, b) => a.ts.getTime() - b.ts.getTime());

@@ -13,6 +13,23 @@ afterAll(async () => { await t?.close(); });
 const device = async () => { const app = await t.make.application(); return (await t.make.device(app.principal)).id; };
 
 describe('trip segmentation', () => {
+  it('reads the speed from its column, else from the payload, where a speed that is not a number counts as none', async () => {
+    const [a, b] = [await device(), await device()];
+    const frames = drive(0, 300, 36);
+    await feed(t, a, frames, 7);
+    // the same drive stored without the column, one sample's speed not a number (another path than the gateway's)
+    await feed(t, b, frames.map((f, i) => ({ ...f, payloadOnly: true, ...(i === 30 ? { data: { vehicleSpeed: 'n/a' } } : {}) })), 7);
+    const [ta, tb] = [(await tripsOf(t, a))[0], (await tripsOf(t, b))[0]];
+    const [sa, sb] = [tripStats(sumsOf(ta)), tripStats(sumsOf(tb))];
+    expect(sa.messageCount).toBe(frames.length);
+    expect(sb.messageCount).toBe(frames.length);
+    expect(sa.distanceByVSS).toBeCloseTo(2950, 0);
+    // b's sample without a speed: the speed samples around it are 10 s apart, the same distance at a constant speed
+    expect(sb.distanceByVSS).toBeCloseTo(sa.distanceByVSS!, 6);
+    expect(Number(tb.speed_n)).toBe(Number(ta.speed_n) - 1);
+    expect([tb.start_ts, tb.stop_ts, tb.end_reason]).toEqual([ta.start_ts, ta.stop_ts, ta.end_reason]);
+  });
+
   it('opens a trip on startup and completes it on shutdown, fed in batches', async () => {
     const id = await device();
     const frames = drive(0, 600, 36);
