@@ -103,7 +103,11 @@ describe('the batch insert (db/repositories/ingest.repository.ts)', () => {
     await m028.down(t.db.knex);
     expect(await t.db.knex.schema.hasColumn('messages', 'vehicle_speed')).toBe(false);
     await m028.up(t.db.knex);
-    expect(await t.db.knex.schema.hasColumn('messages', 'vehicle_speed')).toBe(true);
+    // up again: the rows stored before have no speed (their readers take the payload's), new ones theirs
+    const again: MessageRow = { ...rows[0], id: randomUUID(), frameId: 'v9', timestamp: new Date(Date.UTC(2025, 6, 1, 9, 1)) };
+    await t.repos.ingest.insertMessages([again]);
+    const after = await t.db.knex('messages').whereIn('id', [rows[0].id, again.id]).orderBy('ts').select('vehicle_speed');
+    expect(after.map((r: any) => r.vehicle_speed)).toEqual([null, 42.5]);
   });
 });
 

@@ -9,23 +9,26 @@ afterAll(async () => { await t?.close(); });
 const types = async () => (await t.db.knex.raw(`SELECT typname FROM pg_type WHERE typname LIKE 'rule_event_%' AND typtype = 'c'
   ORDER BY typname`)).rows.map((r: any) => r.typname as string);
 
+const A = '00000000-0000-4000-8000-000000000001', B = '00000000-0000-4000-8000-000000000002', C = '00000000-0000-4000-8000-000000000003';
+/** A meta built as RULE_EVENT_META builds one (db/rules/rule-event.sql.ts), from values of each attribute's type. */
+const sampleMeta = async () => (await t.db.knex.raw(`SELECT to_jsonb(ROW('enter', true,
+  ROW(?::uuid, 'r', ?::uuid, '[]'::jsonb, true, false, 'c', ROW(?::uuid, 'device')::rule_event_object,
+    ROW('s', 'e', 'u')::rule_event_links)::rule_event_rule,
+  ROW(?::uuid, 't', '{"rpm": 900}'::jsonb)::rule_event_message)::rule_event_meta) AS meta`, [A, B, B, C])).rows[0].meta;
+const SAMPLE_META = {
+  direction: 'enter', firstEval: true,
+  rule: {
+    id: A, name: 'r', deviceId: B, boundaries: [], evaluated: true, covered: false, createdAt: 'c',
+    object: { id: B, type: 'device' }, links: { self: 's', events: 'e', subscriptions: 'u' },
+  },
+  message: { id: C, timestamp: 't', snapshot: { rpm: 900 } },
+};
+
 // The rule event's meta is built as one nested row of these types (db/rules/rule-event.sql.ts); test/db/rules-evaluate.test.ts
 // holds a stored event's meta to the rule copy the API gives.
 describe('rule event meta types (migration 027)', () => {
   it('name their attributes as the meta\'s keys, nested rows as nested objects', async () => {
-    const { rows } = await t.db.knex.raw(`SELECT to_jsonb(ROW('enter', true,
-      ROW('00000000-0000-4000-8000-000000000001', 'r', '00000000-0000-4000-8000-000000000002', '[]'::jsonb, true, true, 'c',
-        ROW('00000000-0000-4000-8000-000000000002', 'device')::rule_event_object, ROW('s', 'e', 'u')::rule_event_links)::rule_event_rule,
-      ROW('00000000-0000-4000-8000-000000000003', 't', '{"rpm": 900}'::jsonb)::rule_event_message)::rule_event_meta) AS meta`);
-    expect(rows[0].meta).toEqual({
-      direction: 'enter', firstEval: true,
-      rule: {
-        id: '00000000-0000-4000-8000-000000000001', name: 'r', deviceId: '00000000-0000-4000-8000-000000000002', boundaries: [],
-        evaluated: true, covered: true, createdAt: 'c', object: { id: '00000000-0000-4000-8000-000000000002', type: 'device' },
-        links: { self: 's', events: 'e', subscriptions: 'u' },
-      },
-      message: { id: '00000000-0000-4000-8000-000000000003', timestamp: 't', snapshot: { rpm: 900 } },
-    });
+    expect(await sampleMeta()).toEqual(SAMPLE_META);
   });
 
   it('goes down and up again', async () => {
@@ -35,5 +38,6 @@ describe('rule event meta types (migration 027)', () => {
     expect(await types()).toEqual([]);
     await m027.up(t.db.knex);
     expect(await types()).toEqual(all);
+    expect(await sampleMeta()).toEqual(SAMPLE_META);
   });
 });
