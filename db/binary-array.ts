@@ -21,17 +21,21 @@ for (let c = 0; c < 16; c++) HEX['0123456789abcdef'.charCodeAt(c)] = HEX['012345
  * pattern test, the dashes cut out and a hex write each read it again (~3% of the gateway's thread at ingest, issue 13).
  */
 function writeUuid(s: string, buf: Buffer, at: number): void {
-  const bad = () => { throw new TypeError(`not a uuid: ${JSON.stringify(s).slice(0, 60)}`); };
-  if (typeof s !== 'string' || s.length !== 36) bad();
+  if (typeof s !== 'string' || s.length !== 36) notUuid(s);
   for (let i = 0, o = at; i < 36; i++) {
     if (i === 8 || i === 13 || i === 18 || i === 23) {
-      if (s.charCodeAt(i) !== 45) bad();
+      if (s.charCodeAt(i) !== 45) notUuid(s);
       continue;
     }
     const hi = HEX[s.charCodeAt(i)], lo = HEX[s.charCodeAt(++i)];
-    if (!(hi >= 0 && lo >= 0)) bad();
+    if (!(hi >= 0 && lo >= 0)) notUuid(s);
     buf[o++] = (hi << 4) | lo;
   }
+}
+
+/** writeUuid's refusal: a function of its own, not a closure made for every uuid written. */
+function notUuid(s: unknown): never {
+  throw new TypeError(`not a uuid: ${JSON.stringify(s).slice(0, 60)}`);
 }
 /** PostgreSQL's timestamp epoch (2000-01-01T00:00:00Z), in Unix ms. */
 const PG_EPOCH_MS = 946_684_800_000;
