@@ -61,10 +61,13 @@ export const RULES_SQL = `
 WITH plan AS MATERIALIZED (${PLAN}),
 links AS (SELECT ?::text AS self_t, ?::text AS events_t, ?::text AS subs_t),
 lease AS (SELECT ?::bigint AS ms),
+-- the rules with more than one boundary: only theirs need the seed as rows and the grid below to know every boundary at
+-- each change point
+multi AS (SELECT b.rule_id FROM plan p JOIN rule_boundaries b ON b.rule_id = p.rule_id AND b.position = 2),
 -- MATERIALIZED: inlined, the predicate ran twice per (message, boundary): in the join filter that \`changed\`'s
 -- \`said IS NOT NULL\` became, and again in the output (measured: ~35 → 8-20 ms of a ~90 ms statement, 2,000 pairs)
 said AS MATERIALIZED (
-  SELECT p.rule_id, m.id, m.ts, b.position,
+  SELECT p.rule_id, m.id, m.ts, b.position, p.seed[b.position] AS seed,
     CASE b.type
       WHEN 'radius' THEN ST_DWithin(m.location::geography, b.center, b.radius)
       WHEN 'polygon' THEN ST_Covers(b.area, m.location)
@@ -78,18 +81,19 @@ said AS MATERIALIZED (
   CROSS JOIN LATERAL (SELECT mm.id, mm.ts, mm.location, mm.data FROM messages mm WHERE mm.device_id = p.device_id
     AND mm.ts >= p.from_ts AND mm.received_at >= p.created_at OFFSET 0) m
   JOIN rule_boundaries b ON b.rule_id = p.rule_id
+  -- the seed as the first row of a boundary, for the grid's rules only: the others read it as lag's default (as rows,
+  -- the seeds of all 800 rules of a live batch went through the sort and windows below, a third of their rows)
   UNION ALL
-  SELECT p.rule_id, NULL::uuid, '-infinity'::timestamptz, b.position, p.seed[b.position]
-  FROM plan p JOIN rule_boundaries b ON b.rule_id = p.rule_id
+  SELECT p.rule_id, NULL::uuid, '-infinity'::timestamptz, b.position, p.seed[b.position], p.seed[b.position]
+  FROM plan p JOIN rule_boundaries b ON b.rule_id = p.rule_id WHERE p.rule_id IN (SELECT rule_id FROM multi)
 ),
 changed AS (
-  SELECT s.*, s.id IS NULL OR s.said IS DISTINCT FROM lag(s.said) OVER w AS changed, lag(s.said) OVER w AS said_before
+  SELECT s.*, s.id IS NULL OR s.said IS DISTINCT FROM lag(s.said, 1, s.seed) OVER w AS changed,
+    lag(s.said, 1, s.seed) OVER w AS said_before
   FROM said s WHERE s.said IS NOT NULL OR s.id IS NULL
   WINDOW w AS (PARTITION BY s.rule_id, s.position ORDER BY s.ts, s.id NULLS FIRST)
 ),
 change AS (SELECT c.rule_id, c.id, c.ts, c.position, c.said FROM changed c WHERE c.changed),
--- the rules with more than one boundary: only theirs need the grid below to know every boundary at each change point
-multi AS (SELECT b.rule_id FROM plan p JOIN rule_boundaries b ON b.rule_id = p.rule_id AND b.position = 2),
 -- only rules with a change point past their seed go on: the rest (most rules of a live batch) can have no transition and
 -- no log row (a recomputed one goes back to its seed in new_state), and carrying their seed through the grid and its
 -- windows cost ~2 ms of ~9 (600 rules, one new message each, none changing: replayed 9.3 -> 7.2 ms)
