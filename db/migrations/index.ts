@@ -26,6 +26,7 @@ import * as m025 from './025_event_indexes.js';
 import * as m026 from './026_feed_storage.js';
 import * as m027 from './027_rule_event_meta.js';
 import * as m028 from './028_vehicle_speed.js';
+import * as m029 from './029_rule_boundaries_copy.js';
 
 export const MIGRATIONS: Record<string, Knex.Migration> = {
   '001_core': m001,
@@ -55,4 +56,5 @@ export const MIGRATIONS: Record<string, Knex.Migration> = {
   '026_feed_storage': m026,
   '027_rule_event_meta': m027,
   '028_vehicle_speed': m028,
+  '029_rule_boundaries_copy': m029,
 };

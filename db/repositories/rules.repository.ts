@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import { offsetPage, type OffsetWindow } from '../paging.js';
 import { readableDeviceIds, type Principal } from './scope.js';
 import type { Boundary, BoundaryInput, NewRule, RuleRecord, RuleWithBoundaries } from '../rules/types.js';
+import { BOUNDARIES_OF } from '../rules/rule-event.sql.js';
 
 const RULE_COLUMNS = ['r.id', 'r.application_id', 'r.device_id', 'r.name', 'r.created_at', 's.evaluated', 's.covered'];
 const BOUNDARY_COLUMNS = ['id', 'rule_id', 'type', 'parameter', 'min', 'max', 'lon', 'lat', 'radius', 'coordinates'];
@@ -56,6 +57,8 @@ export function rulesRepository(knex: Knex) {
       const rule = { id: randomUUID(), application_id: applicationId, device_id: deviceId, name: input.name, created_at: now };
       await trx('rules').insert(rule);
       await trx('rule_boundaries').insert(input.boundaries.map((b, i) => boundaryRow(trx, rule.id, b, i + 1)));
+      // the copy rule events carry (rule-event.sql.ts RULE_EVENT_META), built once: rules are immutable
+      await trx('rules').update({ boundaries: trx.raw(BOUNDARIES_OF('?'), [rule.id]) }).where('id', rule.id);
       await trx('rule_states').insert({ rule_id: rule.id, evaluated: false, covered: false, updated_at: now });
       return (await this.getById(rule.id, trx))!;
     },

@@ -33,6 +33,15 @@ const BOUNDARY = `CASE b.type
     ELSE jsonb_build_object('id', b.id, 'type', b.type, 'coordinates', b.coordinates) END`;
 
 /**
+ * A rule's boundaries as its copy presents them (presentBoundary, in position order), for the rule `ruleId` (an SQL
+ * expression): stored in `rules.boundaries` when the rule is created (rules are immutable; migration 029), read by
+ * RULE_EVENT_META. The boundaries are aggregated from an index scan in position order: the aggregate's own ORDER BY
+ * began a sort for every call.
+ */
+export const BOUNDARIES_OF = (ruleId: string) => `(SELECT coalesce(jsonb_agg(x.boundary), '[]'::jsonb)
+        FROM (SELECT ${BOUNDARY} AS boundary FROM rule_boundaries b WHERE b.rule_id = ${ruleId} ORDER BY b.position) x)`;
+
+/**
  * `message.snapshot`: the message's parameters, with `location` as {lat, lon} instead of GeoJSON (a location
  * without coordinates is left out). jsonb_set rebuilds the parameters once, where `(data - 'location') || …` built
  * them twice.
@@ -43,19 +52,18 @@ const snapshot = (data: string) => `CASE WHEN jsonb_typeof(${data} -> 'location'
     ELSE coalesce(${data}, '{}'::jsonb) - 'location' END`;
 
 /**
- * The meta of a transition's event. Expects in scope: `r` (the rule: id, name, device_id, created_at), `t` (the
- * transition: covered, first_eval, message_id, ts), `m` (its message: data) and `links` (self_t, events_t, subs_t).
- * The boundaries are aggregated from an index scan in position order: the aggregate's own ORDER BY began a sort for
- * every event. Issue 13, with jsonb_set in the snapshot: ~28k fewer PostgreSQL instructions an event (replayed under
- * callgrind with 4 rules a device: 907k → 900k a frame). The objects are rows of the composite types of migration 027,
+ * The meta of a transition's event. Expects in scope: `r` (the rule: id, name, device_id, created_at, boundaries), `t`
+ * (the transition: covered, first_eval, message_id, ts), `m` (its message: data) and `links` (self_t, events_t,
+ * subs_t). The boundaries are the rule's stored copy (BOUNDARIES_OF, built again only for a rule stored without it):
+ * built for every event, they were ~60k PostgreSQL instructions an event (issue 13, replayed under callgrind with 4
+ * rules a device). With jsonb_set in the snapshot: ~28k fewer an event (907k → 900k a frame). The objects are rows of the composite types of migration 027,
  * whose attributes are the keys: to_jsonb builds the meta in one pass (nested jsonb_build_object calls wrote out and
  * read back every level).
  */
 export const RULE_EVENT_META = `to_jsonb(ROW(
     CASE WHEN t.covered THEN 'enter' ELSE 'leave' END, t.first_eval,
     ROW(r.id, r.name, r.device_id,
-      (SELECT coalesce(jsonb_agg(x.boundary), '[]'::jsonb)
-        FROM (SELECT ${BOUNDARY} AS boundary FROM rule_boundaries b WHERE b.rule_id = r.id ORDER BY b.position) x),
+      coalesce(r.boundaries, ${BOUNDARIES_OF('r.id')}),
       true, t.covered, ${isoText('r.created_at')},
       ROW(r.device_id, 'device')::rule_event_object,
       ROW(${link('links.self_t', 'r.id', 'r.device_id')}, ${link('links.events_t', 'r.id', 'r.device_id')},

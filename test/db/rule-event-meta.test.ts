@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import * as m027 from '../../db/migrations/027_rule_event_meta.js';
+import * as m029 from '../../db/migrations/029_rule_boundaries_copy.js';
+import { presentBoundary } from '../../db/rules/rule-copy.js';
 
 let t: TestApp;
 beforeAll(async () => { t = await buildTestApp(); });
@@ -39,5 +41,30 @@ describe('rule event meta types (migration 027)', () => {
     await m027.up(t.db.knex);
     expect(await types()).toEqual(all);
     expect(await sampleMeta()).toEqual(SAMPLE_META);
+  });
+});
+
+// Rules are immutable: the copy of its boundaries a rule event carries is stored when the rule is created (migration 029).
+describe('a rule\'s stored boundaries copy (migration 029)', () => {
+  const stored = async (id: string) => (await t.db.knex('rules').select('boundaries').where({ id }).first())?.boundaries;
+
+  it('is the boundaries as the rule copy presents them, in order, written at creation and again by the migration', async () => {
+    const app = await t.make.application();
+    const device = await t.make.device(app.principal);
+    const rule = await t.repos.rules.create(app.principal.id, device.id, {
+      name: 'three', boundaries: [
+        { type: 'radius', lon: -96.797, lat: 32.7767, radius: 50 },
+        { type: 'parametric', parameter: 'rpm', min: 700, max: null },
+        { type: 'polygon', coordinates: [[[0, 0], [0.001, 0], [0.001, 0.001], [0, 0]]] },
+      ],
+    });
+    const copy = JSON.parse(JSON.stringify(rule.boundaries.map(presentBoundary)));
+    expect(copy.map((b: { type: string }) => b.type)).toEqual(['radius', 'parametric', 'polygon']);
+    expect(await stored(rule.id)).toEqual(copy);
+
+    await m029.down(t.db.knex);
+    expect((await t.db.knex.raw(`SELECT 1 FROM information_schema.columns WHERE table_name = 'rules' AND column_name = 'boundaries'`)).rows).toEqual([]);
+    await m029.up(t.db.knex);
+    expect(await stored(rule.id)).toEqual(copy);
   });
 });

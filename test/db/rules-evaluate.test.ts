@@ -161,7 +161,9 @@ describe('rule evaluation (spec 2.9, 6.2)', () => {
     expect(await state(one.id)).toEqual({ evaluated: true, covered: true });
   });
 
-  it('stores in the event the rule copy GET /rules/{id} gives, for every boundary type, and the message snapshot', async () => {
+  // A rule keeps its boundaries' copy (migration 029); one stored without it (by an older gateway) has it built per event.
+  it.each([['its stored copy of the boundaries', false], ['boundaries built at the event (no stored copy)', true]])(
+    'stores in the event the rule copy GET /rules/{id} gives, for every boundary type, and the message snapshot: %s', async (_, withoutCopy) => {
     const { app, device } = await setup();
     const rule = await createRule(t, app, device.id, {
       name: 'every kind', boundaries: [
@@ -170,6 +172,7 @@ describe('rule evaluation (spec 2.9, 6.2)', () => {
         radius50,
       ],
     });
+    if (withoutCopy) await t.db.knex('rules').update({ boundaries: null }).where('id', rule.id);
     const [event] = await ingest(t, device.id, [{ ts: at(0), lon: LON, lat: LAT, data: { vehicleSpeed: 42.25, accel: { maxX: 0.5 } } }]);
     const meta = event.meta as any;
     const copy = ruleCopy(urlForConfig(t.config), { ...(await t.repos.rules.getById(rule.id))!, evaluated: true, covered: true });
