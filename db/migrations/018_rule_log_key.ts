@@ -4,8 +4,8 @@ import { replaceKeyWithCascade, restoreKey, type StatementCascade } from './stat
 /**
  * The rule state log no longer checks its rule per inserted row (issue 13, as 017 did for events): under the rules
  * bench `rule_state_log_rule_id_fkey` took 8–10 µs per logged change point (auto_explain, log_triggers). The check
- * guarded nothing the batch had not already: the ingest batch key-share locks its rules before evaluating them
- * (db/rules/evaluate.ts BATCH_RULES), so a rule cannot be deleted between its evaluation and the batch's commit.
+ * guarded nothing the batch had not already: the ingest batch key-share locks the rules it writes for (db/rules/
+ * evaluate.sql.ts `locked`), so a rule cannot be deleted between its evaluation and the batch's commit.
  * What the key did on delete is kept, set-based: deleting rules (through the API, or with their device) deletes
  * their log in one statement per DELETE.
  */

@@ -52,11 +52,12 @@ async function recomputeBounds(trx: Knex, deviceIds: string[], opts: RuleEvaluat
 
 // The devices joined, not \`r.device_id = ANY (?)\`: where the plan scans the table (a few thousand rules), each rule was
 // compared with every device of the batch in turn (issue 13: ~9k PostgreSQL instructions a frame with 4 rules a device).
-const BATCH_RULES = `SELECT r.id, r.device_id FROM unnest(?::uuid[]) AS d(id) JOIN rules r ON r.device_id = d.id FOR KEY SHARE OF r`;
+// Not locked: the rules statement locks the rules it writes for (evaluate.sql.ts `locked`).
+const BATCH_RULES = `SELECT r.id, r.device_id FROM unnest(?::uuid[]) AS d(id) JOIN rules r ON r.device_id = d.id`;
 
 const BATCH_RULES_STATEMENT: SqlStatement = { ctes: '', main: BATCH_RULES };
 
-/** The rules of the batch's devices, key-share locked so a rule deleted meanwhile waits for this batch to commit. */
+/** The rules of the batch's devices. */
 async function batchRules(trx: Knex, deviceIds: string[]) {
   const { rows } = await prepared(trx, BATCH_RULES, [deviceIds]);
   return rulesOf(rows as Record<string, any>[]);
@@ -133,7 +134,7 @@ export function rulesStage(deps: { config: LinkConfig }) {
   const opts = optionsOf({ config: deps.config });
   return {
     name: 'rules',
-    /** The batch's rules, key-share locked, read in the insert's round trip. */
+    /** The batch's rules, read in the insert's round trip. */
     early(candidates: { deviceId: string }[]): SqlPart | null {
       return candidates.length ? { statement: BATCH_RULES_STATEMENT, bindings: [candidates.map((d) => d.deviceId)] } : null;
     },
