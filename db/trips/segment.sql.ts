@@ -336,13 +336,16 @@ export const CONTINUE: SqlStatement = {
     WINDOW d AS (PARTITION BY f.device_id ORDER BY f.ts, f.received_at, f.id ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)),
   ${MEMBERS('(SELECT * FROM judged j WHERE j.continues) r', ['device_id'], 'r', { seg: 'r', order: ['ts', 'received_at', 'id'], extra: ['received_at', 'id', 'trip_id'] })},
   -- a device's rows share its trip: taken by an aggregate, since grouped by it too the rows were sorted again
-  ${SUMS(['device_id'], ['(array_agg(m.trip_id))[1] AS trip_id'])}`,
-  // every trip it advances exists (cont): an UPDATE by id, without the speculative insert of an upsert; found by key
-  // (\`= ANY (ARRAY(…))\`), so that a generic plan reads them through the primary key whatever it estimates. The
-  // trip's segment began at its last counted message (first_ts) and does not end.
-  main: `
+  ${SUMS(['device_id'], ['(array_agg(m.trip_id))[1] AS trip_id'])},
+  -- every trip it advances exists (cont): an UPDATE by id, without the speculative insert of an upsert; found by key
+  -- (\`= ANY (ARRAY(…))\`), so that a generic plan reads them through the primary key whatever it estimates. The
+  -- trip's segment began at its last counted message (first_ts) and does not end.
+  continued AS (
   UPDATE trips t SET ${MERGED('t', { device_id: 't.device_id', first_ts: 't.last_ts', end_reason: 'NULL::text', end_ts: 'NULL::timestamptz',
     ignition: "t.start_reason = 'startup'" }).map(([col, e]) => `${col} = ${e}`).join(', ')}, touched_at = now()
   FROM sums s WHERE t.id = ANY (ARRAY(SELECT trip_id FROM sums)) AND t.id = s.trip_id
-  RETURNING t.device_id`,
+  RETURNING t.device_id)`,
+  // its devices as one array: a fused statement's rows come back as JSON, and a row each cost row_to_json's type
+  // lookups again for every row (issue 13)
+  main: 'SELECT coalesce(array_agg(c.device_id), \'{}\') AS devices FROM continued c',
 };
