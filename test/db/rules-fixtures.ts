@@ -5,7 +5,8 @@ import { evaluateRulesDeriver, type RuleDeriverContext } from '../../db/rules/ev
 import { EVENT_COLUMNS, toEvent, type EventRecord } from '../../db/repositories/events.repository.js';
 import type { NewRule } from '../../db/rules/types.js';
 
-export interface TestMessage { ts: Date; lon?: number; lat?: number; data?: Record<string, unknown> }
+/** A message; `payloadOnly`: stored without the vehicle_speed column (as before migration 028, or by another path). */
+export interface TestMessage { ts: Date; lon?: number; lat?: number; data?: Record<string, unknown>; payloadOnly?: boolean }
 
 /** Meters → degrees of latitude (1° ≈ 110.6–111.7 km on the WGS 84 spheroid); tests keep wide margins around boundaries. */
 export const metersNorth = (lat: number, meters: number) => lat + meters / 111_000;
@@ -24,16 +25,18 @@ async function storeMessages(trx: Knex, deviceId: string, messages: TestMessage[
   const stored = messages.map((m) => {
     const hasLoc = m.lon !== undefined && m.lat !== undefined;
     const data = { ...(hasLoc ? { location: { type: 'Point', coordinates: [m.lon, m.lat] } } : {}), ...(m.data ?? {}) };
-    return { id: randomUUID(), ts: m.ts, data, lat: m.lat ?? null, lon: m.lon ?? null, frameId: null, kind: 'telemetry', hasLoc };
+    // the speed column as the gateway writes it: the frame's vehicleSpeed when it is a number
+    const speed = !m.payloadOnly && typeof m.data?.vehicleSpeed === 'number' ? m.data.vehicleSpeed : null;
+    return { id: randomUUID(), ts: m.ts, data, lat: m.lat ?? null, lon: m.lon ?? null, frameId: null, kind: 'telemetry', hasLoc, speed };
   });
   for (const m of stored) {
     await trx('messages').insert({
       id: m.id, device_id: deviceId, ts: m.ts, frame_id: null, kind: m.kind, data: JSON.stringify(m.data),
       location: m.hasLoc ? trx.raw('ST_SetSRID(ST_MakePoint(?, ?), 4326)', [m.lon, m.lat]) : null,
-      extra: null, received_at: new Date(),
+      extra: null, received_at: new Date(), vehicle_speed: m.speed,
     });
   }
-  return stored.map(({ hasLoc, ...m }) => m).sort((a, b) => a.ts.getTime() - b.ts.getTime());
+  return stored.map(({ hasLoc, speed, ...m }) => m).sort((a, b) => a.ts.getTime() - b.ts.getTime());
 }
 
 /**
