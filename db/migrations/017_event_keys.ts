@@ -10,7 +10,8 @@ import { replaceKeyWithCascade, restoreKey, type StatementCascade } from './stat
  * device's events are written only by the gateway for a device it has authenticated. What the keys did on delete is
  * kept, set-based: deleting events (a late frame's recomputation, in five statements) deletes their notifications in
  * one statement per DELETE, and deleting a device deletes its events. `notifications.subscription_id` keeps its key:
- * its row lock orders a notification against its subscription being deleted by the API at the same moment.
+ * its row lock orders a notification against its subscription being deleted by the API at the same moment (until
+ * migration 030, where the fan-out takes that lock itself).
  */
 const NOTIFICATIONS: StatementCascade = { parent: 'events', child: 'notifications', column: 'event_id', trigger: 'events_delete_notifications' };
 

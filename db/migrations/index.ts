@@ -27,6 +27,7 @@ import * as m026 from './026_feed_storage.js';
 import * as m027 from './027_rule_event_meta.js';
 import * as m028 from './028_vehicle_speed.js';
 import * as m029 from './029_rule_boundaries_copy.js';
+import * as m030 from './030_notification_subscription_key.js';
 
 export const MIGRATIONS: Record<string, Knex.Migration> = {
   '001_core': m001,
@@ -57,4 +58,5 @@ export const MIGRATIONS: Record<string, Knex.Migration> = {
   '027_rule_event_meta': m027,
   '028_vehicle_speed': m028,
   '029_rule_boundaries_copy': m029,
+  '030_notification_subscription_key': m030,
 };

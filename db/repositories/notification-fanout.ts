@@ -9,7 +9,10 @@ import { SUBSCRIPTION_COLUMNS, SUBSCRIPTION_NAMES } from './subscriptions.reposi
  * read the device, when the type is equal (or the subscription is `rule-*` and the event a rule event), the
  * subscription's object (if any) is the event's, and a rule event belongs to the subscription's application.
  * They are stored leased for the statement's `lease` CTE (`SELECT ?::bigint AS ms`; null: not leased), to the worker
- * the statement's caller hands them to (lib/bus.ts handOffLeaseMs), so no claim has to find them.
+ * the statement's caller hands them to (lib/bus.ts handOffLeaseMs), so no claim has to find them. The subscriptions
+ * notified are key-share locked (migration 030: no per-row key): one deleted meanwhile waits for this transaction to
+ * commit and then takes its notifications with it; one deleted since the statement's snapshot is not locked (READ
+ * COMMITTED: its newest version is gone) and gets none.
  */
 const FAN_OUT = (events: string) => `
   INSERT INTO notifications (id, event_id, subscription_id, application_id, device_id, url, state, created_at, next_attempt_at,
@@ -24,7 +27,8 @@ const FAN_OUT = (events: string) => `
   JOIN applications ap ON ap.id = s.application_id
   JOIN authorizations au ON au.device_id = s.device_id AND au.application_id = s.application_id
   WHERE ap.kind = 'consumer' OR EXISTS (
-    SELECT 1 FROM registrations r WHERE r.device_id = s.device_id AND r.application_id = s.application_id)`;
+    SELECT 1 FROM registrations r WHERE r.device_id = s.device_id AND r.application_id = s.application_id)
+  FOR KEY SHARE OF s`;
 
 /** The `notified` CTE of a statement storing events `events` (the CTE's name): FAN_OUT, returning what EVENTS_AND_LEASED reads. */
 export const NOTIFIED = (events: string) => `notified AS (${FAN_OUT(events)}

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { deliveryKit } from '../workers/helpers.js';
 import { createRule, depotRule, ingest, insideDepot, outsideDepot } from './rules-fixtures.js';
+import * as m030 from '../../db/migrations/030_notification_subscription_key.js';
 
 let t: TestApp;
 beforeAll(async () => { t = await buildTestApp(); });
@@ -104,5 +105,69 @@ describe('recorded attempts without a per-row key (migration 019)', () => {
     await t.db.knex('devices').where({ id: gone.device.id }).del();
     expect(await attempts(gone.ids)).toBe(0);
     expect(await attempts(kept.ids)).toBe(1);
+  });
+});
+
+describe('notifications without a per-row key to their subscription (migration 030)', () => {
+  it('deletes a deleted subscription\'s notifications and no other\'s', async () => {
+    const gone = await kit.subscribed('http://127.0.0.1:9/r');
+    const kept = await kit.subscribed('http://127.0.0.1:9/r');
+    const [a] = await kit.fire([{ deviceId: gone.device.id }]);
+    const [b] = await kit.fire([{ deviceId: kept.device.id }]);
+    await t.db.knex('subscriptions').where({ id: gone.subscription.id }).del();
+    expect(await count('notifications', { event_id: a.id })).toBe(0);
+    expect(await count('notifications', { event_id: b.id })).toBe(1);
+  });
+
+  it('goes down to the key and up again', async () => {
+    const key = async () => (await t.db.knex.raw(`SELECT 1 FROM pg_constraint WHERE conname = 'notifications_subscription_id_fkey'`)).rows.length;
+    expect(await key()).toBe(0);
+    await m030.down(t.db.knex);
+    expect(await key()).toBe(1);
+    await m030.up(t.db.knex);
+    expect(await key()).toBe(0);
+    const { device, subscription } = await kit.subscribed('http://127.0.0.1:9/r');
+    const [e] = await kit.fire([{ deviceId: device.id }]);
+    await t.db.knex('subscriptions').where({ id: subscription.id }).del();
+    expect(await count('notifications', { event_id: e.id })).toBe(0);
+  });
+
+  // The fan-out key-share locks the subscriptions it notifies (db/repositories/notification-fanout.ts). Two connections:
+  // PostgreSQL only.
+  it.runIf(process.env.TEST_DATABASE_URL)('gives no notification to a subscription deleted while the events were stored', async () => {
+    const { device, subscription } = await kit.subscribed('http://127.0.0.1:9/r');
+    const deleting = await t.db.knex.transaction();
+    let fired: Promise<{ id: string }[]> | null = null;
+    try {
+      await deleting('subscriptions').where({ id: subscription.id }).del();
+      fired = kit.fire([{ deviceId: device.id }]);
+      const waited = await Promise.race([fired.then(() => false, () => false), new Promise((r) => setTimeout(r, 300, true))]);
+      expect(waited).toBe(true);
+      await deleting.commit();
+      const [e] = await fired;
+      expect(await count('notifications', { event_id: e.id })).toBe(0);
+    } finally {
+      if (!deleting.isCompleted()) await deleting.rollback();
+      await fired?.catch(() => undefined);
+    }
+  });
+
+  it.runIf(process.env.TEST_DATABASE_URL)('holds a subscription\'s delete until the events notifying it are stored, then takes their notifications', async () => {
+    const { device, subscription } = await kit.subscribed('http://127.0.0.1:9/r');
+    const trx = await t.db.knex.transaction();
+    let deleted: Promise<number> | null = null;
+    let eventId = '';
+    try {
+      [{ id: eventId }] = await t.repos.events.insert([{ deviceId: device.id, vehicleId: null, timestamp: new Date('2026-03-01T10:00:00.000Z'),
+        eventType: 'startup', objectType: 'vehicle', objectId: null, meta: null }], trx);
+      deleted = t.db.knex('subscriptions').where({ id: subscription.id }).del().then((n) => n); // run once (a builder runs at every then)
+      expect(await Promise.race([deleted.then(() => false, () => false), new Promise((r) => setTimeout(r, 300, true))])).toBe(true);
+      await trx.commit();
+      expect(await deleted).toBe(1);
+    } finally {
+      if (!trx.isCompleted()) await trx.rollback();
+      await deleted?.catch(() => undefined);
+    }
+    expect(await count('notifications', { event_id: eventId })).toBe(0);
   });
 });
