@@ -119,6 +119,15 @@ const ASSOCIATIONS = `
   ORDER BY b.device_id, a.started_at, a.created_at`;
 
 /**
+ * A message's `vehicle_speed` column (migration 028) from its payload: the vehicleSpeed when it is a finite number, else
+ * null (its readers then take the payload's: db/distance/steps.sql.ts VEHICLE_SPEED).
+ */
+export function vehicleSpeedOf(data: Record<string, unknown> | null | undefined): number | null {
+  const speed = data?.vehicleSpeed;
+  return typeof speed === 'number' && Number.isFinite(speed) ? speed : null;
+}
+
+/**
  * The rows as BATCH_ROWS's parameters, column by column: the scalar columns as binary arrays (db/binary-array.ts), data
  * and extra as one JSON array each.
  */
@@ -132,9 +141,7 @@ function messageColumns(rows: MessageRow[]): unknown[] {
     const r = rows[i];
     ids[i] = r.id; devices[i] = r.deviceId; ts[i] = r.timestamp; frames[i] = r.frameId; kinds[i] = r.kind;
     lons[i] = r.lon; lats[i] = r.lat; received[i] = r.receivedAt; data[i] = r.data; extra[i] = r.extra;
-    // migration 028: the speed when it is a number, else null (read from the payload)
-    const speed = r.data.vehicleSpeed;
-    speeds[i] = typeof speed === 'number' && Number.isFinite(speed) ? speed : null;
+    speeds[i] = vehicleSpeedOf(r.data);
   }
   return [uuidArray(ids), uuidArray(devices), timestampArray(ts), textArray(frames), textArray(kinds), float8Array(lons),
     float8Array(lats), timestampArray(received), float8Array(speeds), JSON.stringify(data), JSON.stringify(extra)];

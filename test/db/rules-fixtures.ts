@@ -4,6 +4,7 @@ import type { TestApp } from '../helpers/app.js';
 import { evaluateRulesDeriver, type RuleDeriverContext } from '../../db/rules/evaluate.js';
 import { EVENT_COLUMNS, toEvent, type EventRecord } from '../../db/repositories/events.repository.js';
 import type { NewRule } from '../../db/rules/types.js';
+import { vehicleSpeedOf } from '../../db/repositories/ingest.repository.js';
 
 /** A message; `payloadOnly`: stored without the vehicle_speed column (as before migration 028, or by another path). */
 export interface TestMessage { ts: Date; lon?: number; lat?: number; data?: Record<string, unknown>; payloadOnly?: boolean }
@@ -25,8 +26,7 @@ async function storeMessages(trx: Knex, deviceId: string, messages: TestMessage[
   const stored = messages.map((m) => {
     const hasLoc = m.lon !== undefined && m.lat !== undefined;
     const data = { ...(hasLoc ? { location: { type: 'Point', coordinates: [m.lon, m.lat] } } : {}), ...(m.data ?? {}) };
-    // the speed column as the gateway writes it: the frame's vehicleSpeed when it is a number
-    const speed = !m.payloadOnly && typeof m.data?.vehicleSpeed === 'number' ? m.data.vehicleSpeed : null;
+    const speed = m.payloadOnly ? null : vehicleSpeedOf(m.data); // the column as the gateway writes it
     return { id: randomUUID(), ts: m.ts, data, lat: m.lat ?? null, lon: m.lon ?? null, frameId: null, kind: 'telemetry', hasLoc, speed };
   });
   for (const m of stored) {

@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import type { TestApp } from '../helpers/app.js';
 import { tripsStage } from '../../gateway/stages/trips.stage.js';
 import type { NewEvent } from '../../db/repositories/events.repository.js';
+import { vehicleSpeedOf } from '../../db/repositories/ingest.repository.js';
 
 /** A frame as stored: seconds from BASE, kind, speed (km/h), position, other telemetry. */
 /** A frame; `payloadOnly`: stored without the vehicle_speed column (as before migration 028, or by another path). */
@@ -49,7 +50,7 @@ async function store(trx: Knex, deviceId: string, frames: F[]) {
       id: r.id, device_id: deviceId, ts: r.ts, frame_id: null, kind: r.kind, data: JSON.stringify(r.data),
       location: r.f.lat !== undefined ? trx.raw('ST_SetSRID(ST_MakePoint(?, ?), 4326)', [r.f.lon ?? LON, r.f.lat]) : null,
       extra: null, received_at: new Date(),
-      vehicle_speed: !r.f.payloadOnly && typeof r.data.vehicleSpeed === 'number' ? r.data.vehicleSpeed : null,
+      vehicle_speed: r.f.payloadOnly ? null : vehicleSpeedOf(r.data), // as the gateway writes it
     })));
   }
   return rows.sort((a, b) => a.ts.getTime() - b.ts.getTime());
