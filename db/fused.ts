@@ -13,6 +13,12 @@ import { prepared } from './prepared.js';
 export interface SqlStatement {
   ctes: string;
   main: string;
+  /**
+   * The main statement's columns, for a statement that returns many rows: they come back column by column (a JSON
+   * array each, aggregated once) and are put back into rows here, where row_to_json looks up each column's type and
+   * output function again for every row (issue 13: the batch's 800 rules, ~6k PostgreSQL instructions a frame).
+   */
+  columns?: readonly string[];
 }
 
 /** A statement with this batch's bindings (in text order). */
@@ -58,7 +64,9 @@ function fusedText(statements: SqlStatement[]): string {
       }
     });
     const ctes = statements.map((st, i) => [st.ctes.trim(), `part_${i} AS (${st.main})`].filter(Boolean).join(',\n  ')).join(',\n');
-    const select = statements.map((_, i) => `(SELECT coalesce(json_agg(row_to_json(x)), '[]'::json) FROM part_${i} x) AS part_${i}`).join(', ');
+    const select = statements.map((st, i) => `(SELECT ${st.columns
+      ? `json_build_object(${st.columns.map((c) => `'${c}', coalesce(json_agg(x.${c}), '[]'::json)`).join(', ')})`
+      : "coalesce(json_agg(row_to_json(x)), '[]'::json)"} FROM part_${i} x) AS part_${i}`).join(', ');
     texts.set(key, (sql = `WITH ${ctes}\n  SELECT ${select}`));
   }
   return sql;
@@ -102,7 +110,20 @@ export async function runParts(trx: Knex, parts: readonly (SqlPart | null)[]): P
   let k = 0;
   return parts.map((p) => {
     if (!p) return null;
-    // jsonb: both drivers parse it
-    return row[`part_${k++}`] as PartRow[];
+    // json: both drivers parse it
+    const out = row[`part_${k++}`];
+    return p.statement.columns ? rowsOf(p.statement.columns, out as Record<string, unknown[]>) : out as PartRow[];
   });
+}
+
+/** A part's rows from its columns (SqlStatement.columns): the i-th row of the i-th value of each. */
+function rowsOf(columns: readonly string[], values: Record<string, unknown[]>): PartRow[] {
+  const n = values[columns[0]].length;
+  const rows: PartRow[] = new Array(n);
+  for (let i = 0; i < n; i++) {
+    const r: PartRow = {};
+    for (const c of columns) r[c] = values[c][i];
+    rows[i] = r;
+  }
+  return rows;
 }

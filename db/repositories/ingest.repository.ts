@@ -180,7 +180,8 @@ export function storedBatch(parts: PartRow[] | null, rows: readonly MessageRow[]
   return { inserted, latest };
 }
 
-const ASSOCIATIONS_STATEMENT: SqlStatement = { ctes: '', main: ASSOCIATIONS };
+// a row a device of the batch once devices have vehicles: column by column (db/fused.ts)
+const ASSOCIATIONS_STATEMENT: SqlStatement = { ctes: '', main: ASSOCIATIONS, columns: ['device_id', 'vehicle_id', 'started_at'] };
 /** ASSOCIATIONS' bindings: the spans column by column, as binary arrays (as one JSON text: ~10k more PostgreSQL instructions a frame, issue 13). */
 const spanColumns = (spans: { deviceId: string; min: Date; max: Date }[]) =>
   [uuidArray(spans.map((s) => s.deviceId)), timestampArray(spans.map((s) => s.min)), timestampArray(spans.map((s) => s.max))];

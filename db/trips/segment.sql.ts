@@ -144,9 +144,10 @@ const ROWS = `${ROWS0(true)},
  * segment's end (end_reason, ignition, last_mv_ts, end_ts: `g`, or the rows themselves in CONTINUE); `order`, the
  * windows' order (`rn`, or the columns rn numbers the rows by, so that rows already in that order are not sorted);
  * `extra`, more columns of `r` kept on the rows. One sort: every window is over the segment's rows in `rn` order. The
- * previous speed sample and the previous location are read by offset (`lag(v, rn - rn of the previous row that has one)`): a segment's rows have consecutive `rn` (a run of a device's rows, cut after its end),
- * so the offset is their distance. Issue 13: a window partition per "has a speed" and per "has a location" cost two
- * more sorts of the rows, aggregates ordered by rn a sort per segment each, and the trip's carried values as a row 0
+ * previous speed sample and the previous location are read by offset (`lag(v, rn - rn of the previous row that has
+ * one)`): a segment's rows have consecutive `rn` (a run of a device's rows, cut after its end), so the offset is their
+ * distance. Issue 13: a window partition per "has a speed" and per "has a location" cost two more sorts of the rows,
+ * aggregates ordered by rn a sort per segment each, and the trip's carried values as a row 0
  * of every continued segment a fifth of the continuation statement at ~2 messages a device. The windows of one level
  * share one frame (the rows before): the previous row's time is the latest time before it (`ts` rises with `rn`), the
  * first location the one with none before it, so that a level is one pass over its rows; a second frame was a second
@@ -336,16 +337,15 @@ export const CONTINUE: SqlStatement = {
     WINDOW d AS (PARTITION BY f.device_id ORDER BY f.ts, f.received_at, f.id ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)),
   ${MEMBERS('(SELECT * FROM judged j WHERE j.continues) r', ['device_id'], 'r', { seg: 'r', order: ['ts', 'received_at', 'id'], extra: ['received_at', 'id', 'trip_id'] })},
   -- a device's rows share its trip: taken by an aggregate, since grouped by it too the rows were sorted again
-  ${SUMS(['device_id'], ['(array_agg(m.trip_id))[1] AS trip_id'])},
-  -- every trip it advances exists (cont): an UPDATE by id, without the speculative insert of an upsert; found by key
-  -- (\`= ANY (ARRAY(…))\`), so that a generic plan reads them through the primary key whatever it estimates. The
-  -- trip's segment began at its last counted message (first_ts) and does not end.
-  continued AS (
+  ${SUMS(['device_id'], ['(array_agg(m.trip_id))[1] AS trip_id'])}`,
+  // every trip it advances exists (cont): an UPDATE by id, without the speculative insert of an upsert; found by key
+  // (\`= ANY (ARRAY(…))\`), so that a generic plan reads them through the primary key whatever it estimates. The
+  // trip's segment began at its last counted message (first_ts) and does not end.
+  main: `
   UPDATE trips t SET ${MERGED('t', { device_id: 't.device_id', first_ts: 't.last_ts', end_reason: 'NULL::text', end_ts: 'NULL::timestamptz',
     ignition: "t.start_reason = 'startup'" }).map(([col, e]) => `${col} = ${e}`).join(', ')}, touched_at = now()
   FROM sums s WHERE t.id = ANY (ARRAY(SELECT trip_id FROM sums)) AND t.id = s.trip_id
-  RETURNING t.device_id)`,
-  // its devices as one array: a fused statement's rows come back as JSON, and a row each cost row_to_json's type
-  // lookups again for every row (issue 13)
-  main: 'SELECT coalesce(array_agg(c.device_id), \'{}\') AS devices FROM continued c',
+  RETURNING t.device_id`,
+  // the devices it advanced, column by column (db/fused.ts): ~200 rows a batch
+  columns: ['device_id'],
 };

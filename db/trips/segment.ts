@@ -101,7 +101,7 @@ async function tripEvents(trx: Knex, touched: string[]): Promise<NewEvent[]> {
  * trips that closed and returns the events to store.
  */
 export async function advanceTripsAfter(trx: Knex, spans: TripSpan[], continued: PartRow[] | null, o: SegmentOptions): Promise<NewEvent[]> {
-  const advanced = new Set<string>(continued?.[0]?.devices ?? []);
+  const advanced = new Set((continued ?? []).map((r) => r.device_id as string));
   const rest = spans.filter((s) => !advanced.has(s.deviceId));
   if (!rest.length) return [];
   const { eventful, closed } = await segment(trx, rest, o);

@@ -48,4 +48,15 @@ describe('fused statements', () => {
     expect(w).toEqual([{ s: 'A' }, { s: 'B' }]);
     expect((await t.db.knex('fused_probe').whereIn('k', [7, 8]).orderBy('k')).map((r: any) => r.k)).toEqual([7, 8]);
   });
+
+  it('gives a part declaring its columns the same rows, in its order, back from a column each', async () => {
+    const columnar: SqlPart = { ...numbers, statement: { ...numbers.statement, columns: ['w', 'at'] } };
+    const { result: [rows, w], sql } = await recordStatements(t.db.knex, () => runParts(t.db.knex, [columnar, words]));
+    expect(sql[0]).toMatch(/json_build_object\('w', coalesce\(json_agg\(x\.w\)/);
+    expect(rows).toEqual((await runParts(t.db.knex, [numbers]))[0]);
+    expect(rows!.map((r) => r.w)).toEqual([6, 4, 2]);
+    expect(w).toEqual([{ s: 'A' }, { s: 'B' }]);
+    const none: SqlPart = { ...columnar, bindings: [0] };
+    expect(await runParts(t.db.knex, [none])).toEqual([[]]);
+  });
 });
