@@ -3,6 +3,7 @@ import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { deliveryKit } from '../workers/helpers.js';
 import { createRule, depotRule, ingest, insideDepot, outsideDepot } from './rules-fixtures.js';
 import * as m030 from '../../db/migrations/030_notification_subscription_key.js';
+import { started, stillPending } from '../helpers/pending.js';
 
 let t: TestApp;
 beforeAll(async () => { t = await buildTestApp(); });
@@ -141,8 +142,7 @@ describe('notifications without a per-row key to their subscription (migration 0
     try {
       await deleting('subscriptions').where({ id: subscription.id }).del();
       fired = kit.fire([{ deviceId: device.id }]);
-      const waited = await Promise.race([fired.then(() => false, () => false), new Promise((r) => setTimeout(r, 300, true))]);
-      expect(waited).toBe(true);
+      expect(await stillPending(fired)).toBe(true);
       await deleting.commit();
       const [e] = await fired;
       expect(await count('notifications', { event_id: e.id })).toBe(0);
@@ -160,8 +160,8 @@ describe('notifications without a per-row key to their subscription (migration 0
     try {
       [{ id: eventId }] = await t.repos.events.insert([{ deviceId: device.id, vehicleId: null, timestamp: new Date('2026-03-01T10:00:00.000Z'),
         eventType: 'startup', objectType: 'vehicle', objectId: null, meta: null }], trx);
-      deleted = t.db.knex('subscriptions').where({ id: subscription.id }).del().then((n) => n); // run once (a builder runs at every then)
-      expect(await Promise.race([deleted.then(() => false, () => false), new Promise((r) => setTimeout(r, 300, true))])).toBe(true);
+      deleted = started(t.db.knex('subscriptions').where({ id: subscription.id }).del());
+      expect(await stillPending(deleted)).toBe(true);
       await trx.commit();
       expect(await deleted).toBe(1);
     } finally {

@@ -2,14 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { createRule, depotRule, ingest, insideDepot, outsideDepot, ruleEventTrail, storeBatch } from './rules-fixtures.js';
 import { evaluateRulesDeriver } from '../../db/rules/evaluate.js';
+import { started, stillPending } from '../helpers/pending.js';
 
 let t: TestApp;
 beforeAll(async () => { t = await buildTestApp(); });
 afterAll(async () => { await t?.close(); });
 
 const logOf = async (ruleId: string) => (await t.db.knex('rule_state_log').where({ rule_id: ruleId }).count({ n: '*' }))[0].n;
-/** Whether the promise is still pending after `ms`. */
-const pending = (p: Promise<unknown>, ms = 300) => Promise.race([p.then(() => false, () => false), new Promise((r) => setTimeout(r, ms, true))]);
 
 async function ruleWithState() {
   const app = await t.make.application();
@@ -29,8 +28,8 @@ describe.runIf(process.env.TEST_DATABASE_URL)('a rule deleted while a batch eval
     try {
       const { previousLatest, stored } = await storeBatch(t, trx, device.id, [insideDepot(10)]);
       expect(await evaluateRulesDeriver(trx, { deviceId: device.id, messages: stored, previousLatest }, { config: t.config })).toHaveLength(1);
-      const deleted = t.db.knex('rules').where({ id: rule.id }).delete().then((n) => n); // run once (a builder runs at every then)
-      expect(await pending(deleted)).toBe(true);
+      const deleted = started(t.db.knex('rules').where({ id: rule.id }).delete());
+      expect(await stillPending(deleted)).toBe(true);
       await trx.commit();
       expect(await deleted).toBe(1);
     } finally {
@@ -47,7 +46,7 @@ describe.runIf(process.env.TEST_DATABASE_URL)('a rule deleted while a batch eval
     try {
       await deleting('rules').where({ id: rule.id }).delete();
       batch = ingest(t, device.id, [insideDepot(10)]);
-      expect(await pending(batch)).toBe(true);
+      expect(await stillPending(batch)).toBe(true);
       await deleting.commit();
       expect(await batch).toEqual([]);
     } finally {
