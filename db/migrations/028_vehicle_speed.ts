@@ -4,7 +4,7 @@ import { runStatements } from '../sql.js';
 /**
  * A message's vehicle speed (data.vehicleSpeed, km/h) as a column beside the payload it comes from (issue 13). The
  * gateway writes it with the message, from the frame it decoded (only when it is a number); the distance steps
- * (db/distance/steps.sql.ts SPEED) and the trip statements (db/trips/segment.sql.ts) read it, and the payload's value
+ * (db/distance/steps.sql.ts VEHICLE_SPEED) and the trip statements (db/trips/segment.sql.ts) read it, and the payload's value
  * where it is null (a message stored before this migration or by another path). Read from the payload, it was a jsonb
  * key lookup and a numeric → text → float8 conversion for each row of the batch and each message the trips read again.
  * Replayed under callgrind (200 devices × 2 frames a batch): 411.6k → 404.3k PostgreSQL instructions a frame; the other

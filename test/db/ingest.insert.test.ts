@@ -110,4 +110,3 @@ describe('the batch insert (db/repositories/ingest.repository.ts)', () => {
     expect(after.map((r: any) => r.vehicle_speed)).toEqual([null, 42.5]);
   });
 });
-
