@@ -29,16 +29,19 @@ pg.types.setTypeParser(NUMERIC, (v) => Number(v));
 const BaseClientPGlite = ((knexPglite as unknown as { default?: unknown }).default ?? knexPglite) as any;
 
 /**
- * knex-pglite as the pg driver behaves: a query with a statement name runs as a named statement (db/prepared.ts),
- * array parameters (db/binary-array.ts) go as their values, and a delete answers its affected row count (knex-pglite reports the command as "DEL", so knex returned the raw
+ * knex-pglite as the pg driver behaves: a query with a statement name runs as a named statement (db/prepared.ts), with
+ * its array parameters (db/binary-array.ts) in binary; another query's go as their values, and a delete answers its affected row count (knex-pglite reports the command as "DEL", so knex returned the raw
  * result).
  */
 class ClientPGlite extends BaseClientPGlite {
   /** A query with a statement name (db/prepared.ts) runs as a named statement, as the pg driver does. */
   async _query(connection: PGlite, obj: any) {
-    // array parameters as plain values: PGlite's driver sends them as text (db/binary-array.ts)
-    if (obj.bindings?.some((b: unknown) => b instanceof ArrayParam)) obj.bindings = obj.bindings.map(plainBinding);
-    if (!obj.options?.name) return super._query(connection, obj);
+    if (!obj.options?.name) {
+      // array parameters as plain values: PGlite's query() sends them as text (db/binary-array.ts)
+      if (obj.bindings?.some((b: unknown) => b instanceof ArrayParam)) obj.bindings = obj.bindings.map(plainBinding);
+      return super._query(connection, obj);
+    }
+    // a named statement's go in binary, as on the pg driver (runNamedOnPglite)
     obj.response = await runNamedOnPglite(connection, obj.options.name, obj.sql, obj.bindings ?? []);
     return obj;
   }

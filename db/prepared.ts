@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { parse, protocol, type PGlite, type Results } from '@electric-sql/pglite';
 import type { Knex } from 'knex';
-import type { ArrayParam } from './binary-array.js';
+import { ArrayParam } from './binary-array.js';
 
 type BackendMessage = Parameters<typeof parse.parseResults>[0][number];
 type Parsers = Parameters<typeof parse.parseResults>[1];
@@ -30,6 +30,32 @@ interface PgliteProtocol {
 
 const parsedOn = new WeakMap<PGlite, Map<string, PgliteStatement>>();
 
+/** pg_type OIDs of the text-like types whose binary form is their UTF-8 text (jsonb's after a version byte). */
+const TEXT_LIKE = new Map<number, number | null>([[25, null], [1043, null], [114, null], [3802, 1]]);
+/** Strings shorter than this go as text: their copy as bytes costs more than it saves. */
+const BYTES_FROM = 256;
+
+/**
+ * A named statement's parameter as PGlite's bind takes it; a Uint8Array goes in binary format, anything else as text.
+ * An array parameter goes in binary, as the pg driver sends it (db/binary-array.ts: array_recv copies its elements where
+ * array_in parsed each one's text), and so does a long string of a text-like type (its UTF-8 bytes: PGlite's writer
+ * measured a string's UTF-8 length one character at a time in JavaScript, and the batch's rows as one JSON text are
+ * ~200 KB). Issue 13: the bind's serialization was ~7% of the embedded platform's profile at ingest.
+ */
+function pgliteValue(p: PgliteProtocol, b: unknown, type: number): string | Uint8Array | null {
+  if (b === null || b === undefined) return null;
+  if (b instanceof ArrayParam) return b.toPostgres();
+  if (typeof b === 'string' && b.length >= BYTES_FROM && TEXT_LIKE.has(type)) {
+    const version = TEXT_LIKE.get(type);
+    if (version === null) return Buffer.from(b, 'utf8');
+    const bytes = Buffer.allocUnsafe(1 + Buffer.byteLength(b, 'utf8'));
+    bytes[0] = version!;
+    bytes.write(b, 1, 'utf8');
+    return bytes;
+  }
+  return (p.serializers[type] ?? String)(b);
+}
+
 /**
  * Runs `text` ($n placeholders) as the named statement `name` on a PGlite instance, over the extended protocol,
  * the way PostgreSQL's driver runs a named query: parsed once per instance, bound each time, so its plan is
@@ -54,7 +80,7 @@ export async function runNamedOnPglite(pg: PGlite, name: string, text: string, b
         statements.set(name, st);
       }
       const types = st.types;
-      const values = bindings.map((b, i) => (b === null || b === undefined ? null : (p.serializers[types[i]] ?? String)(b)));
+      const values = bindings.map((b, i) => pgliteValue(p, b, types[i]));
       messages.push(
         ...await step(serialize.bind({ statement: name, values })),
         ...await step(serialize.describe({ type: 'P' })),

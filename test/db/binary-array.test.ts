@@ -46,6 +46,22 @@ describe('array parameters (db/binary-array.ts), on either driver', () => {
     expect(await received(boolArray([true, false, null]), 'bool')).toEqual([['true', 'false', null], ['true', 'false', null]]);
   });
 
+  it('delivers long and short jsonb, json and text parameters as given (long ones go as bytes to PGlite)', async () => {
+    const doc = { kind: 'ünï😀 "quoted" \\ back', rows: Array.from({ length: 60 }, (_, i) => ({ i, x: i / 7, s: `é${i}` })) };
+    const long = JSON.stringify(doc);
+    expect(long.length).toBeGreaterThan(256);
+    for (const text of [long, JSON.stringify({ a: 'é' })]) {
+      const sql = 'SELECT ?::jsonb AS b, ?::json::text AS j, ?::text AS t, octet_length(?::text) AS n';
+      for (const run of [() => prepared(db.knex, sql, [text, text, text, text]), () => db.knex.raw(sql, [text, text, text, text])]) {
+        const r = (await run()).rows[0] as Record<string, unknown>;
+        expect(r.b).toEqual(JSON.parse(text));
+        expect(r.j).toBe(text);
+        expect(r.t).toBe(text);
+        expect(Number(r.n)).toBe(Buffer.byteLength(text));
+      }
+    }
+  });
+
   it('refuses what is not a uuid or a date before sending anything', () => {
     for (const bad of ['not-a-uuid', '00000000-0000-4000-8000-00000000000g', '0000000000-00-4000-8000-000000000000',
       '00000000-0000-4000-8000-00000000000é', '00000000-0000-4000-8000-0000000000001', '{0000000-0000-4000-8000-000000000000}']) {
