@@ -62,6 +62,13 @@ describe('array parameters (db/binary-array.ts), on either driver', () => {
     }
   });
 
+  it('delivers bytes as given, every byte value', async () => {
+    const bytes = Buffer.from(Array.from({ length: 600 }, (_, i) => (i * 7) % 256));
+    const r = (await prepared(db.knex, 'SELECT ?::bytea AS b, octet_length(?::bytea) AS n', [bytes, bytes])).rows[0] as Record<string, unknown>;
+    expect(Buffer.from(r.b as Uint8Array).equals(bytes)).toBe(true);
+    expect(Number(r.n)).toBe(600);
+  });
+
   it('refuses what is not a uuid or a date before sending anything', () => {
     for (const bad of ['not-a-uuid', '00000000-0000-4000-8000-00000000000g', '0000000000-00-4000-8000-000000000000',
       '00000000-0000-4000-8000-00000000000é', '00000000-0000-4000-8000-0000000000001', '{0000000-0000-4000-8000-000000000000}']) {
