@@ -29,20 +29,24 @@ pg.types.setTypeParser(NUMERIC, (v) => Number(v));
 const BaseClientPGlite = ((knexPglite as unknown as { default?: unknown }).default ?? knexPglite) as any;
 
 /**
- * knex-pglite as the pg driver behaves: a query with a statement name runs as a named statement (db/prepared.ts), with
- * its array parameters (db/binary-array.ts) in binary; another query's go as their values, and a delete answers its affected row count (knex-pglite reports the command as "DEL", so knex returned the raw
- * result).
+ * knex-pglite as the pg driver behaves: a query with a statement name runs as a named statement (db/prepared.ts), its
+ * array parameters (db/binary-array.ts) in binary, and a delete answers its affected row count (knex-pglite reports the
+ * command as "DEL", so knex returned the raw result).
  */
 class ClientPGlite extends BaseClientPGlite {
-  /** A query with a statement name (db/prepared.ts) runs as a named statement, as the pg driver does. */
+  /**
+   * A query with a statement name (db/prepared.ts) runs as a named statement, as the pg driver does; any other as the
+   * unnamed one, through the same steps (runNamedOnPglite). PGlite's own query() is left only what those steps do not
+   * do: rows as arrays, and COPY's blobs.
+   */
   async _query(connection: PGlite, obj: any) {
-    if (!obj.options?.name) {
+    if (!obj.sql) throw new Error('The query is empty');
+    if (obj.options?.rowMode || obj.options?.blob) {
       // array parameters as plain values: PGlite's query() sends them as text (db/binary-array.ts)
       if (obj.bindings?.some((b: unknown) => b instanceof ArrayParam)) obj.bindings = obj.bindings.map(plainBinding);
       return super._query(connection, obj);
     }
-    // a named statement's go in binary, as on the pg driver (runNamedOnPglite)
-    obj.response = await runNamedOnPglite(connection, obj.options.name, obj.sql, obj.bindings ?? []);
+    obj.response = await runNamedOnPglite(connection, obj.options?.name ?? null, obj.sql, obj.bindings ?? []);
     return obj;
   }
 

@@ -100,10 +100,12 @@ function firstResult(messages: BackendMessage[], parsers: Parsers): Results {
  * the way PostgreSQL's driver runs a named query: parsed once per instance, bound each time, so its plan is
  * reused after a few runs. PGlite's own query() parses and plans anew each time (the unnamed statement), and
  * the big set-based ingest statements spent 3-10 ms of a ~20 ms run in the planner. The steps run under PGlite's
- * query lock, so no other query interleaves with them. Called by the knex client (db/connection.ts), for the
- * queries that carry a statement name, inside knex's own connection handling.
+ * query lock, so no other query interleaves with them. Called by the knex client (db/connection.ts), inside knex's own
+ * connection handling, for every query: with a null name as the unnamed statement, parsed and described at every run
+ * as PGlite's own query() does, but bound as above (arrays and long text in binary) and its result built by
+ * firstResult (the API's statements, issue 13).
  */
-export async function runNamedOnPglite(pg: PGlite, name: string, text: string, bindings: readonly unknown[]): Promise<Results> {
+export async function runNamedOnPglite(pg: PGlite, name: string | null, text: string, bindings: readonly unknown[]): Promise<Results> {
   const p = pg as unknown as PgliteProtocol;
   const { serialize } = protocol;
   let statements = parsedOn.get(pg);
@@ -112,16 +114,18 @@ export async function runNamedOnPglite(pg: PGlite, name: string, text: string, b
   return pg.runExclusive(async () => {
     const messages: BackendMessage[] = [];
     try {
-      let st = statements.get(name);
+      // unnamed (null): parsed and described at every run, as PGlite's query() does
+      let st = name === null ? undefined : statements.get(name);
       if (!st) {
-        await step(serialize.parse({ name, text, types: [] }));
-        st = { name, types: parse.parseDescribeStatementResults(await step(serialize.describe({ type: 'S', name }))) };
-        statements.set(name, st);
+        const statement = name ?? '';
+        await step(serialize.parse({ name: statement, text, types: [] }));
+        st = { name: statement, types: parse.parseDescribeStatementResults(await step(serialize.describe({ type: 'S', name: statement }))) };
+        if (name !== null) statements.set(name, st);
       }
       const types = st.types;
       const values = bindings.map((b, i) => pgliteValue(p, b, types[i]));
       messages.push(
-        ...await step(serialize.bind({ statement: name, values })),
+        ...await step(serialize.bind({ statement: st.name, values })),
         ...await step(serialize.describe({ type: 'P' })),
         ...await step(serialize.execute({})),
       );
