@@ -2,8 +2,9 @@
 // steps: one per column of a batch); sent as text, PostgreSQL parsed each element (array_in, then uuid_in,
 // timestamptz_in, float8in): ~60k of ~546k instructions a frame at ingest (issue 13, replayed under callgrind). The pg
 // driver sends a Buffer as a binary parameter, and an object's toPostgres() result as its value, so an ArrayParam goes
-// as the array's binary form (array_recv: each element copied, not parsed). So does PGlite's for a named statement
-// (db/prepared.ts runNamedOnPglite); its query() takes the plain values (plainBinding), which it sends as text.
+// as the array's binary form (array_recv: each element copied, not parsed), and so does the PGlite client
+// (db/prepared.ts runOnPglite); PGlite's own query(), left rows as arrays and COPY, takes the plain values (plainBinding),
+// which it sends as text.
 
 type ElementType = 'uuid' | 'timestamptz' | 'float8' | 'text' | 'bool';
 
@@ -42,7 +43,7 @@ const PG_EPOCH_MS = 946_684_800_000;
 
 type Element<T extends ElementType> = T extends 'uuid' | 'text' ? string : T extends 'timestamptz' ? Date : T extends 'float8' ? number : boolean;
 
-/** A one-dimensional array parameter: binary (toPostgres) for the pg driver and PGlite's named statements, else its values (plainBinding). */
+/** A one-dimensional array parameter: binary (toPostgres) for the pg driver and the PGlite client, else its values (plainBinding). */
 export class ArrayParam<T extends ElementType = ElementType> {
   constructor(readonly type: T, readonly values: readonly (Element<T> | null)[]) {}
 

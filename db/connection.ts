@@ -7,7 +7,7 @@ import knexPglite from 'knex-pglite';
 import { acquireDataDirLock } from './data-dir-lock.js';
 import { slimPostgis } from './pglite-postgis.js';
 import { installAcquireLimit } from './acquire-limit.js';
-import { runNamedOnPglite } from './prepared.js';
+import { runOnPglite } from './prepared.js';
 import { ArrayParam, plainBinding } from './binary-array.js';
 import { maskedDatabaseUrl } from '../lib/database-url.js';
 import { every, type Periodic } from '../lib/periodic.js';
@@ -36,7 +36,7 @@ const BaseClientPGlite = ((knexPglite as unknown as { default?: unknown }).defau
 class ClientPGlite extends BaseClientPGlite {
   /**
    * A query with a statement name (db/prepared.ts) runs as a named statement, as the pg driver does; any other as the
-   * unnamed one, through the same steps (runNamedOnPglite). PGlite's own query() is left only what those steps do not
+   * unnamed one, through the same steps (runOnPglite). PGlite's own query() is left only what those steps do not
    * do: rows as arrays, and COPY's blobs.
    */
   async _query(connection: PGlite, obj: any) {
@@ -46,7 +46,7 @@ class ClientPGlite extends BaseClientPGlite {
       if (obj.bindings?.some((b: unknown) => b instanceof ArrayParam)) obj.bindings = obj.bindings.map(plainBinding);
       return super._query(connection, obj);
     }
-    obj.response = await runNamedOnPglite(connection, obj.options?.name ?? null, obj.sql, obj.bindings ?? []);
+    obj.response = await runOnPglite(connection, obj.options?.name ?? null, obj.sql, obj.bindings ?? []);
     return obj;
   }
 

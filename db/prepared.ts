@@ -105,7 +105,7 @@ function firstResult(messages: BackendMessage[], parsers: Parsers): Results {
  * as PGlite's own query() does, but bound as above (arrays and long text in binary) and its result built by
  * firstResult (the API's statements, issue 13).
  */
-export async function runNamedOnPglite(pg: PGlite, name: string | null, text: string, bindings: readonly unknown[]): Promise<Results> {
+export async function runOnPglite(pg: PGlite, name: string | null, text: string, bindings: readonly unknown[]): Promise<Results> {
   const p = pg as unknown as PgliteProtocol;
   const { serialize } = protocol;
   let statements = parsedOn.get(pg);
@@ -138,7 +138,7 @@ export async function runNamedOnPglite(pg: PGlite, name: string | null, text: st
 
 /**
  * Runs one of the ingest path's constant statements as a named prepared statement: each PostgreSQL connection
- * (the pg driver) or the PGlite instance (runNamedOnPglite, through the knex client) parses it once and, after a
+ * (the pg driver) or the PGlite instance (runOnPglite, through the knex client) parses it once and, after a
  * few executions, reuses its plan. The big set-based statements (trips, distance, rules) spend as long in the
  * planner as in execution, batch after batch.
  */
