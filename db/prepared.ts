@@ -36,11 +36,11 @@ const TEXT_LIKE = new Map<number, number | null>([[25, null], [1043, null], [114
 const BYTES_FROM = 256;
 
 /**
- * A named statement's parameter as PGlite's bind takes it; a Uint8Array goes in binary format, anything else as text.
- * Bytes and an array parameter go in binary, as the pg driver sends them (db/binary-array.ts: array_recv copies its elements where
- * array_in parsed each one's text), and so does a long string of a text-like type (its UTF-8 bytes: PGlite's writer
- * measured a string's UTF-8 length one character at a time in JavaScript, and the batch's rows as one JSON text are
- * ~200 KB). Issue 13: the bind's serialization was ~7% of the embedded platform's profile at ingest.
+ * A parameter as PGlite's bind takes it (runOnPglite); a Uint8Array goes in binary format, anything else as text. Bytes
+ * and an array parameter go in binary, as the pg driver sends them (db/binary-array.ts: array_recv copies its elements
+ * where array_in parsed each one's text), and so does a long string of a text-like type (its UTF-8 bytes: PGlite's
+ * writer measured a string's UTF-8 length one character at a time in JavaScript, and the batch's rows as one JSON text
+ * are ~200 KB). Issue 13: the bind's serialization was ~7% of the embedded platform's profile at ingest.
  */
 function pgliteValue(p: PgliteProtocol, b: unknown, type: number): string | Uint8Array | null {
   if (b === null || b === undefined) return null;
@@ -63,7 +63,7 @@ function pgliteValue(p: PgliteProtocol, b: unknown, type: number): string | Uint
 const CHANGING = new Set(['INSERT', 'UPDATE', 'DELETE', 'COPY', 'MERGE']);
 
 /**
- * A named statement's result from its messages, as PGlite's `parse.parseResults(messages, parsers)[0]` gives it (rows as
+ * A statement's result from its messages, as PGlite's `parse.parseResults(messages, parsers)[0]` gives it (rows as
  * objects by column name, each value through its type's parser; fields; command, affectedRows, rowCount). That copied the
  * instance's 318 type parsers into a new object at every call (~57 µs a statement) and built each row from an array of
  * [name, value] pairs (issue 13: ~5% of the embedded rules bench's profile).
