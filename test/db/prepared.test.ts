@@ -21,14 +21,20 @@ describe('prepared statements of the ingest path', () => {
     });
   });
 
-  it('gives the rows and counts a raw statement gives: parsed values, nulls, repeated names, changed rows', async () => {
+  it('gives the rows and counts the driver itself gives: parsed values, nulls, repeated names, changed rows', async () => {
     const select = `SELECT 9007199254740::int8 AS big, 2.5::numeric AS num, NULL::text AS nothing, '{"a":[1,null]}'::jsonb AS doc,
       ARRAY['x', NULL]::text[] AS texts, ARRAY['2026-11-28T10:00:00Z'::timestamptz, NULL] AS times, '2026-11-28T09:00:00.123Z'::timestamptz AS at,
       ?::int AS same, 7 AS same, '\\x00ff'::bytea AS raw, 'é'::text AS t`;
     const named = await prepared(db.knex, select, [1]);
-    const raw = await db.knex.raw(select, [1]);
-    expect(named.rows).toEqual(raw.rows);
-    expect(named.rows[0]).toMatchObject({ big: 9007199254740, num: 2.5, nothing: null, doc: { a: [1, null] }, texts: ['x', null], same: 7, t: 'é' });
+    // the reference: PGlite's own query() (its parseResults), which the knex client no longer calls; on PostgreSQL the pg driver
+    const pglite = (db.knex.client as { pglite?: { query(sql: string, params: unknown[]): Promise<{ rows: unknown[] }> } }).pglite;
+    expect(Boolean(pglite)).toBe(db.kind === 'pglite');
+    const reference = pglite ? await pglite.query(select.replace('?', '$1'), [1]) : await db.knex.raw(select, [1]);
+    expect(named.rows).toEqual(reference.rows);
+    expect(named.rows[0]).toMatchObject({ big: 9007199254740, num: 2.5, nothing: null, doc: { a: [1, null] }, texts: ['x', null], same: 7, t: 'é',
+      times: [new Date('2026-11-28T10:00:00Z'), null], at: new Date('2026-11-28T09:00:00.123Z') });
+    expect(Buffer.from(named.rows[0].raw as Uint8Array).toString('hex')).toBe('00ff');
+    expect(await prepared(db.knex, 'SELECT 1 AS one WHERE false', [])).toMatchObject({ rows: [], rowCount: 0 });
     await db.knex.raw('CREATE TEMP TABLE counted (x int)');
     const inserted = await prepared(db.knex, 'INSERT INTO counted SELECT unnest(?::int[])', [[1, 2, 3]]);
     const updated = await prepared(db.knex, 'UPDATE counted SET x = x + 1 WHERE x > ?::int', [1]);
