@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDb } from '../helpers/db.js';
-import { prepared } from '../../db/prepared.js';
+import { pgliteValue, prepared } from '../../db/prepared.js';
 import { ArrayParam, boolArray, float8Array, textArray, timestampArray, uuidArray } from '../../db/binary-array.js';
 
 let db: Awaited<ReturnType<typeof createTestDb>>;
@@ -46,7 +46,7 @@ describe('array parameters (db/binary-array.ts), on either driver', () => {
     expect(await received(boolArray([true, false, null]), 'bool')).toEqual([['true', 'false', null], ['true', 'false', null]]);
   });
 
-  it('delivers long and short jsonb, json and text parameters as given (long ones go as bytes to PGlite)', async () => {
+  it('delivers long and short jsonb, json and text parameters as given (on PGlite the long ones as their bytes)', async () => {
     const doc = { kind: 'ünï😀 "quoted" \\ back', rows: Array.from({ length: 60 }, (_, i) => ({ i, x: i / 7, s: `é${i}` })) };
     const long = JSON.stringify(doc);
     expect(long.length).toBeGreaterThan(256);
@@ -60,6 +60,20 @@ describe('array parameters (db/binary-array.ts), on either driver', () => {
         expect(Number(r.n)).toBe(Buffer.byteLength(text));
       }
     }
+  });
+
+  it('goes to PGlite in binary where it can: arrays, bytes, long text by its UTF-8 bytes (jsonb after its version byte)', () => {
+    const p = { serializers: { 25: (v: unknown) => `text:${v}`, 3802: (v: unknown) => `jsonb:${v}` } };
+    const long = `"${'é'.repeat(300)}"`;
+    const jsonb = pgliteValue(p, long, 3802) as Uint8Array;
+    expect([jsonb[0], Buffer.from(jsonb.subarray(1)).toString('utf8')]).toEqual([1, long]);
+    expect(Buffer.from(pgliteValue(p, long, 25) as Uint8Array).toString('utf8')).toBe(long);
+    expect(pgliteValue(p, '"short"', 3802)).toBe('jsonb:"short"');
+    expect(pgliteValue(p, long, 23)).toBe(long); // an int parameter: as text (no serializer here: String)
+    const bytes = Buffer.from([0, 255]);
+    expect(pgliteValue(p, bytes, 17)).toBe(bytes);
+    expect(pgliteValue(p, uuidArray(['00000000-0000-4000-8000-000000000001']), 2951)).toEqual(uuidArray(['00000000-0000-4000-8000-000000000001']).toPostgres());
+    expect(pgliteValue(p, null, 25)).toBeNull();
   });
 
   it('delivers bytes as given, every byte value', async () => {
