@@ -6,6 +6,13 @@
 // record), ~3 s of a new data directory's first start (issue 13: 7.7 → 4.6 s to `/health`, 41% of that start's CPU
 // profile in `__dlsym_js`). The index is only needed when the function is added to the table, and is now read from a
 // map of the library's exports built once (its exports never change once loaded). Same result, same table entries.
+//
+// It also lets a side module's bytes go once they are compiled. The loader's `loadWebAssemblyModule(binary, …)` holds
+// `binary` in its closure's context, and that context lives as long as the library: its `postInstantiation` uses a
+// direct `eval` (for EM_ASM / EM_JS), which keeps every variable of the enclosing scopes. So the PostGIS library's
+// 16.1 MB stayed in memory twice, as its file and as these bytes (a heap snapshot of the idle embedded platform:
+// `Context -[binary]-> Uint8Array`). `binary` is cleared once the module is instantiated; nothing reads it after.
+//
 // Idempotent; a PGlite whose loader no longer has that code (a newer version) is left as it is, with a warning.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -30,6 +37,28 @@ export function patchDlsym(source) {
   return count === 1 ? { source: patched, state: 'patched' } : { source, state: 'not-found' };
 }
 
+// the instantiation of a side module, asynchronous (`.then(e=>postInstantiation(e.module,e.instance))`) and synchronous
+// (`…new WebAssembly.Instance(module,info);return postInstantiation(module,instance)`), as the minifier writes them
+const INSTANTIATED = [
+  [/(WebAssembly\.instantiate\(binary,info\)\.then\((\w+)=>)(postInstantiation\(\2\.module,\2\.instance\))\)/g,
+    (_m, head, _e, call) => `${head}(binary=null,${call}))`],
+  [/(instance=new WebAssembly\.Instance\(module,info\);return )(postInstantiation\(module,instance\))/g,
+    (_m, head, call) => `${head}(binary=null,${call})`],
+];
+const RELEASED = '(binary=null,postInstantiation(';
+
+/** The loader's source with a side module's bytes released once it is instantiated; `state` as `patchDlsym`'s. */
+export function patchModuleBytes(source) {
+  if (source.includes(RELEASED)) return { source, state: 'already' };
+  let patched = source;
+  for (const [re, replace] of INSTANTIATED) {
+    const before = patched;
+    patched = patched.replace(re, replace);
+    if (patched === before) return { source, state: 'not-found' };
+  }
+  return { source: patched, state: 'patched' };
+}
+
 /** The installed PGlite's loader files (its ESM and CommonJS builds). */
 export function pgliteLoaders(from = path.dirname(fileURLToPath(import.meta.url))) {
   const require = createRequire(path.join(from, 'noop.js'));
@@ -43,9 +72,15 @@ export function pgliteLoaders(from = path.dirname(fileURLToPath(import.meta.url)
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const patches = [[patchDlsym, 'dlsym'], [patchModuleBytes, 'side-module loader']];
   for (const file of pgliteLoaders()) {
-    const { source, state } = patchDlsym(fs.readFileSync(file, 'utf8'));
-    if (state === 'patched') fs.writeFileSync(file, source);
-    if (state === 'not-found') process.stderr.write(`drivewire: ${file}: PGlite's dlsym is not the one this patch knows; left as it is\n`);
+    let source = fs.readFileSync(file, 'utf8');
+    let changed = false;
+    for (const [patch, what] of patches) {
+      const result = patch(source);
+      if (result.state === 'patched') ({ source } = result), changed = true;
+      if (result.state === 'not-found') process.stderr.write(`drivewire: ${file}: PGlite's ${what} is not the one this patch knows; left as it is\n`);
+    }
+    if (changed) fs.writeFileSync(file, source);
   }
 }
