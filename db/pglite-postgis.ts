@@ -10,7 +10,7 @@ import { pipeline } from 'node:stream/promises';
 import { createGunzip, createGzip } from 'node:zlib';
 import tar from 'tar-stream';
 import { postgis } from '@electric-sql/pglite-postgis';
-import type { Extension } from '@electric-sql/pglite';
+import type { Extension, PGlite } from '@electric-sql/pglite';
 
 /** Entries drivewire needs: the core library, its control and install script, and PROJ's database. */
 const KEEP = [
@@ -74,4 +74,50 @@ export function slimPostgis(warn?: (msg: string) => void): Extension {
       }
     },
   };
+}
+
+/** Where PGlite's in-memory file system holds the extension's files once its bundle is unpacked. */
+const RELEASED = {
+  library: 'lib/postgresql/postgis-3.so',
+  installScripts: { dir: 'share/postgresql/extension', name: /^postgis--\d+\.\d+\.\d+\.sql$/ },
+};
+
+interface MemFs {
+  analyzePath(p: string): { exists: boolean };
+  readdir(p: string): string[];
+  stat(p: string): { size: number };
+  unlink(p: string): void;
+  truncate(p: string, length: number): void;
+}
+
+/**
+ * Frees what a started, migrated PGlite keeps of the PostGIS bundle and will not read again (issue 13, the embedded
+ * idle RSS: ~57 MB of it, 413–435 → ~300 MB with the trimming of lib/malloc-trim.ts):
+ * - the bundle itself, unpacked: PGlite keeps the promise of its extensions' bundles on its Emscripten module
+ *   (`pg_extensions`), so the 34 MB Blob of the unpacked tar (2,196 chunks of 16 KB in the malloc heap) outlived the
+ *   unpacking into the in-memory file system, its only reader;
+ * - the library's file (16.1 MB): PostgreSQL reads it only to load it, and a loaded library is found again by its
+ *   name, never reopened; the file is kept, empty, since its path must still exist;
+ * - the install script (7.1 MB): read only by `CREATE EXTENSION`, which the migrations have run.
+ * A new process unpacks the bundle again. Returns the bytes of the files freed.
+ */
+export async function releaseLoadedPostgis(pglite: PGlite): Promise<number> {
+  await pglite.query('SELECT postgis_lib_version()'); // loads the library into the backend, if nothing has yet
+  const mod = pglite.Module as unknown as { FS: MemFs; WASM_PREFIX?: string; pg_extensions?: unknown };
+  delete mod.pg_extensions;
+  const root = mod.WASM_PREFIX ?? '/pglite';
+  const fs = mod.FS;
+  let freed = 0;
+  const library = `${root}/${RELEASED.library}`;
+  if (fs.analyzePath(library).exists) {
+    freed += fs.stat(library).size;
+    fs.truncate(library, 0);
+  }
+  const dir = `${root}/${RELEASED.installScripts.dir}`;
+  for (const name of fs.analyzePath(dir).exists ? fs.readdir(dir) : []) {
+    if (!RELEASED.installScripts.name.test(name)) continue;
+    freed += fs.stat(`${dir}/${name}`).size;
+    fs.unlink(`${dir}/${name}`);
+  }
+  return freed;
 }
