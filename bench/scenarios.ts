@@ -46,6 +46,8 @@ export const BENCH_SCENARIOS: BenchScenarioEntry[] = [
         ? `knee: ${top} frames/s over ${o.devices} devices is more than 1000 frames/s per device (frame timestamps are whole ms): use more --devices`
         : null;
     } },
+  { name: 'start', description: 'drivewire serve on a new data directory, then restarted: seconds to /health, RSS while idle (--duration s); ratio to PGlite + PostGIS alone',
+    load: async () => (await import('./start.bench.js')).startScenario },
   // Issue 11: the ingest scenario with the trips stage off then on, on fresh platforms, and their ratio.
   { name: 'trips', description: 'the ingest scenario with trips off then on (--trips compare): the cost of the trips stage',
     notInSmoke: true,

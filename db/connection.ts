@@ -60,7 +60,7 @@ class ClientPGlite extends BaseClientPGlite {
  * Embedded server settings. PostgreSQL's 128 MB default shared_buffers is touched in the WASM heap and
  * stays resident (+120 MB RSS); one embedded process with one connection does well with 32 MB.
  */
-const PGLITE_CONF = ['shared_buffers=32MB'];
+export const PGLITE_CONF = ['shared_buffers=32MB'];
 
 export interface OpenOptions {
   /** A real PostgreSQL with PostGIS; without it the embedded PGlite is used. */

@@ -50,7 +50,7 @@ async function cutBundle(source: string, target: string): Promise<void> {
   fs.renameSync(tmp, target);
 }
 
-async function slimBundle(): Promise<URL> {
+export async function slimBundle(): Promise<URL> {
   const { file, version } = installedBundle();
   const target = path.join(path.dirname(file), '..', '..', '..', '.cache', 'drivewire', `postgis-${version}-slim.tar.gz`);
   if (!fs.existsSync(target)) await cutBundle(file, target);
