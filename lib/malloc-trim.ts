@@ -26,7 +26,7 @@ const IDLE_UTILIZATION = 0.2;
 /**
  * Trims the heap now (the caller has just finished starting, and the start freed the most), then every `ms` ms when
  * the event loop was idle over the interval (a trim while frames stream in would only hand back pages the next batch
- * faults in again; a trim walks the arenas in a few milliseconds). Null where trimming is not available.
+ * faults in again; a trim of the idle platform took 0.05–0.44 ms here). Null where trimming is not available.
  */
 export async function trimWhenIdle(ms: number): Promise<Periodic | null> {
   const trim = await loadMallocTrim();
