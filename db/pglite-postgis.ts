@@ -92,7 +92,7 @@ interface MemFs {
 
 /**
  * Frees what a started, migrated PGlite keeps of the PostGIS bundle and will not read again (issue 13, the embedded
- * idle RSS: ~57 MB of it, 413–435 → ~300 MB with the trimming of lib/malloc-trim.ts):
+ * idle RSS: ~57 MB of it; with the trimming of lib/malloc-trim.ts, 413–444 → 266–272 MB a minute after a restart):
  * - the bundle itself, unpacked: PGlite keeps the promise of its extensions' bundles on its Emscripten module
  *   (`pg_extensions`), so the 34 MB Blob of the unpacked tar (2,196 chunks of 16 KB in the malloc heap) outlived the
  *   unpacking into the in-memory file system, its only reader;
@@ -106,18 +106,18 @@ export async function releaseLoadedPostgis(pglite: PGlite): Promise<number> {
   const mod = pglite.Module as unknown as { FS: MemFs; WASM_PREFIX?: string; pg_extensions?: unknown };
   delete mod.pg_extensions;
   const root = mod.WASM_PREFIX ?? '/pglite';
-  const fs = mod.FS;
+  const memfs = mod.FS;
   let freed = 0;
   const library = `${root}/${RELEASED.library}`;
-  if (fs.analyzePath(library).exists) {
-    freed += fs.stat(library).size;
-    fs.truncate(library, 0);
+  if (memfs.analyzePath(library).exists) {
+    freed += memfs.stat(library).size;
+    memfs.truncate(library, 0);
   }
   const dir = `${root}/${RELEASED.installScripts.dir}`;
-  for (const name of fs.analyzePath(dir).exists ? fs.readdir(dir) : []) {
+  for (const name of memfs.analyzePath(dir).exists ? memfs.readdir(dir) : []) {
     if (!RELEASED.installScripts.name.test(name)) continue;
-    freed += fs.stat(`${dir}/${name}`).size;
-    fs.unlink(`${dir}/${name}`);
+    freed += memfs.stat(`${dir}/${name}`).size;
+    memfs.unlink(`${dir}/${name}`);
   }
   return freed;
 }
