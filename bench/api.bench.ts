@@ -6,10 +6,10 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import Fastify from 'fastify';
 import pg from 'pg';
 import autocannon from 'autocannon';
+import { LAUNCHER } from './child.js';
 import { procCpu } from './processes.js';
 import { apiUrlOf } from '../bin/commands/serve.js';
 import { quantile, round, runLoad, startBenchPlatform, type LoadResult, machine } from './harness.js';
@@ -69,15 +69,13 @@ async function bareFastify(databaseUrl: string | null, knex: Knex): Promise<{ ur
   return { url: address, close: async () => { await app.close(); await pool?.end(); } };
 }
 
-const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../bin/drivewire.js');
-
 /**
  * The API alone in a process of its own (`drivewire serve --only api`, issue 14's scale-out layout) on the bench's
  * database, while the bench process keeps the gateway: requests no longer wait behind the ingest on one event loop.
  */
 async function apiProcess(databaseUrl: string): Promise<{ url: string; cpu(): number | null; close(): Promise<void> }> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'drivewire-bench-api-'));
-  const child = spawn(process.execPath, [BIN, 'serve', '--only', 'api', '--database-url', databaseUrl, '--http-port', '0',
+  const child = spawn(process.execPath, [LAUNCHER, 'serve', '--only', 'api', '--database-url', databaseUrl, '--http-port', '0',
     '--host', '127.0.0.1', '--data-dir', dataDir, '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'inherit'] });
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   const close = async () => {

@@ -1,7 +1,20 @@
 // Bench child processes (the connections scenario's load and bare Aedes, the webhooks scenario's receiver): a
 // process of their own, so their CPU and memory stay out of the figures they serve as baselines or peers for.
 import { fork, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
+
+/** The `drivewire` launcher (bin/drivewire.js; the build's dist/bin/drivewire.js links to it). */
+export const LAUNCHER = fileURLToPath(new URL('../bin/drivewire.js', import.meta.url));
+
+/**
+ * The command that runs `script` as the launcher runs the CLI: its shebang's own command line (`/usr/bin/env -S
+ * "<environment> node <flags>"`), so a baseline gets the same memory settings without a copy of them.
+ */
+export function launchedLike(script: string, args: string[]): { command: string; args: string[] } {
+  const [env, split, ...rest] = fs.readFileSync(LAUNCHER, 'utf8').split('\n')[0].slice(2).split(' ');
+  return { command: env, args: [split, rest.join(' '), script, ...args] };
+}
 
 /** A bench child process answering one message type per request over IPC. */
 export async function startChild(file: string, execArgv: string[] = [], args: string[] = []) {

@@ -14,19 +14,17 @@ import { fileURLToPath } from 'node:url';
 import { PGLITE_CONF } from '../db/connection.js';
 import { slimBundle } from '../db/pglite-postgis.js';
 import { apiUrlOf } from '../bin/commands/serve.js';
+import { LAUNCHER, launchedLike } from './child.js';
 import { machine, round } from './harness.js';
 import type { BenchOptions, BenchScenario } from './types.js';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-/** The repository's root, from bench/ or from the build's dist/bench/. */
-const ROOT = path.resolve(here, path.basename(path.dirname(here)) === 'dist' ? '../..' : '..');
-const LAUNCHER = path.join(ROOT, 'bin', 'drivewire.js');
-/** The launcher's memory settings (its shebang), for the baseline started with node directly. */
-const LAUNCHER_ENV = { MALLOC_MMAP_THRESHOLD_: '131072' };
-const LAUNCHER_ARGS = ['--max-semi-space-size=64'];
+const BARE_PGLITE = fileURLToPath(new URL('./bare-pglite.child.js', import.meta.url));
 const START_BOUND_MS = 180_000;
 
-interface Start { readySeconds: number; rssMB: Record<string, number>; idleRssMB: number }
+interface Start { readySeconds: number; rssMB: Record<string, number> }
+
+/** The last reading: the RSS once idle for the scenario's seconds. */
+const idleRss = (s: Start) => Object.values(s.rssMB).at(-1)!;
 
 /** The process's RSS in MB; an error naming how it ended if it has. */
 function rssOf(child: ChildProcess): number {
@@ -59,7 +57,7 @@ async function timedStart(child: ChildProcess, ready: (child: ChildProcess) => P
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
       rssMB[String(t)] = round(rssOf(child), 0);
     }
-    return { readySeconds: round(readySeconds, 2), rssMB, idleRssMB: rssMB[String(idleS)] };
+    return { readySeconds: round(readySeconds, 2), rssMB };
   } finally {
     child.kill('SIGTERM');
     await exited(child);
@@ -83,9 +81,8 @@ function platformStart(o: BenchOptions, dataDir: string, idleS: number): Promise
 
 /** PGlite with PostGIS alone on `dataDir`, ready once it printed so. */
 function bareStart(dataDir: string, bundle: URL, idleS: number): Promise<Start> {
-  const child = spawn(process.execPath, [...LAUNCHER_ARGS, path.join(here, 'bare-pglite.child.js'),
-    JSON.stringify({ dataDir, bundle: bundle.href, conf: PGLITE_CONF })],
-  { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...LAUNCHER_ENV } });
+  const bare = launchedLike(BARE_PGLITE, [JSON.stringify({ dataDir, bundle: bundle.href, conf: PGLITE_CONF })]);
+  const child = spawn(bare.command, bare.args, { stdio: ['ignore', 'pipe', 'inherit'] });
   return timedStart(child, (c) => new Promise<void>((resolve, reject) => {
     let out = '';
     const timer = setTimeout(() => reject(new Error(`bare PGlite was not ready within ${START_BOUND_MS} ms`)), START_BOUND_MS);
@@ -122,7 +119,7 @@ export const startScenario: BenchScenario = {
       baselines = {
         barePglite: bare,
         ratioRestartSeconds: round(platform.restart.readySeconds / bare.restart.readySeconds, 2),
-        ratioRestartIdleRss: round(platform.restart.idleRssMB / bare.restart.idleRssMB, 2),
+        ratioRestartIdleRss: round(idleRss(platform.restart) / idleRss(bare.restart), 2),
       };
     }
     return {

@@ -78,7 +78,10 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
     let changed = false;
     for (const [patch, what] of patches) {
       const result = patch(source);
-      if (result.state === 'patched') ({ source } = result), changed = true;
+      if (result.state === 'patched') {
+        source = result.source;
+        changed = true;
+      }
       if (result.state === 'not-found') process.stderr.write(`drivewire: ${file}: PGlite's ${what} is not the one this patch knows; left as it is\n`);
     }
     if (changed) fs.writeFileSync(file, source);
