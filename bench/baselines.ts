@@ -9,6 +9,7 @@ import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
+import type { PGlite } from '@electric-sql/pglite';
 import { quantile, round, runLoad, type LoadOptions } from './harness.js';
 
 export interface BareAedesFigures {
@@ -61,31 +62,156 @@ function row(deviceId: string, i: number, t0: number): string {
   return [randomUUID(), deviceId, ts, `f${i}`, 'telemetry', data.replace(/\\/g, '\\\\'), point, ts].join('\t') + '\n';
 }
 
+const COPY_COLUMNS = '(id, device_id, ts, frame_id, kind, data, location, received_at)';
+
 /**
- * Rows per second a raw COPY (pg-copy-streams, batches of `batchRows`) writes into an unlogged-free
- * copy of the messages table with the same indexes, on PostgreSQL. PGlite has no COPY stream: null.
+ * A table shaped like `messages` (same columns, defaults and indexes) that the raw baselines COPY into, in the
+ * platform's own database: on PostgreSQL over `lanes` connections of its own, on PGlite through the embedded
+ * database itself (one connection; COPY reads a blob there, PGlite having no COPY stream). Dropped by close().
  */
-export async function rawCopy(databaseUrl: string | null, rows: number, batchRows = 500): Promise<{ rowsPerSecond: number } | null> {
-  if (!databaseUrl) return null;
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
+interface CopyTable {
+  table: string;
+  lanes: number;
+  /** COPY of rows in COPY's text format on `lane`, committed (COPY in autocommit is its own transaction). */
+  copy(lane: number, text: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+async function copyTable(db: CopyTarget, lanes: number): Promise<CopyTable> {
   const table = `bench_copy_${randomUUID().replace(/-/g, '').slice(0, 8)}`;
+  const create = `CREATE TABLE ${table} (LIKE messages INCLUDING DEFAULTS INCLUDING INDEXES)`;
+  const copySql = `COPY ${table} ${COPY_COLUMNS} FROM STDIN`;
+  if (db.databaseUrl) {
+    const clients = Array.from({ length: lanes }, () => new pg.Client({ connectionString: db.databaseUrl! }));
+    await Promise.all(clients.map((c) => c.connect()));
+    await clients[0].query(create);
+    return {
+      table,
+      lanes,
+      copy: (lane, text) => pipeline(Readable.from([text]), clients[lane].query(copyFrom(copySql))),
+      async close() {
+        await clients[0].query(`DROP TABLE IF EXISTS ${table}`).catch(() => undefined);
+        await Promise.all(clients.map((c) => c.end()));
+      },
+    };
+  }
+  const { pglite } = db;
+  if (!pglite) throw new Error('a raw COPY baseline needs PostgreSQL or the embedded PGlite');
+  await pglite.exec(create);
+  const copyBlob = `COPY ${table} ${COPY_COLUMNS} FROM '/dev/blob'`;
+  return {
+    table,
+    lanes: 1,
+    copy: async (_lane, text) => { await pglite.query(copyBlob, [], { blob: new Blob([text]) }); },
+    close: async () => { await pglite.exec(`DROP TABLE IF EXISTS ${table}`).catch(() => undefined); },
+  };
+}
+
+/**
+ * Rows per second a raw COPY (batches of `batchRows`, each a COPY in autocommit: before 2026-12-01 each was BEGIN, COPY,
+ * COMMIT, two round trips more) writes into a copy of the messages table with the same indexes: on PostgreSQL with
+ * pg-copy-streams, on PGlite from a blob (before 2026-12-01, none there).
+ */
+export async function rawCopy(db: CopyTarget, rows: number, batchRows = 500): Promise<{ rowsPerSecond: number }> {
+  const sink = await copyTable(db, 1);
   try {
-    await client.query(`CREATE TABLE ${table} (LIKE messages INCLUDING DEFAULTS INCLUDING INDEXES)`);
     const devices = Array.from({ length: 50 }, () => randomUUID());
     const t0 = Date.now();
     const started = performance.now();
     for (let done = 0; done < rows; done += batchRows) {
       const n = Math.min(batchRows, rows - done);
-      const lines = Array.from({ length: n }, (_, k) => row(devices[(done + k) % devices.length], done + k, t0));
-      await client.query('BEGIN');
-      await pipeline(Readable.from(lines), client.query(copyFrom(
-        `COPY ${table} (id, device_id, ts, frame_id, kind, data, location, received_at) FROM STDIN`)));
-      await client.query('COMMIT');
+      let text = '';
+      for (let k = 0; k < n; k++) text += row(devices[(done + k) % devices.length], done + k, t0);
+      await sink.copy(0, text);
     }
     return { rowsPerSecond: round(rows / ((performance.now() - started) / 1000), 0) };
   } finally {
-    await client.query(`DROP TABLE IF EXISTS ${table}`).catch(() => undefined);
-    await client.end();
+    await sink.close();
+  }
+}
+
+export interface StoringAedesFigures extends BareAedesFigures {
+  /** Its frames/s over bare Aedes's, same run: the most any broker that stores each frame before its PUBACK can reach here. */
+  ratioToBareAedes: number;
+  meanBatchRows: number;
+}
+
+/** Where a storing baseline writes: the platform's database, or PGlite itself. */
+type CopyTarget = { databaseUrl: string | null; pglite?: PGlite };
+
+/**
+ * The floor of a storing gateway (issue 13): a bare Aedes on loopback, port 0 (no authentication, no decoding) that
+ * acknowledges a QoS 1 PUBLISH only once its payload is stored, as it came, in a row of a copy of `messages` (`table`):
+ * COPY in batches of at most `batchRows`, over the platform's lanes (2 connections on PostgreSQL, PGlite's one). A
+ * QoS 0 PUBLISH is not stored. The payload must be JSON without raw control characters, as the load generator's is.
+ */
+export async function startStoringAedes(db: CopyTarget, batchRows = 500) {
+  const sink = await copyTable(db, db.databaseUrl ? 2 : 1);
+  const queue: { line: string; done: (err?: Error | null) => void }[] = [];
+  const busy = new Array<boolean>(sink.lanes).fill(false);
+  let batches = 0, rows = 0, frameNo = 0;
+  const drain = async (lane: number) => {
+    busy[lane] = true;
+    try {
+      while (queue.length) {
+        // what arrives meanwhile joins the batch: on PGlite a COPY holds the thread, so the sockets are read only
+        // between batches (without this turn of the event loop, PGlite's batches held ~5 rows)
+        await new Promise((resolve) => setImmediate(resolve));
+        const batch = queue.splice(0, batchRows);
+        let text = '';
+        for (const q of batch) text += q.line;
+        let failed: Error | null = null;
+        try { await sink.copy(lane, text); } catch (err) { failed = err as Error; }
+        batches++; rows += batch.length;
+        for (const q of batch) q.done(failed);
+      }
+    } finally {
+      busy[lane] = false;
+    }
+  };
+  const broker = await Aedes.createBroker({
+    authorizePublish(client, packet, done) {
+      if (!client || packet.qos === 0) return done(null);
+      const now = new Date().toISOString();
+      // COPY's text format: the payload with its backslashes doubled
+      const data = packet.payload.toString().replace(/\\/g, '\\\\');
+      queue.push({ line: `${randomUUID()}\t${client.id}\t${now}\tf${++frameNo}\ttelemetry\t${data}\t\\N\t${now}\n`, done });
+      const lane = busy.indexOf(false);
+      if (lane >= 0) void drain(lane);
+    },
+  });
+  const server = net.createServer(broker.handle as (socket: net.Socket) => void);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `mqtt://127.0.0.1:${(server.address() as net.AddressInfo).port}`,
+    table: sink.table,
+    meanBatchRows: () => (batches ? round(rows / batches, 0) : 0),
+    async close() {
+      await new Promise<void>((resolve) => broker.close(() => resolve()));
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      while (busy.some(Boolean)) await new Promise((resolve) => setTimeout(resolve, 10));
+      await sink.close();
+    },
+  };
+}
+
+/**
+ * The same load against startStoringAedes: nothing of the platform's own work is in it (no decoding, no location, no
+ * trips, distance or rules), so no platform that stores every frame before acknowledging it can be faster on this
+ * machine; a target above its ratio to bare Aedes is one this machine cannot meet.
+ */
+export async function storingAedes(load: Omit<LoadOptions, 'url'>, db: CopyTarget, bare: BareAedesFigures): Promise<StoringAedesFigures> {
+  const storing = await startStoringAedes(db);
+  try {
+    const r = await runLoad({ ...load, url: storing.url });
+    const framesPerSecond = round(r.acked / (r.measuredMs / 1000), 0);
+    return {
+      framesPerSecond,
+      publishToAckMs: { p50: round(quantile(r.latencies, 0.5)), p99: round(quantile(r.latencies, 0.99)) },
+      ratioToBareAedes: round(framesPerSecond / bare.framesPerSecond, 2),
+      meanBatchRows: storing.meanBatchRows(),
+    };
+  } finally {
+    await storing.close();
   }
 }

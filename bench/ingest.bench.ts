@@ -1,7 +1,7 @@
 // Ingest scenario (issue 3): N devices publish QoS 1 telemetry frames to the gateway; reports the
 // sustained frames/s stored and the time from publish to committed row (= PUBACK, sent after commit).
 import { batchFigures, round, runLoad, spread, startBenchPlatform, machine } from './harness.js';
-import { bareAedes, rawCopy } from './baselines.js';
+import { bareAedes, rawCopy, storingAedes } from './baselines.js';
 import type { BenchOptions, BenchScenario } from './types.js';
 
 /** One measurement on a fresh platform; `trips` false turns the trips stage off (DRIVEWIRE_TRIPS). */
@@ -17,7 +17,9 @@ async function measure(o: BenchOptions, trips: boolean): Promise<Record<string, 
     const framesStoredPerSecond = round(load.acked / (load.measuredMs / 1000), 0);
     // The bare baselines run after the platform's load, on the same machine, with the same options.
     const bare = o.baselines === false ? null : await bareAedes(loadOptions);
-    const copy = o.baselines === false ? null : await rawCopy(o.databaseUrl, Math.min(Math.max(Number(stored), 5000), 100_000));
+    const db = { databaseUrl: o.databaseUrl, pglite: bench.platform.db.pglite };
+    const copy = bare && await rawCopy(db, Math.min(Math.max(Number(stored), 5000), 100_000));
+    const storing = bare && await storingAedes(loadOptions, db, bare);
     return {
       scenario: 'ingest',
       trips: trips ? 'on' : 'off',
@@ -40,8 +42,10 @@ async function measure(o: BenchOptions, trips: boolean): Promise<Record<string, 
       baselines: bare && {
         bareAedes: bare,
         rawCopy: copy,
+        storingAedes: storing,
         ratioToBareAedes: round(framesStoredPerSecond / bare.framesPerSecond, 2),
-        ratioToRawCopy: copy ? round(framesStoredPerSecond / copy.rowsPerSecond, 2) : null,
+        ratioToRawCopy: copy && round(framesStoredPerSecond / copy.rowsPerSecond, 2),
+        ratioToStoringAedes: storing && round(framesStoredPerSecond / storing.framesPerSecond, 2),
       },
       // Other work on the machine skews the figures: the 1-minute load average says how much there was.
       machine: machine(),

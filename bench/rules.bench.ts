@@ -4,7 +4,7 @@
 // process of its own (webhook-receiver.child.js): it stands for the applications' servers, so its CPU is not the
 // platform's, and it does not share the platform's event loop.
 import { batchFigures, round, runLoad, spread, startBenchPlatform, machine, type BenchPlatform } from './harness.js';
-import { bareAedes } from './baselines.js';
+import { bareAedes, storingAedes } from './baselines.js';
 import type { BenchOptions, BenchScenario } from './types.js';
 import { startChild, within } from './child.js';
 import { NOTIFICATION_ID_HEADER } from '../lib/webhook-signature.js';
@@ -69,6 +69,7 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
     const inWindow = Float64Array.from(received.latencies.filter((_, i) => received.eventTimes[i] >= from && received.eventTimes[i] <= to));
     // The same load against a bare Aedes, after the drain, on the same machine (issue 13's first row).
     const bare = o.baselines === false ? null : await bareAedes(loadOptions);
+    const storing = bare && await storingAedes(loadOptions, { databaseUrl: o.databaseUrl, pglite: platform.db.pglite }, bare);
     const framesAcknowledgedPerSecond = round(load.acked / (load.measuredMs / 1000), 0);
     const totalS = (o.durationS + o.warmupS);
     return {
@@ -95,7 +96,11 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
       eventLoopDelayMs: load.eventLoopDelayMs,
       processes: load.processes,
       ...batchFigures(await bench.metrics()),
-      baselines: bare && { bareAedes: bare, ratioToBareAedes: round(framesAcknowledgedPerSecond / bare.framesPerSecond, 2) },
+      baselines: bare && {
+        bareAedes: bare, storingAedes: storing,
+        ratioToBareAedes: round(framesAcknowledgedPerSecond / bare.framesPerSecond, 2),
+        ratioToStoringAedes: storing && round(framesAcknowledgedPerSecond / storing.framesPerSecond, 2),
+      },
       machine: machine(),
     };
   } finally {

@@ -17,6 +17,8 @@ export type { Knex };
 export interface Db {
   knex: Knex;
   kind: 'pg' | 'pglite';
+  /** The embedded database itself (kind 'pglite'): what knex cannot reach, such as COPY from a blob (bench/baselines.ts). */
+  pglite?: PGlite;
   close(): Promise<void>;
 }
 
@@ -130,6 +132,7 @@ export async function openDatabase(opts: OpenOptions): Promise<Db> {
   return {
     knex,
     kind: 'pglite',
+    pglite,
     close: async () => {
       await knex.destroy();
       if (!pglite.closed) await pglite.close();
