@@ -1,7 +1,8 @@
 // Bare baselines measured in the same run as a scenario, so every figure is a ratio to what the
 // machine can do with nothing of ours in the way (issue 13): a bare Aedes broker that acknowledges
-// QoS 1 frames as soon as it has them, and a raw COPY of the same rows into a table shaped like
-// `messages`. The load generator and its options are the scenario's own.
+// QoS 1 frames as soon as it has them, a raw COPY of the same rows into a table shaped like
+// `messages`, and the two together (the storing floor: a bare Aedes that acknowledges a frame once
+// its payload is COPYed). The load generator and its options are the scenario's own.
 import net from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { Aedes } from 'aedes';
@@ -11,6 +12,7 @@ import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
 import type { PGlite } from '@electric-sql/pglite';
 import { quantile, round, runLoad, type LoadOptions } from './harness.js';
+import type { ProcessFigures, ProcessMonitor } from './processes.js';
 
 export interface BareAedesFigures {
   framesPerSecond: number;
@@ -134,6 +136,8 @@ export interface StoringAedesFigures extends BareAedesFigures {
   /** Its frames/s over bare Aedes's, same run: the most any broker that stores each frame before its PUBACK can reach here. */
   ratioToBareAedes: number;
   meanBatchRows: number;
+  /** CPU and RSS over its measured window, as the scenario's own `processes` (the bench process holds the idle platform too). */
+  processes?: ProcessFigures;
 }
 
 /** Where a storing baseline writes: the platform's database, or PGlite itself. */
@@ -200,16 +204,18 @@ export async function startStoringAedes(db: CopyTarget, batchRows = 500) {
  * trips, distance or rules), so no platform that stores every frame before acknowledging it can be faster on this
  * machine; a target above its ratio to bare Aedes is one this machine cannot meet.
  */
-export async function storingAedes(load: Omit<LoadOptions, 'url'>, db: CopyTarget, bare: BareAedesFigures): Promise<StoringAedesFigures> {
+export async function storingAedes(load: Omit<LoadOptions, 'url'>, db: CopyTarget, bare: BareAedesFigures,
+  monitor?: ProcessMonitor): Promise<StoringAedesFigures> {
   const storing = await startStoringAedes(db);
   try {
-    const r = await runLoad({ ...load, url: storing.url });
+    const r = await runLoad({ ...load, url: storing.url }, monitor);
     const framesPerSecond = round(r.acked / (r.measuredMs / 1000), 0);
     return {
       framesPerSecond,
       publishToAckMs: { p50: round(quantile(r.latencies, 0.5)), p99: round(quantile(r.latencies, 0.99)) },
       ratioToBareAedes: round(framesPerSecond / bare.framesPerSecond, 2),
       meanBatchRows: storing.meanBatchRows(),
+      ...(r.processes ? { processes: r.processes } : {}),
     };
   } finally {
     await storing.close();

@@ -19,7 +19,7 @@ async function measure(o: BenchOptions, trips: boolean): Promise<Record<string, 
     const bare = o.baselines === false ? null : await bareAedes(loadOptions);
     const db = { databaseUrl: o.databaseUrl, pglite: bench.platform.db.pglite };
     const copy = bare && await rawCopy(db, Math.min(Math.max(Number(stored), 5000), 100_000));
-    const storing = bare && await storingAedes(loadOptions, db, bare);
+    const storing = bare && await storingAedes(loadOptions, db, bare, bench.monitor);
     return {
       scenario: 'ingest',
       trips: trips ? 'on' : 'off',

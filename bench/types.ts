@@ -20,7 +20,7 @@ export interface BenchOptions {
   apiRate?: number;
   /** api scenario: the API in a process of its own (`serve --only api`, PostgreSQL only). */
   apiProcess?: boolean;
-  /** Also measure the bare baselines (bare Aedes, raw COPY) in the same run; default true. */
+  /** Also measure the bare baselines (bare Aedes, raw COPY, the storing floor) in the same run; default true. */
   baselines?: boolean;
   /** Trips stage on, off, or both one after the other with their ratio (ingest scenario); default on. */
   trips?: 'on' | 'off' | 'compare';

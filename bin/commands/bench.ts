@@ -58,7 +58,7 @@ export function registerBenchCommands(program: Command): void {
     .option('--steps <list>', 'knee scenario: offered total frames/s of each step, comma-separated, increasing', STEPS)
     .option('--step-seconds <s>', 'knee scenario: seconds each step lasts', '5')
     .option('--parallel <n>', 'connections scenario: connection attempts in flight at once', '250')
-    .option('--no-baselines', 'skip the bare baselines (bare Aedes, raw COPY) measured after the scenario')
+    .option('--no-baselines', 'skip the bare baselines (bare Aedes, raw COPY, the storing floor) measured after the scenario')
     .option('--no-save', 'do not append the results to bench/results/<scenario>.jsonl')
     .option('--smoke', 'every scenario, small and short, without baselines and not saved; exits 1 on lost or duplicated frames or errors (never on a timing)')
     .option('--database-url <url>', 'PostgreSQL + PostGIS to use (default: embedded PGlite in a temporary directory)')

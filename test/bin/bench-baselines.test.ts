@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import mqtt from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bareAedes, rawCopy, startStoringAedes, storingAedes } from '../../bench/baselines.js';
+import { startProcessMonitor } from '../../bench/processes.js';
 import { createTestDb } from '../helpers/db.js';
 
 describe('bench baselines: the storing floor and the raw COPY', { timeout: 60_000 }, () => {
@@ -45,12 +46,18 @@ describe('bench baselines: the storing floor and the raw COPY', { timeout: 60_00
   it('measures the load generator against it, as a ratio to bare Aedes under the same load', async () => {
     const load = { devices: Array.from({ length: 4 }, () => ({ id: randomUUID(), secret: 'x' })), durationMs: 1000, warmupMs: 200, window: 2, rate: 0 };
     const bare = await bareAedes(load);
-    const floor = await storingAedes(load, target(), bare);
+    const monitor = await startProcessMonitor({ databaseUrl: db.url });
+    const floor = await storingAedes(load, target(), bare, monitor).finally(() => monitor.close());
     expect(floor.framesPerSecond).toBeGreaterThan(0);
     expect(floor.ratioToBareAedes).toBeCloseTo(floor.framesPerSecond / bare.framesPerSecond, 1);
     expect(floor.meanBatchRows).toBeGreaterThanOrEqual(1);
     expect(floor.meanBatchRows).toBeLessThanOrEqual(500);
     expect(floor.publishToAckMs.p99).toBeGreaterThanOrEqual(floor.publishToAckMs.p50);
+    // its CPU over its measured window, as a scenario's: the bench process's, the load generator's, and on a local
+    // PostgreSQL the backends' that did its COPYs
+    expect(floor.processes?.platform.cpuUserSeconds).toBeGreaterThan(0);
+    expect(floor.processes?.loadGenerator).toMatchObject({ where: 'worker thread' });
+    if (db.url) expect(floor.processes?.postgres.cpuUserSeconds).toBeGreaterThan(0);
   });
 
   it('copies raw rows on either database, and leaves no table behind', async () => {
