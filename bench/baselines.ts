@@ -147,7 +147,8 @@ type CopyTarget = { databaseUrl: string | null; pglite?: PGlite };
  * The floor of a storing gateway (issue 13): a bare Aedes on loopback, port 0 (no authentication, no decoding) that
  * acknowledges a QoS 1 PUBLISH only once its payload is stored, as it came, in a row of a copy of `messages` (`table`):
  * COPY in batches of at most `batchRows`, over the platform's lanes (2 connections on PostgreSQL, PGlite's one). A
- * QoS 0 PUBLISH is not stored. The payload must be JSON without raw control characters, as the load generator's is.
+ * QoS 0 PUBLISH is not stored. For the bench's load only: the payload must be JSON without raw control characters and
+ * the client id a UUID, as the load generator's are (a batch that COPY refuses fails every PUBLISH in it).
  */
 export async function startStoringAedes(db: CopyTarget, batchRows = 500) {
   const sink = await copyTable(db, db.databaseUrl ? 2 : 1);
