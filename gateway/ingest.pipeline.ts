@@ -42,6 +42,12 @@ export interface PipelineOptions {
    * stay in order (default 1; PGlite has one connection, so more only helps on PostgreSQL).
    */
   lanes?: number;
+  /**
+   * Records each committed batch in the cross-process feed (message_feed, db/message-feed.ts), which the live stream of
+   * an API process without a gateway reads (default true). Off on PGlite: no other process can open its database, and
+   * a process with a gateway streams from its own bus, so the feed had no reader there.
+   */
+  feed?: boolean;
 }
 
 interface Pending { job: IngestJob; size: number; at: number; resolve(): void; reject(err: Error): void }
@@ -220,7 +226,7 @@ function createLane(o: PipelineOptions): IngestPipeline {
       const events = devices.length ? await runStages({ trx, devices, leaseMs: o.bus.handOffLeaseMs() }, early) : [];
       const stored = devices.flatMap((d) => d.messages);
       // Last, so the feed number (locked until commit) is held only for the commit: issue 14.
-      await timed('feed', () => recordFeedBatch(trx, stored));
+      if (o.feed !== false) await timed('feed', () => recordFeedBatch(trx, stored));
       return { stored, events };
     });
     rememberNewest(newest, stored);

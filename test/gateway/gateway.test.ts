@@ -39,6 +39,13 @@ describe('durability', () => {
     expect(row).toEqual({ lon: -96.797, lat: 32.7767 });
   });
 
+  it('records the batch in the cross-process feed on PostgreSQL only (on PGlite no other process could read it)', async () => {
+    const { device, publish } = await setup();
+    await publish({ id: 'feed-1', ts: ago(500).toISOString() });
+    const { rows } = await g.t.db.knex.raw('SELECT count(*)::int AS n FROM message_feed WHERE ?::uuid = ANY (device_ids)', [device.id]);
+    expect(rows[0].n).toBe(g.t.db.kind === 'pg' ? 1 : 0);
+  });
+
   it('stores QoS 0 frames too', async () => {
     const { device, publish } = await setup();
     await publish({ ts: ago(500).toISOString(), data: { fuelLevelInput: 42.5 } }, 0);

@@ -26,7 +26,7 @@ const job = (deviceId: string, frames: unknown) =>
   uplinkJob(deviceId, `devices/${deviceId}/frames`, Buffer.from(JSON.stringify(frames)), 262144).job;
 
 /** A pipeline over the test database whose stages record what they see. */
-function pipeline(opts: { batchSize?: number; batchMs?: number; stages?: IngestStage[]; knex?: TestApp['db']['knex'] } = {}) {
+function pipeline(opts: { batchSize?: number; batchMs?: number; stages?: IngestStage[]; knex?: TestApp['db']['knex']; feed?: boolean } = {}) {
   const knex = opts.knex ?? t.db.knex;
   const bus = createBus();
   const seen: DeviceBatch[][] = [];
@@ -34,6 +34,7 @@ function pipeline(opts: { batchSize?: number; batchMs?: number; stages?: IngestS
   const p = createIngestPipeline({
     knex, repos: repositories(knex), stages: [...(opts.stages ?? []), recorder], batchSize: opts.batchSize ?? 500,
     batchMs: opts.batchMs ?? 5, metrics: createGatewayMetrics({ connectedClients: () => 0, queueDepth: () => 0 }), bus, log: silentLogger,
+    feed: opts.feed,
   });
   return { p, seen, bus };
 }
@@ -67,6 +68,23 @@ describe('frames stored before', () => {
     const stored = await t.db.knex('messages').where({ device_id: d.id }).orderBy('ts').select('id', 'frame_id');
     expect(stored.map((r: any) => r.frame_id)).toEqual(['a', 'b', 'c']);
     expect(seen.flat().flatMap((b) => b.messages.map((m) => m.id)).sort()).toEqual(stored.map((r: any) => r.id).sort());
+  });
+});
+
+describe('the cross-process feed', () => {
+  /** The feed rows that name the device's messages. */
+  const feedRows = async (deviceId: string) => (await t.db.knex.raw(
+    'SELECT message_ids FROM message_feed WHERE ?::uuid = ANY (device_ids) ORDER BY seq', [deviceId])).rows as { message_ids: string[] }[];
+
+  it('records each committed batch, its stored messages under one feed number, unless told not to', async () => {
+    const [a, b] = [await t.make.device(), await t.make.device()];
+    await pipeline().p.submit(job(a.id, [{ id: 'a1', ts: at(1).getTime() }, { id: 'a2', ts: at(2).getTime() }]));
+    const stored = (await t.db.knex('messages').where('device_id', a.id).orderBy('ts').select('id')).map((r) => r.id);
+    expect(await feedRows(a.id)).toEqual([{ message_ids: stored }]);
+
+    await pipeline({ feed: false }).p.submit(job(b.id, [{ id: 'b1', ts: at(1).getTime() }]));
+    expect(await t.db.knex('messages').where('device_id', b.id).count({ n: '*' })).toEqual([{ n: 1 }]);
+    expect(await feedRows(b.id)).toEqual([]);
   });
 });
 
