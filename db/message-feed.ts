@@ -30,6 +30,17 @@ export async function recordFeedBatch(trx: Knex.Transaction, messages: { id: str
   await prepared(trx, RECORD_BATCH, [uuidArray(messages.map((m) => m.id)), uuidArray(messages.map((m) => m.deviceId))]);
 }
 
+/**
+ * The feed readers (createMessageFeed) open on each database of this process, by its knex. On PGlite no other process
+ * can open the database, so these are all the feed's readers there: the gateway records batches only while one is
+ * open (gateway/gateway.ts). A reader starts after the newest batch committed when it opens, so the batches not
+ * recorded before it are none it would read.
+ */
+const readers = new WeakMap<Knex, number>();
+
+/** Whether a feed reader of this process follows the database of `knex`. */
+export const feedFollowed = (knex: Knex): boolean => (readers.get(knex) ?? 0) > 0;
+
 /** The newest committed feed number. */
 async function committedSeq(knex: Knex): Promise<number> {
   const row = await knex('message_feed_seq').first('seq');
@@ -90,6 +101,7 @@ export interface FeedOptions {
  */
 export function createMessageFeed(db: Pick<Db, 'knex' | 'kind'>, opts: FeedOptions = {}) {
   const { knex } = db;
+  readers.set(knex, (readers.get(knex) ?? 0) + 1);
   const pollMs = opts.pollMs ?? (db.kind === 'pg' ? 1000 : 200);
   const watchers = watcherRegistry();
   let cursor = 0; // every batch up to here was dispatched (or nobody watched)
@@ -154,6 +166,7 @@ export function createMessageFeed(db: Pick<Db, 'knex' | 'kind'>, opts: FeedOptio
       };
     },
     async close() {
+      if (!closed) readers.set(knex, (readers.get(knex) ?? 1) - 1);
       closed = true;
       if (timer) clearTimeout(timer);
       timer = null;
