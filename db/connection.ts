@@ -17,10 +17,14 @@ export type { Knex };
 export interface Db {
   knex: Knex;
   kind: 'pg' | 'pglite';
-  /** The embedded database itself (kind 'pglite'): what knex cannot reach, such as COPY from a blob (bench/baselines.ts). */
-  pglite?: PGlite;
   close(): Promise<void>;
 }
+
+/**
+ * The embedded database behind a knex of openDatabase (undefined on PostgreSQL): for what knex cannot do, such as
+ * PGlite's own file system or COPY from a blob.
+ */
+export const pgliteOf = (knex: Knex): PGlite | undefined => (knex.client as { pglite?: PGlite }).pglite;
 
 // int8 counts and numeric values as JS numbers on both drivers (our counts stay far below 2^53).
 const INT8 = 20;
@@ -132,7 +136,6 @@ export async function openDatabase(opts: OpenOptions): Promise<Db> {
   return {
     knex,
     kind: 'pglite',
-    pglite,
     close: async () => {
       await knex.destroy();
       if (!pglite.closed) await pglite.close();

@@ -1,7 +1,7 @@
-import type { PGlite } from '@electric-sql/pglite';
 import type { Knex } from 'knex';
 import { MIGRATIONS } from './migrations/index.js';
 import { releaseLoadedPostgis } from './pglite-postgis.js';
+import { pgliteOf } from './connection.js';
 
 /** Migrations are listed explicitly (no directory scanning) so they load the same under tsx and vitest. */
 const source: Knex.MigrationSource<string> = {
@@ -13,7 +13,7 @@ const source: Knex.MigrationSource<string> = {
 /** Applies the pending migrations; on PGlite then frees the extension files it will not read again. */
 export async function migrateLatest(knex: Knex): Promise<string[]> {
   const [, applied] = await knex.migrate.latest({ migrationSource: source });
-  const { pglite } = knex.client as { pglite?: PGlite };
+  const pglite = pgliteOf(knex);
   if (pglite) await releaseLoadedPostgis(pglite);
   return applied as string[];
 }

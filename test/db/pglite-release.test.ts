@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrateLatest } from '../../db/migrate.js';
 import { releaseLoadedPostgis } from '../../db/pglite-postgis.js';
 import { createTestDb } from '../helpers/db.js';
+import { pgliteOf } from '../../db/connection.js';
 
 let db: Awaited<ReturnType<typeof createTestDb>>;
 beforeAll(async () => { db = await createTestDb(); });
@@ -21,7 +22,7 @@ interface MemFs { analyzePath(p: string): { exists: boolean }; stat(p: string): 
 
 describe.skipIf(Boolean(process.env.TEST_DATABASE_URL))('PGlite after its migrations', () => {
   it('frees the PostGIS bundle, library file and install script, and PostGIS still answers', async () => {
-    const pglite = (db.knex.client as { pglite: PGlite }).pglite;
+    const pglite = pgliteOf(db.knex)!;
     const mod = pglite.Module as unknown as { FS: MemFs; pg_extensions?: unknown };
     const before = (await db.knex.raw(BEFORE)).rows[0];
     expect(mod.pg_extensions).toBeDefined();

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prepared } from '../../db/prepared.js';
 import { createTestDb } from '../helpers/db.js';
-import { autoAnalyze } from '../../db/connection.js';
+import { autoAnalyze, pgliteOf } from '../../db/connection.js';
 
 let db: Awaited<ReturnType<typeof createTestDb>>;
 beforeAll(async () => { db = await createTestDb(); });
@@ -27,7 +27,7 @@ describe('prepared statements of the ingest path', () => {
       ?::int AS same, 7 AS same, '\\x00ff'::bytea AS raw, 'é'::text AS t`;
     const named = await prepared(db.knex, select, [1]);
     // the reference: PGlite's own query() (its parseResults), which the knex client no longer calls; on PostgreSQL the pg driver
-    const pglite = (db.knex.client as { pglite?: { query(sql: string, params: unknown[]): Promise<{ rows: unknown[] }> } }).pglite;
+    const pglite = pgliteOf(db.knex);
     expect(Boolean(pglite)).toBe(db.kind === 'pglite');
     const reference = pglite ? await pglite.query(select.replace('?', '$1'), [1]) : await db.knex.raw(select, [1]);
     expect(named.rows).toEqual(reference.rows);
