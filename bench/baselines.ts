@@ -10,7 +10,8 @@ import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
-import type { PGlite } from '@electric-sql/pglite';
+import type { Knex } from 'knex';
+import { pgliteOf } from '../db/connection.js';
 import { quantile, round, runLoad, type LoadOptions } from './harness.js';
 import type { ProcessFigures, ProcessMonitor } from './processes.js';
 
@@ -51,6 +52,13 @@ export async function bareAedes(load: Omit<LoadOptions, 'url'>): Promise<BareAed
   }
 }
 
+/** A row of COPY's text format for COPY_COLUMNS: tab-separated, the JSON data's backslashes doubled, `\N` a null location. */
+function copyLine(id: string, deviceId: string, ts: string, frameId: string, data: string, location: string | null): string {
+  return `${id}\t${deviceId}\t${ts}\t${frameId}\ttelemetry\t${data.replace(/\\/g, '\\\\')}\t${location ?? '\\N'}\t${ts}\n`;
+}
+
+const COPY_COLUMNS = '(id, device_id, ts, frame_id, kind, data, location, received_at)';
+
 /** A messages-like row as the load generator's frames become (~300 bytes of JSON data, a point). */
 function row(deviceId: string, i: number, t0: number): string {
   const data = JSON.stringify({
@@ -58,63 +66,58 @@ function row(deviceId: string, i: number, t0: number): string {
     location: { type: 'Point', coordinates: [-96.797, 32.7767 + (i % 1000) * 1e-5] },
     accel: { maxX: 0.12, maxY: 0.31, maxZ: 9.9, minX: -0.1, minY: -0.2, minZ: 9.6 },
   });
-  const ts = new Date(t0 + i).toISOString();
-  const point = `SRID=4326;POINT(-96.797 ${32.7767 + (i % 1000) * 1e-5})`;
-  // COPY text format: tab-separated, backslashes doubled.
-  return [randomUUID(), deviceId, ts, `f${i}`, 'telemetry', data.replace(/\\/g, '\\\\'), point, ts].join('\t') + '\n';
+  return copyLine(randomUUID(), deviceId, new Date(t0 + i).toISOString(), `f${i}`, data, `SRID=4326;POINT(-96.797 ${32.7767 + (i % 1000) * 1e-5})`);
 }
 
-const COPY_COLUMNS = '(id, device_id, ts, frame_id, kind, data, location, received_at)';
+/** Where a raw baseline writes: the platform's database (its knex), over connections of its own on PostgreSQL. */
+type CopyTarget = { databaseUrl: string | null; knex: Knex };
 
 /**
  * A table shaped like `messages` (same columns, defaults and indexes) that the raw baselines COPY into, in the
- * platform's own database: on PostgreSQL over `lanes` connections of its own, on PGlite through the embedded
- * database itself (one connection; COPY reads a blob there, PGlite having no COPY stream). Dropped by close().
+ * platform's own database, made, counted and dropped through its knex. The COPYs go over `lanes` connections of their
+ * own on PostgreSQL (pg-copy-streams), through the embedded database itself on PGlite (one connection; COPY from a
+ * blob, PGlite having no COPY stream).
  */
 interface CopyTable {
   table: string;
   lanes: number;
   /** COPY of rows in COPY's text format on `lane`, committed (COPY in autocommit is its own transaction). */
   copy(lane: number, text: string): Promise<void>;
+  /** Rows in the table. */
+  rows(): Promise<number>;
   close(): Promise<void>;
 }
 
 async function copyTable(db: CopyTarget, lanes: number): Promise<CopyTable> {
   const table = `bench_copy_${randomUUID().replace(/-/g, '').slice(0, 8)}`;
-  const create = `CREATE TABLE ${table} (LIKE messages INCLUDING DEFAULTS INCLUDING INDEXES)`;
-  const copySql = `COPY ${table} ${COPY_COLUMNS} FROM STDIN`;
-  if (db.databaseUrl) {
-    const clients = Array.from({ length: lanes }, () => new pg.Client({ connectionString: db.databaseUrl! }));
-    await Promise.all(clients.map((c) => c.connect()));
-    await clients[0].query(create);
-    return {
-      table,
-      lanes,
-      copy: (lane, text) => pipeline(Readable.from([text]), clients[lane].query(copyFrom(copySql))),
-      async close() {
-        await clients[0].query(`DROP TABLE IF EXISTS ${table}`).catch(() => undefined);
-        await Promise.all(clients.map((c) => c.end()));
-      },
-    };
-  }
-  const { pglite } = db;
-  if (!pglite) throw new Error('a raw COPY baseline needs PostgreSQL or the embedded PGlite');
-  await pglite.exec(create);
+  const pglite = pgliteOf(db.knex);
+  if (!db.databaseUrl && !pglite) throw new Error('a raw COPY baseline needs the PostgreSQL URL or the embedded PGlite');
+  await db.knex.raw(`CREATE TABLE ${table} (LIKE messages INCLUDING DEFAULTS INCLUDING INDEXES)`);
+  const clients = db.databaseUrl ? Array.from({ length: lanes }, () => new pg.Client({ connectionString: db.databaseUrl! })) : [];
+  await Promise.all(clients.map((c) => c.connect()));
+  const copyStdin = `COPY ${table} ${COPY_COLUMNS} FROM STDIN`;
   const copyBlob = `COPY ${table} ${COPY_COLUMNS} FROM '/dev/blob'`;
   return {
     table,
-    lanes: 1,
-    copy: async (_lane, text) => { await pglite.query(copyBlob, [], { blob: new Blob([text]) }); },
-    close: async () => { await pglite.exec(`DROP TABLE IF EXISTS ${table}`).catch(() => undefined); },
+    lanes: clients.length || 1,
+    copy: async (lane, text) => {
+      if (clients.length) await pipeline(Readable.from([text]), clients[lane].query(copyFrom(copyStdin)));
+      else await pglite!.query(copyBlob, [], { blob: new Blob([text]) });
+    },
+    rows: async () => Number((await db.knex(table).count({ n: '*' }))[0].n),
+    async close() {
+      await Promise.all(clients.map((c) => c.end()));
+      await db.knex.raw(`DROP TABLE IF EXISTS ${table}`).catch(() => undefined);
+    },
   };
 }
 
 /**
  * Rows per second a raw COPY (batches of `batchRows`, each a COPY in autocommit: before 2026-12-01 each was BEGIN, COPY,
- * COMMIT, two round trips more) writes into a copy of the messages table with the same indexes: on PostgreSQL with
- * pg-copy-streams, on PGlite from a blob (before 2026-12-01, none there).
+ * COMMIT, two round trips more) writes into a copy of the messages table with the same indexes, and the rows the table
+ * then holds: on PostgreSQL with pg-copy-streams, on PGlite from a blob (before 2026-12-01, none there).
  */
-export async function rawCopy(db: CopyTarget, rows: number, batchRows = 500): Promise<{ rowsPerSecond: number }> {
+export async function rawCopy(db: CopyTarget, rows: number, batchRows = 500): Promise<{ rowsPerSecond: number; rows: number }> {
   const sink = await copyTable(db, 1);
   try {
     const devices = Array.from({ length: 50 }, () => randomUUID());
@@ -126,7 +129,8 @@ export async function rawCopy(db: CopyTarget, rows: number, batchRows = 500): Pr
       for (let k = 0; k < n; k++) text += row(devices[(done + k) % devices.length], done + k, t0);
       await sink.copy(0, text);
     }
-    return { rowsPerSecond: round(rows / ((performance.now() - started) / 1000), 0) };
+    const rowsPerSecond = round(rows / ((performance.now() - started) / 1000), 0);
+    return { rowsPerSecond, rows: await sink.rows() };
   } finally {
     await sink.close();
   }
@@ -140,9 +144,6 @@ export interface StoringAedesFigures extends BareAedesFigures {
   processes?: ProcessFigures;
 }
 
-/** Where a storing baseline writes: the platform's database, or PGlite itself. */
-type CopyTarget = { databaseUrl: string | null; pglite?: PGlite };
-
 /**
  * The floor of a storing gateway (issue 13): a bare Aedes on loopback, port 0 (no authentication, no decoding) that
  * acknowledges a QoS 1 PUBLISH only once its payload is stored, as it came, in a row of a copy of `messages` (`table`):
@@ -153,36 +154,30 @@ type CopyTarget = { databaseUrl: string | null; pglite?: PGlite };
 export async function startStoringAedes(db: CopyTarget, batchRows = 500) {
   const sink = await copyTable(db, db.databaseUrl ? 2 : 1);
   const queue: { line: string; done: (err?: Error | null) => void }[] = [];
-  const busy = new Array<boolean>(sink.lanes).fill(false);
+  /** Each lane's drain while it runs. */
+  const draining: (Promise<void> | null)[] = new Array(sink.lanes).fill(null);
   let batches = 0, rows = 0, frameNo = 0;
   const drain = async (lane: number) => {
-    busy[lane] = true;
-    try {
-      while (queue.length) {
-        // what arrives meanwhile joins the batch: on PGlite a COPY holds the thread, so the sockets are read only
-        // between batches (without this turn of the event loop, PGlite's batches held ~5 rows)
-        await new Promise((resolve) => setImmediate(resolve));
-        const batch = queue.splice(0, batchRows);
-        let text = '';
-        for (const q of batch) text += q.line;
-        let failed: Error | null = null;
-        try { await sink.copy(lane, text); } catch (err) { failed = err as Error; }
-        batches++; rows += batch.length;
-        for (const q of batch) q.done(failed);
-      }
-    } finally {
-      busy[lane] = false;
+    while (queue.length) {
+      // what arrives meanwhile joins the batch: on PGlite a COPY holds the thread, so the sockets are read only
+      // between batches (without this turn of the event loop, PGlite's batches held ~5 rows)
+      await new Promise((resolve) => setImmediate(resolve));
+      const batch = queue.splice(0, batchRows);
+      let text = '';
+      for (const q of batch) text += q.line;
+      let failed: Error | null = null;
+      try { await sink.copy(lane, text); } catch (err) { failed = err as Error; }
+      batches++; rows += batch.length;
+      for (const q of batch) q.done(failed);
     }
   };
   const broker = await Aedes.createBroker({
     authorizePublish(client, packet, done) {
       if (!client || packet.qos === 0) return done(null);
       const now = new Date().toISOString();
-      // COPY's text format: the payload with its backslashes doubled
-      const data = packet.payload.toString().replace(/\\/g, '\\\\');
-      queue.push({ line: `${randomUUID()}\t${client.id}\t${now}\tf${++frameNo}\ttelemetry\t${data}\t\\N\t${now}\n`, done });
-      const lane = busy.indexOf(false);
-      if (lane >= 0) void drain(lane);
+      queue.push({ line: copyLine(randomUUID(), client.id, now, `f${++frameNo}`, packet.payload.toString(), null), done });
+      const lane = draining.indexOf(null);
+      if (lane >= 0) draining[lane] = drain(lane).finally(() => { draining[lane] = null; });
     },
   });
   const server = net.createServer(broker.handle as (socket: net.Socket) => void);
@@ -194,7 +189,7 @@ export async function startStoringAedes(db: CopyTarget, batchRows = 500) {
     async close() {
       await new Promise<void>((resolve) => broker.close(() => resolve()));
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      while (busy.some(Boolean)) await new Promise((resolve) => setTimeout(resolve, 10));
+      await Promise.all(draining);
       await sink.close();
     },
   };

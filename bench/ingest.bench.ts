@@ -17,7 +17,7 @@ async function measure(o: BenchOptions, trips: boolean): Promise<Record<string, 
     const framesStoredPerSecond = round(load.acked / (load.measuredMs / 1000), 0);
     // The bare baselines run after the platform's load, on the same machine, with the same options.
     const bare = o.baselines === false ? null : await bareAedes(loadOptions);
-    const db = { databaseUrl: o.databaseUrl, pglite: bench.platform.db.pglite };
+    const db = { databaseUrl: o.databaseUrl, knex };
     const copy = bare && await rawCopy(db, Math.min(Math.max(Number(stored), 5000), 100_000));
     const storing = bare && await storingAedes(loadOptions, db, bare, bench.monitor);
     return {

@@ -69,7 +69,7 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
     const inWindow = Float64Array.from(received.latencies.filter((_, i) => received.eventTimes[i] >= from && received.eventTimes[i] <= to));
     // The same load against a bare Aedes, after the drain, on the same machine (issue 13's first row).
     const bare = o.baselines === false ? null : await bareAedes(loadOptions);
-    const storing = bare && await storingAedes(loadOptions, { databaseUrl: o.databaseUrl, pglite: platform.db.pglite }, bare, bench.monitor);
+    const storing = bare && await storingAedes(loadOptions, { databaseUrl: o.databaseUrl, knex }, bare, bench.monitor);
     const framesAcknowledgedPerSecond = round(load.acked / (load.measuredMs / 1000), 0);
     const totalS = (o.durationS + o.warmupS);
     return {
