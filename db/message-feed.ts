@@ -30,16 +30,16 @@ export async function recordFeedBatch(trx: Knex.Transaction, messages: { id: str
   await prepared(trx, RECORD_BATCH, [uuidArray(messages.map((m) => m.id)), uuidArray(messages.map((m) => m.deviceId))]);
 }
 
-/**
- * The feed readers (createMessageFeed) open on each database of this process, by its knex. On PGlite no other process
- * can open the database, so these are all the feed's readers there: the gateway records batches only while one is
- * open (gateway/gateway.ts). A reader starts after the newest batch committed when it opens, so the batches not
- * recorded before it are none it would read.
- */
+/** The feed readers (createMessageFeed) open in this process, by the knex of their database. */
 const readers = new WeakMap<Knex, number>();
 
-/** Whether a feed reader of this process follows the database of `knex`. */
-export const feedFollowed = (knex: Knex): boolean => (readers.get(knex) ?? 0) > 0;
+/**
+ * Whether the feed of `db` may have a reader, so that an ingest batch is worth recording in it (asked per batch): on
+ * PostgreSQL always (API processes elsewhere follow it); on PGlite, which no other process can open, while a reader of
+ * this process is open. A reader starts after the newest batch committed when it opens, so the batches not recorded
+ * before it are none it would read.
+ */
+export const feedFollowed = (db: Pick<Db, 'knex' | 'kind'>): boolean => db.kind === 'pg' || (readers.get(db.knex) ?? 0) > 0;
 
 /** The newest committed feed number. */
 async function committedSeq(knex: Knex): Promise<number> {

@@ -55,10 +55,8 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
   const p = pipeline = createIngestPipeline({
     knex: db.knex, repos, stages, batchSize: Math.max(1, config.ingestBatchSize), batchMs: config.ingestBatchMs, metrics, bus, log,
     lanes: db.kind === 'pg' ? PG_LANES : 1,
-    // On PGlite only this process can read the feed, and a process with a gateway streams from its own bus: it is
-    // written while an API without a gateway follows it on this database (parts started on one Db, as the tests do).
-    // Unread, it cost 1.4-1.6 ms of a ~54 ms batch transaction (drivewire bench ingest, 200 x 10, meanStageMs.feed).
-    feed: db.kind === 'pg' ? true : () => feedFollowed(db.knex),
+    // Unread on PGlite, the feed cost 1.4-1.6 ms of a ~54 ms batch transaction (drivewire bench ingest, 200 x 10)
+    feed: () => feedFollowed(db),
   });
   // After the broker: commit what is queued, end the stages, close the Redis connections.
   const closeRest = async () => {

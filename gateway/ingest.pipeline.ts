@@ -44,9 +44,9 @@ export interface PipelineOptions {
   lanes?: number;
   /**
    * Whether a committed batch is recorded in the feed (message_feed, db/message-feed.ts), which the live stream of an
-   * API without a gateway of its own reads: always (default), never, or while the function says so, asked per batch.
+   * API without a gateway of its own reads; asked per batch (the gateway: feedFollowed). Default: always.
    */
-  feed?: boolean | (() => boolean);
+  feed?: () => boolean;
 }
 
 interface Pending { job: IngestJob; size: number; at: number; resolve(): void; reject(err: Error): void }
@@ -97,7 +97,6 @@ function rememberNewest(newest: Map<string, StoredRef>, stored: readonly Ingeste
 /** One batcher: at most one batch transaction at a time, jobs in arrival order. */
 function createLane(o: PipelineOptions): IngestPipeline {
   const steps = stageSteps(o.stages);
-  const recordsFeed = typeof o.feed === 'function' ? o.feed : () => o.feed !== false;
   // each device's newest message this lane committed: the insert's hint for the device's newest (LATEST_MESSAGE); a
   // device's frames go through one lane, and a hint another gateway or a deletion made stale only costs a longer read
   const newest = new Map<string, StoredRef>();
@@ -226,7 +225,7 @@ function createLane(o: PipelineOptions): IngestPipeline {
       const events = devices.length ? await runStages({ trx, devices, leaseMs: o.bus.handOffLeaseMs() }, early) : [];
       const stored = devices.flatMap((d) => d.messages);
       // Last, so the feed number (locked until commit) is held only for the commit: issue 14.
-      if (recordsFeed()) await timed('feed', () => recordFeedBatch(trx, stored));
+      if (o.feed?.() ?? true) await timed('feed', () => recordFeedBatch(trx, stored));
       return { stored, events };
     });
     rememberNewest(newest, stored);

@@ -1,6 +1,5 @@
 // db/pglite-postgis.ts releaseLoadedPostgis: a migrated PGlite drops what it keeps of the PostGIS bundle (the unpacked
 // bundle, the library's file, the install script), and PostGIS goes on answering, functions not called before included.
-import type { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrateLatest } from '../../db/migrate.js';
 import { releaseLoadedPostgis } from '../../db/pglite-postgis.js';

@@ -39,7 +39,7 @@ describe('durability', () => {
     expect(row).toEqual({ lon: -96.797, lat: 32.7767 });
   });
 
-  it('records the batch in the cross-process feed on PostgreSQL only (on PGlite no other process could read it)', async () => {
+  it('records the batch in the cross-process feed on PostgreSQL; on PGlite not while nothing in the process follows it', async () => {
     const { device, publish } = await setup();
     await publish({ id: 'feed-1', ts: ago(500).toISOString() });
     const { rows } = await g.t.db.knex.raw('SELECT count(*)::int AS n FROM message_feed WHERE ?::uuid = ANY (device_ids)', [device.id]);

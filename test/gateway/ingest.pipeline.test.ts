@@ -27,7 +27,7 @@ const job = (deviceId: string, frames: unknown) =>
   uplinkJob(deviceId, `devices/${deviceId}/frames`, Buffer.from(JSON.stringify(frames)), 262144).job;
 
 /** A pipeline over the test database whose stages record what they see. */
-function pipeline(opts: { batchSize?: number; batchMs?: number; stages?: IngestStage[]; knex?: TestApp['db']['knex']; feed?: boolean | (() => boolean) } = {}) {
+function pipeline(opts: { batchSize?: number; batchMs?: number; stages?: IngestStage[]; knex?: TestApp['db']['knex']; feed?: () => boolean } = {}) {
   const knex = opts.knex ?? t.db.knex;
   const bus = createBus();
   const seen: DeviceBatch[][] = [];
@@ -83,22 +83,24 @@ describe('the cross-process feed', () => {
     const stored = (await t.db.knex('messages').where('device_id', a.id).orderBy('ts').select('id')).map((r) => r.id);
     expect(await feedRows(a.id)).toEqual([{ message_ids: stored }]);
 
-    await pipeline({ feed: false }).p.submit(job(b.id, [{ id: 'b1', ts: at(1).getTime() }]));
+    await pipeline({ feed: () => false }).p.submit(job(b.id, [{ id: 'b1', ts: at(1).getTime() }]));
     expect(await t.db.knex('messages').where('device_id', b.id).count({ n: '*' })).toEqual([{ n: 1 }]);
     expect(await feedRows(b.id)).toEqual([]);
   });
 
-  it('records a batch while a feed reader of this process follows the database, when told to ask (the gateway on PGlite)', async () => {
+  it('records a batch, on PGlite, while a feed reader of this process follows the database; on PostgreSQL always', async () => {
     const d = await t.make.device();
-    const { p } = pipeline({ feed: () => feedFollowed(t.db.knex) });
-    expect(feedFollowed(t.db.knex)).toBe(false);
+    const pgliteDb = { knex: t.db.knex, kind: 'pglite' as const };
+    const { p } = pipeline({ feed: () => feedFollowed(pgliteDb) });
+    expect(feedFollowed({ knex: t.db.knex, kind: 'pg' })).toBe(true);
+    expect(feedFollowed(pgliteDb)).toBe(false);
     await p.submit(job(d.id, [{ id: 'x1', ts: at(1).getTime() }]));
     const reader = createMessageFeed(t.db);
-    expect(feedFollowed(t.db.knex)).toBe(true);
+    expect(feedFollowed(pgliteDb)).toBe(true);
     await p.submit(job(d.id, [{ id: 'x2', ts: at(2).getTime() }]));
     await reader.close();
     await reader.close(); // a second close counts once
-    expect(feedFollowed(t.db.knex)).toBe(false);
+    expect(feedFollowed(pgliteDb)).toBe(false);
     await p.submit(job(d.id, [{ id: 'x3', ts: at(3).getTime() }]));
     const x2 = await t.db.knex('messages').where({ device_id: d.id, frame_id: 'x2' }).first('id');
     expect(await feedRows(d.id)).toEqual([{ message_ids: [x2.id] }]);
