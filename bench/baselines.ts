@@ -53,7 +53,7 @@ export async function bareAedes(load: Omit<LoadOptions, 'url'>): Promise<BareAed
 }
 
 /** A row of COPY's text format for COPY_COLUMNS: tab-separated, the JSON data's backslashes doubled, `\N` a null location. */
-function copyLine(id: string, deviceId: string, ts: string, frameId: string, data: string, location: string | null): string {
+export function copyLine(id: string, deviceId: string, ts: string, frameId: string, data: string, location: string | null): string {
   return `${id}\t${deviceId}\t${ts}\t${frameId}\ttelemetry\t${data.replace(/\\/g, '\\\\')}\t${location ?? '\\N'}\t${ts}\n`;
 }
 
@@ -70,7 +70,7 @@ function row(deviceId: string, i: number, t0: number): string {
 }
 
 /** Where a raw baseline writes: the platform's database (its knex), over connections of its own on PostgreSQL. */
-type CopyTarget = { databaseUrl: string | null; knex: Knex };
+export type CopyTarget = { databaseUrl: string | null; knex: Knex };
 
 /**
  * A table shaped like `messages` (same columns, defaults and indexes) that the raw baselines COPY into, in the
@@ -78,7 +78,7 @@ type CopyTarget = { databaseUrl: string | null; knex: Knex };
  * own on PostgreSQL (pg-copy-streams), through the embedded database itself on PGlite (one connection; COPY from a
  * blob, PGlite having no COPY stream).
  */
-interface CopyTable {
+export interface CopyTable {
   table: string;
   lanes: number;
   /** COPY of rows in COPY's text format on `lane`, committed (COPY in autocommit is its own transaction). */
@@ -88,7 +88,7 @@ interface CopyTable {
   close(): Promise<void>;
 }
 
-async function copyTable(db: CopyTarget, lanes: number): Promise<CopyTable> {
+export async function copyTable(db: CopyTarget, lanes: number): Promise<CopyTable> {
   const table = `bench_copy_${randomUUID().replace(/-/g, '').slice(0, 8)}`;
   const pglite = pgliteOf(db.knex);
   if (!db.databaseUrl && !pglite) throw new Error('a raw COPY baseline needs the PostgreSQL URL or the embedded PGlite');
