@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBus, type StoredEvent, type StoredMessage } from '../../lib/bus.js';
 import { silentLogger } from '../../lib/logger.js';
 import { repositories } from '../../db/index.js';
-import { createIngestPipeline, type IngestJob } from '../../gateway/ingest.pipeline.js';
+import { createIngestPipeline, laneIndex, type IngestJob } from '../../gateway/ingest.pipeline.js';
 import { createGatewayMetrics } from '../../gateway/metrics.js';
 import { uplinkJob } from '../../gateway/uplink.js';
 import type { DeviceBatch, IngestStage } from '../../gateway/ingest.types.js';
@@ -27,7 +27,9 @@ const job = (deviceId: string, frames: unknown) =>
   uplinkJob(deviceId, `devices/${deviceId}/frames`, Buffer.from(JSON.stringify(frames)), 262144).job;
 
 /** A pipeline over the test database whose stages record what they see. */
-function pipeline(opts: { batchSize?: number; batchMs?: number; stages?: IngestStage[]; knex?: TestApp['db']['knex']; feed?: () => boolean } = {}) {
+function pipeline(opts: {
+  batchSize?: number; batchMs?: number; stages?: IngestStage[]; knex?: TestApp['db']['knex']; feed?: () => boolean; lanes?: number;
+} = {}) {
   const knex = opts.knex ?? t.db.knex;
   const bus = createBus();
   const seen: DeviceBatch[][] = [];
@@ -35,7 +37,7 @@ function pipeline(opts: { batchSize?: number; batchMs?: number; stages?: IngestS
   const p = createIngestPipeline({
     knex, repos: repositories(knex), stages: [...(opts.stages ?? []), recorder], batchSize: opts.batchSize ?? 500,
     batchMs: opts.batchMs ?? 5, metrics: createGatewayMetrics({ connectedClients: () => 0, queueDepth: () => 0 }), bus, log: silentLogger,
-    feed: opts.feed,
+    feed: opts.feed, lanes: opts.lanes,
   });
   return { p, seen, bus };
 }
@@ -131,6 +133,72 @@ describe('batching', () => {
     await done;
     expect(await t.db.knex('messages').where('device_id', d.id).count({ n: '*' }).then(([r]) => Number(r.n))).toBe(1);
     await expect(p.submit(job(d.id, { ts: at(2).getTime() }))).rejects.toThrow('the ingest pipeline is closed');
+  });
+});
+
+describe('lanes', () => {
+  it('commits a trickle from many devices as one batch a window, whatever the number of lanes', async () => {
+    const devices = await Promise.all(Array.from({ length: 12 }, () => t.make.device()));
+    while (new Set(devices.map((d) => laneIndex(d.id, 2))).size < 2) devices.push(await t.make.device()); // both lanes
+    const { p, seen } = pipeline({ lanes: 2, batchMs: 40 });
+    await Promise.all(devices.map((d) => p.submit(job(d.id, { ts: at(1).getTime() }))));
+    // one batch of every lane's devices, where each lane had committed one of its own
+    expect(seen.map((batch) => batch.length)).toEqual([devices.length]);
+    await p.close();
+  });
+
+  // PGlite has one connection: a second batch transaction waits for the first (the gateway runs one lane there)
+  it.runIf(process.env.TEST_DATABASE_URL)('runs each lane\'s batch beside the other\'s under load, a device\'s next payload after its commit', async () => {
+    // two devices of lane 0, one of lane 1
+    const lane0: { id: string }[] = [];
+    let other: { id: string } | undefined;
+    while (lane0.length < 2 || !other) {
+      const d = await t.make.device();
+      if (laneIndex(d.id, 2) === 0) { if (lane0.length < 2) lane0.push(d); } else other ??= d;
+    }
+    const [a, a2] = lane0;
+    const b = other;
+    const name = (id: string) => (id === a.id ? 'a' : id === a2.id ? 'c' : 'b');
+    let release!: () => void;
+    const held = new Promise<void>((r) => { release = r; });
+    const order: string[] = [];
+    // holds the first batch open until released; records each batch as it reaches the stage and as it ends
+    const gate: IngestStage = {
+      name: 'gate',
+      apply: async ({ devices }) => {
+        const names = devices.map((d) => `${name(d.deviceId)}${d.messages.map((m) => m.frameId).join('')}`).sort().join(',');
+        order.push(`start ${names}`);
+        if (names === 'a1') await held;
+        order.push(`end ${names}`);
+        return [];
+      },
+    };
+    const { p, seen } = pipeline({ lanes: 2, batchSize: 500, batchMs: 1, stages: [gate] });
+    const first = p.submit(job(a.id, { id: '1', ts: at(1).getTime() }));
+    await expect.poll(() => order).toEqual(['start a1']);
+    // while lane 0 commits, its devices' payloads wait for it; lane 1's commit in a batch of their own
+    const later = [p.submit(job(a.id, { id: '2', ts: at(2).getTime() })), p.submit(job(a2.id, { id: '1', ts: at(1).getTime() }))];
+    await p.submit(job(b.id, { id: '1', ts: at(1).getTime() }));
+    expect(order).toEqual(['start a1', 'start b1', 'end b1']);
+    release();
+    await Promise.all([first, ...later]);
+    expect(order).toEqual(['start a1', 'start b1', 'end b1', 'end a1', 'start a2,c1', 'end a2,c1']);
+    expect(seen).toHaveLength(3);
+    await p.close();
+  });
+
+  it('keeps each device\'s frames in arrival order across lanes under a burst', async () => {
+    const devices = await Promise.all(Array.from({ length: 6 }, () => t.make.device()));
+    const { p, seen } = pipeline({ lanes: 3, batchSize: 4, batchMs: 1 });
+    const jobs = [];
+    for (let k = 1; k <= 8; k++) for (const d of devices) jobs.push(p.submit(job(d.id, { id: `${k}`, ts: at(k).getTime() })));
+    await Promise.all(jobs);
+    // every frame stored once, and each device's batches took its frames in the order they came
+    for (const d of devices) {
+      const batches = seen.flatMap((batch) => batch.filter((b) => b.deviceId === d.id).map((b) => b.messages.map((m) => Number(m.frameId))));
+      expect(batches.flat()).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    }
+    await p.close();
   });
 });
 
