@@ -40,7 +40,7 @@ export interface PipelineOptions {
   /**
    * Batches committed at once, each lane holding a fixed share of the devices so a device's frames
    * stay in order (default 1; PGlite has one connection, so more only helps on PostgreSQL). While the others are
-   * idle, a lane whose batch is due takes what every lane holds when it fits in one batch.
+   * idle, a lane whose batch is due takes what every lane holds when it is a small part of a batch.
    */
   lanes?: number;
   /**
@@ -52,16 +52,23 @@ export interface PipelineOptions {
 
 interface Pending { job: IngestJob; size: number; at: number; resolve(): void; reject(err: Error): void }
 
+/**
+ * The lanes' waiting frames are taken together only while they are at most this share of a batch: beyond it a
+ * batch's fixed cost is a small part of its work (a batch of one frame cost PostgreSQL ~5.7 million instructions, a
+ * frame in a batch of 400 ~410k: bench/replay-instructions.ts), and lanes running side by side keep the latency down.
+ */
+const MERGED_SHARE = 4;
+
 /** A lane's waiting jobs (arrival order), their frames, its running batch and the timer of its window. */
 interface Lane { queue: Pending[]; queued: number; running: Promise<void> | null; timer: NodeJS.Timeout | null }
 
 /**
  * Lanes of devices (laneIndex), each at most one batch transaction at a time, its jobs in arrival order: a batch is
  * due once `batchSize` frames wait or the oldest has waited `batchMs`. A due lane takes what every lane holds, in one
- * transaction, when no other lane is running a batch and it all fits in one: at a trickle each lane's batch held a
- * frame or two, one a window per lane, and each batch's statements cost about the same whatever it holds (issue 13:
- * at 200 frames/s over 2 lanes, PostgreSQL spent 0.41 of a core and the platform 0.56). Under load the lanes are busy
- * and each commits its own devices' frames, as before.
+ * transaction, when no other lane is running a batch and all of it is a small part of one (MERGED_SHARE): at a
+ * trickle each lane's batch held a frame or two, one a window per lane, and each batch's statements cost about the
+ * same whatever it holds (issue 13: at 200 frames/s over 2 lanes, PostgreSQL spent 0.41 of a core and the platform
+ * 0.56). Under load the lanes are busy and each commits its own devices' frames, as before.
  */
 export function createIngestPipeline(o: PipelineOptions): IngestPipeline {
   const runBatch = batchRunner(o);
@@ -76,7 +83,7 @@ export function createIngestPipeline(o: PipelineOptions): IngestPipeline {
       lane.timer ??= setTimeout(() => { lane.timer = null; schedule(lane); }, wait);
       return;
     }
-    const alone = lanes.every((l) => l === lane || !l.running) && lanes.reduce((n, l) => n + l.queued, 0) <= o.batchSize;
+    const alone = lanes.every((l) => l === lane || !l.running) && lanes.reduce((n, l) => n + l.queued, 0) <= o.batchSize / MERGED_SHARE;
     const group = alone ? lanes.filter((l) => l.queue.length) : [lane];
     const batch = group.flatMap(take);
     const run = runBatch(batch).finally(() => {

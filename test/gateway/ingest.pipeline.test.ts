@@ -147,6 +147,16 @@ describe('lanes', () => {
     await p.close();
   });
 
+  it('commits each lane\'s own batch once the waiting frames are more than a small part of a batch', async () => {
+    const devices = await Promise.all(Array.from({ length: 12 }, () => t.make.device()));
+    while (new Set(devices.map((d) => laneIndex(d.id, 2))).size < 2) devices.push(await t.make.device());
+    const { p, seen } = pipeline({ lanes: 2, batchSize: 20, batchMs: 40 }); // a quarter of a batch: 5 frames
+    await Promise.all(devices.map((d) => p.submit(job(d.id, { ts: at(1).getTime() }))));
+    expect(seen).toHaveLength(2);
+    expect(seen.map((batch) => new Set(batch.map((b) => laneIndex(b.deviceId, 2))).size)).toEqual([1, 1]);
+    await p.close();
+  });
+
   // PGlite has one connection: a second batch transaction waits for the first (the gateway runs one lane there)
   it.runIf(process.env.TEST_DATABASE_URL)('runs each lane\'s batch beside the other\'s under load, a device\'s next payload after its commit', async () => {
     // two devices of lane 0, one of lane 1
