@@ -53,11 +53,13 @@ export interface PipelineOptions {
 interface Pending { job: IngestJob; size: number; at: number; resolve(): void; reject(err: Error): void }
 
 /**
- * The lanes' waiting frames are taken together only while they are at most this share of a batch: beyond it a
- * batch's fixed cost is a small part of its work (a batch of one frame cost PostgreSQL ~5.7 million instructions, a
- * frame in a batch of 400 ~410k: bench/replay-instructions.ts), and lanes running side by side keep the latency down.
+ * The lanes' waiting frames are taken together only while they are at most this share of a batch (25 frames of the
+ * default 500): a batch of one frame cost PostgreSQL ~5.7 million instructions, a frame in a batch of 400 ~410k
+ * (bench/replay-instructions.ts), and while a batch holds every lane, the frames that come meanwhile wait for it. With
+ * a quarter of a batch (125), the knee's 1,000 frames/s went into one batch at a time: PostgreSQL −28% of a core, but
+ * publish → PUBACK p99 254–300 ms in 2 of 3 runs against 85–110 ms (issue 13, 2026-12-02).
  */
-const MERGED_SHARE = 4;
+const MERGED_SHARE = 20;
 
 /** A lane's waiting jobs (arrival order), their frames, its running batch and the timer of its window. */
 interface Lane { queue: Pending[]; queued: number; running: Promise<void> | null; timer: NodeJS.Timeout | null }
