@@ -32,9 +32,9 @@ const HIGH_WATER_BATCHES = 20;
 /**
  * Batch transactions at once on PostgreSQL (devices split between them, each device's frames in order; at a trickle
  * one transaction takes them all: ingest.pipeline.ts): one per core, at least 2, so that while one lane waits on the
- * database another decodes and prepares. More lanes than
- * cores only cut the batches smaller: on 2 cores at 200 devices × 10 in flight, 4 lanes stored 10,600-11,700
- * frames/s, 2 lanes 11,700-13,300 (drivewire bench ingest, same session). PGlite has a single connection: 1.
+ * database another decodes and prepares. More lanes than cores only cut the batches smaller: on 2 cores at 200
+ * devices × 10 in flight, 4 lanes stored 10,600-11,700 frames/s, 2 lanes 11,700-13,300 (drivewire bench ingest, same
+ * session). PGlite has a single connection: 1.
  */
 const PG_LANES = Math.max(2, os.availableParallelism());
 

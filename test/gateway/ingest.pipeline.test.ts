@@ -148,9 +148,10 @@ describe('lanes', () => {
   });
 
   it('commits each lane\'s own batch once the waiting frames are more than a small part of a batch', async () => {
-    const devices = await Promise.all(Array.from({ length: 12 }, () => t.make.device()));
+    // 30 frames: more than a twentieth of the default batch of 500 (25), far fewer than a batch
+    const devices = await Promise.all(Array.from({ length: 30 }, () => t.make.device()));
     while (new Set(devices.map((d) => laneIndex(d.id, 2))).size < 2) devices.push(await t.make.device());
-    const { p, seen } = pipeline({ lanes: 2, batchSize: 20, batchMs: 40 }); // a quarter of a batch: 5 frames
+    const { p, seen } = pipeline({ lanes: 2, batchMs: 40 });
     await Promise.all(devices.map((d) => p.submit(job(d.id, { ts: at(1).getTime() }))));
     expect(seen).toHaveLength(2);
     expect(seen.map((batch) => new Set(batch.map((b) => laneIndex(b.deviceId, 2))).size)).toEqual([1, 1]);
