@@ -194,6 +194,25 @@ function stageMeans(text: string, batches: number): Record<string, number> {
   return means;
 }
 
+/** The gateway's batch counters from its metrics text (cumulative): batches, their frames, their commit seconds. */
+export function batchTotals(metrics: string) {
+  return {
+    batches: sample(metrics, 'drivewire_ingest_batch_size_count') || 0,
+    frames: sample(metrics, 'drivewire_ingest_batch_size_sum') || 0,
+    commitSeconds: sample(metrics, 'drivewire_ingest_commit_seconds_sum') || 0,
+  };
+}
+
+/** The batches between two readings of batchTotals: how many, their mean frames and mean commit ms. */
+export function batchesBetween(from: ReturnType<typeof batchTotals>, to: ReturnType<typeof batchTotals>) {
+  const batches = to.batches - from.batches;
+  return {
+    batches,
+    meanBatchFrames: batches ? round((to.frames - from.frames) / batches) : null,
+    meanCommitMs: batches ? round(((to.commitSeconds - from.commitSeconds) / batches) * 1000, 2) : null,
+  };
+}
+
 /** The gateway's batch figures from its metrics text: batches, mean frames and commit ms, mean ms per step. */
 export function batchFigures(metrics: string) {
   const batches = sample(metrics, 'drivewire_ingest_batch_size_count');

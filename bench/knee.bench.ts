@@ -7,7 +7,7 @@
 // must be stored exactly once.
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
-import { quantile, round, startBenchPlatform, machine } from './harness.js';
+import { batchTotals, batchesBetween, quantile, round, startBenchPlatform, machine } from './harness.js';
 import { startBareAedes } from './baselines.js';
 import { workerThreadFigures, type Cpu, type Mark, type ProcessMonitor } from './processes.js';
 import type { BenchOptions, BenchScenario } from './types.js';
@@ -64,9 +64,12 @@ const cores = (cpuS: number | null, seconds: number) => (cpuS === null ? null : 
 /**
  * Steps through the offered rates against one broker (`stored` counts what it has taken: rows
  * committed by the platform, PUBLISHes handled by the bare Aedes); stops after the first step that
- * does not keep up in throughput (the steps after it would only pile up backlog).
+ * does not keep up in throughput (the steps after it would only pile up backlog). `metrics`, the platform's
+ * metrics text, gives each step its ingest batches (how many, their mean frames and commit ms): whether a step that
+ * fell behind had its backlog in the batches or before them.
  */
-async function stepThrough(url: string, devices: Device[], o: BenchOptions, stored: () => Promise<number>, monitor: ProcessMonitor, drainMs: number) {
+async function stepThrough(url: string, devices: Device[], o: BenchOptions, stored: () => Promise<number>, monitor: ProcessMonitor, drainMs: number,
+  metrics?: () => Promise<string>) {
   const qos = o.qos ?? 1;
   const rates = o.steps ?? DEFAULT_STEPS;
   const ms = (o.stepSeconds ?? 5) * 1000;
@@ -79,16 +82,20 @@ async function stepThrough(url: string, devices: Device[], o: BenchOptions, stor
     const warm = await load.step(-1, rates[0], o.warmupS * 1000, true);
     await drain(stored, base + warm.sent, 10_000, 1000);
   }
-  const reading = async () => { const [n, mark] = await Promise.all([stored(), monitor.mark()]); return { n, mark, at: performance.now() }; };
+  const reading = async () => {
+    const [n, mark, text] = await Promise.all([stored(), monitor.mark(), metrics?.()]);
+    return { n, mark, at: performance.now(), batches: text === undefined ? null : batchTotals(text) };
+  };
   const first = await reading();
   let before = first;
   let sentSoFar = 0;
-  const raw: { rate: number; stepped: Stepped; stored: number; seconds: number; backlog: number; from: Mark; to: Mark }[] = [];
+  const raw: { rate: number; stepped: Stepped; stored: number; seconds: number; backlog: number; from: Mark; to: Mark; batches: ReturnType<typeof batchesBetween> | null }[] = [];
   for (const [index, rate] of rates.entries()) {
     const stepped = await load.step(index, rate, ms);
     const after = await reading();
     sentSoFar += stepped.sent;
-    raw.push({ rate, stepped, stored: after.n - before.n, seconds: (after.at - before.at) / 1000, backlog: sentSoFar - (after.n - first.n), from: before.mark, to: after.mark });
+    raw.push({ rate, stepped, stored: after.n - before.n, seconds: (after.at - before.at) / 1000, backlog: sentSoFar - (after.n - first.n), from: before.mark, to: after.mark,
+      batches: before.batches && after.batches ? batchesBetween(before.batches, after.batches) : null });
     before = after;
     if (!throughputKeptUp(raw.at(-1)!)) break;
   }
@@ -123,6 +130,7 @@ async function stepThrough(url: string, devices: Device[], o: BenchOptions, stor
         loadGenerator: cores(lg, p.windowSeconds),
         postgres: 'backends' in p.postgres ? cores(p.postgres.cpuUserSeconds + p.postgres.cpuSystemSeconds, p.windowSeconds) : null,
       },
+      ...(r.batches ? { batches: r.batches } : {}),
       keptUp,
       ...(generatorLimited(r) ? { generatorLimited: true } : {}),
     };
@@ -164,7 +172,7 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
     const devices = await bench.devices(o.devices);
     const provisioningSeconds = round((performance.now() - provisionStarted) / 1000);
     const storedRows = () => bench.metric('drivewire_gateway_frames_stored_total');
-    const platform = await stepThrough(bench.mqttUrl, devices, o, storedRows, bench.monitor, drainMs);
+    const platform = await stepThrough(bench.mqttUrl, devices, o, storedRows, bench.monitor, drainMs, () => bench.metrics());
     const { done } = platform;
     // QoS 1: the worker waited for the PUBACKs (each sent after its commit); QoS 0: wait for the rows.
     const drained = qos === 0 ? await drain(storedRows, done.sentTotal, drainMs) : { seconds: null, reached: done.unacknowledged === 0, stalled: false };

@@ -54,6 +54,10 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('drivewire bench, small: connect
     for (const s of k.steps) {
       expect(s).toMatchObject({ sentFramesPerSecond: number, storedFramesPerSecond: number, backlogFrames: number, publishToAckMs: { p50: number, p99: number } });
       expect(s.sentFramesPerSecond).toBeGreaterThan(0);
+      // the step's own ingest batches: every frame it stored went through one
+      expect(s.batches.batches).toBeGreaterThan(0);
+      expect(s.batches.meanBatchFrames).toBeGreaterThan(0);
+      expect(s.batches.meanCommitMs).toBeGreaterThan(0);
     }
     expect(k).toMatchObject({ lost: 0, duplicates: 0, publishErrors: 0, disconnects: 0 });
     expect(k.framesAcknowledged).toBe(k.framesSent);
