@@ -1,11 +1,10 @@
-import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { publicUrl as publicUrlOf, type Config, type PartName } from '../lib/config.js';
 import { rethrowPortInUse } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
 import { createBus, type Bus } from '../lib/bus.js';
-import { autoAnalyze, migrateLatest, openDatabase, repositories, type Db, type Repositories } from '../db/index.js';
+import { autoAnalyze, migrateLatest, openConfiguredDatabase, repositories, type Db, type Repositories } from '../db/index.js';
 import { buildApi } from '../api/app.js';
 import { createMessageFeed } from '../db/message-feed.js';
 import type { Part, PartDeps } from '../db/part.js';
@@ -43,7 +42,7 @@ export interface Platform {
  * `all`/`api`, only /health and /metrics for the gateway or workers alone.
  */
 export async function startPlatform(config: Config, log: Logger, opts: { db?: Db } = {}): Promise<Platform> {
-  const db = opts.db ?? await openDatabase({ databaseUrl: config.databaseUrl, pgliteDir: path.join(config.dataDir, 'pgdata'), warn: (m) => log.warn(m) });
+  const db = opts.db ?? await openConfiguredDatabase(config, (m) => log.warn(m));
   const parts: Part[] = [];
   let api: FastifyInstance | undefined;
   let feed: ReturnType<typeof createMessageFeed> | null = null;

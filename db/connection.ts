@@ -92,6 +92,14 @@ const KNEX_LOG = {
   deprecate: (method: string, alternative: string) => process.stderr.write(`knex: ${method} is deprecated, use ${alternative}\n`),
 };
 
+/**
+ * The database a configuration names: PostgreSQL at `databaseUrl`, else the embedded PGlite in `<dataDir>/pgdata`
+ * (serve, migrate, credentials rotate).
+ */
+export function openConfiguredDatabase(config: { databaseUrl: string | null; dataDir: string }, warn?: (message: string) => void): Promise<Db> {
+  return openDatabase({ databaseUrl: config.databaseUrl, pgliteDir: path.join(config.dataDir, 'pgdata'), warn });
+}
+
 export async function openDatabase(opts: OpenOptions): Promise<Db> {
   if (opts.databaseUrl) {
     const knex = knexFactory({

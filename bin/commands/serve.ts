@@ -142,8 +142,8 @@ export function registerServeCommands(program: Command): void {
   dbOptions(credentials.command('rotate').description('issue a new default-application secret and admin token (the old ones stop working)'))
     .action(async (o) => {
       const config = configFromOptions(o);
-      const { migrateLatest, openDatabase, repositories } = await import('../../db/index.js');
-      const db = await openDatabase({ databaseUrl: config.databaseUrl, pgliteDir: path.join(config.dataDir, 'pgdata') });
+      const { migrateLatest, openConfiguredDatabase, repositories } = await import('../../db/index.js');
+      const db = await openConfiguredDatabase(config);
       try {
         await migrateLatest(db.knex);
         const c = await rotateCredentials(db.knex, repositories(db.knex), config.dataDir);
@@ -155,11 +155,8 @@ export function registerServeCommands(program: Command): void {
 
   dbOptions(program.command('migrate').description('apply database migrations')).action(async (o) => {
     const config = configFromOptions(o);
-    const { migrateLatest, openDatabase } = await import('../../db/index.js');
-    const db = await openDatabase({
-      databaseUrl: config.databaseUrl, pgliteDir: path.join(config.dataDir, 'pgdata'),
-      warn: (m) => process.stderr.write(`drivewire: ${m}\n`),
-    });
+    const { migrateLatest, openConfiguredDatabase } = await import('../../db/index.js');
+    const db = await openConfiguredDatabase(config, (m) => process.stderr.write(`drivewire: ${m}\n`));
     try {
       const applied = await migrateLatest(db.knex);
       process.stdout.write(applied.length ? `Applied: ${applied.join(', ')}\n` : 'Already up to date\n');
