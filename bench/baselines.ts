@@ -156,7 +156,7 @@ export async function startStoringAedes(db: CopyTarget, batchRows = 500) {
   const queue: { line: string; done: (err?: Error | null) => void }[] = [];
   /** Each lane's drain while it runs. */
   const draining: (Promise<void> | null)[] = new Array(sink.lanes).fill(null);
-  let batches = 0, rows = 0, frameNo = 0;
+  let batches = 0, rows = 0, committed = 0, frameNo = 0;
   const drain = async (lane: number) => {
     while (queue.length) {
       // what arrives meanwhile joins the batch: on PGlite a COPY holds the thread, so the sockets are read only
@@ -168,6 +168,7 @@ export async function startStoringAedes(db: CopyTarget, batchRows = 500) {
       let failed: Error | null = null;
       try { await sink.copy(lane, text); } catch (err) { failed = err as Error; }
       batches++; rows += batch.length;
+      if (!failed) committed += batch.length;
       for (const q of batch) q.done(failed);
     }
   };
@@ -186,6 +187,8 @@ export async function startStoringAedes(db: CopyTarget, batchRows = 500) {
     url: `mqtt://127.0.0.1:${(server.address() as net.AddressInfo).port}`,
     table: sink.table,
     meanBatchRows: () => (batches ? round(rows / batches, 0) : 0),
+    /** Frames whose row is committed (and acknowledged, QoS 1): what the knee counts as stored. */
+    stored: () => committed,
     async close() {
       await new Promise<void>((resolve) => broker.close(() => resolve()));
       await new Promise<void>((resolve) => server.close(() => resolve()));

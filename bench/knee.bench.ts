@@ -8,7 +8,7 @@
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import { batchTotals, batchesBetween, quantile, round, startBenchPlatform, machine } from './harness.js';
-import { startBareAedes } from './baselines.js';
+import { startBareAedes, startStoringAedes } from './baselines.js';
 import { workerThreadFigures, type Cpu, type Mark, type ProcessMonitor } from './processes.js';
 import type { BenchOptions, BenchScenario } from './types.js';
 
@@ -191,8 +191,13 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
     }
     const bare = o.baselines === false ? null : await startBareAedes();
     const baseline = bare && await stepThrough(bare.url, devices, o, async () => bare.published(), bench.monitor, drainMs).finally(() => bare.close());
+    // The storing floor on the same steps (QoS 1, the frames it stores): its stored frames are the rows it committed,
+    // each then acknowledged.
+    const floor = o.baselines === false || qos !== 1 ? null : await startStoringAedes({ databaseUrl: o.databaseUrl, knex });
+    const floorSteps = floor && await stepThrough(floor.url, devices, o, async () => floor.stored(), bench.monitor, drainMs).finally(() => floor.close());
     const knee = platform.knee?.offeredFramesPerSecond;
     const bareKnee = baseline?.knee?.offeredFramesPerSecond;
+    const floorKnee = floorSteps?.knee?.offeredFramesPerSecond;
     return {
       scenario: 'knee',
       database: bench.database,
@@ -223,6 +228,15 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
         ratioToBareAedes: knee && bareKnee ? round(knee / bareKnee, 2) : null,
         /** The bare Aedes kept up at every step offered: its knee is higher, the ratio lower than this. */
         ratioIsUpperBound: baseline.kneeIsLowerBound && !platform.kneeIsLowerBound,
+        // Its "stored" frames are the rows it committed, payloads as they came (bench/baselines.ts).
+        storingAedes: floorSteps && {
+          steps: floorSteps.steps, stepsNotRun: floorSteps.stepsNotRun, knee: floorSteps.knee, kneeIsLowerBound: floorSteps.kneeIsLowerBound,
+          /** The floor's knee over bare Aedes's: the most a storing broker's knee can be here, as a share of it. */
+          ratioToBareAedes: floorKnee && bareKnee ? round(floorKnee / bareKnee, 2) : null,
+        },
+        ratioToStoringAedes: knee && floorKnee ? round(knee / floorKnee, 2) : null,
+        /** The floor kept up at every step offered: its knee is higher, the ratio lower than this. */
+        ratioToStoringAedesIsUpperBound: Boolean(floorSteps?.kneeIsLowerBound) && !platform.kneeIsLowerBound,
       },
       machine: machine(),
     };
@@ -233,7 +247,7 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
 
 export const kneeScenario: BenchScenario = {
   name: 'knee',
-  description: 'open-loop offered frames/s stepped up (--steps, --qos); offered vs stored, p99, the knee; ratio to bare Aedes',
+  description: 'open-loop offered frames/s stepped up (--steps, --qos); offered vs stored, p99, the knee; ratios to bare Aedes and the storing floor',
   run,
   problems: (r) => [
     ...(r.lost ? [`knee: ${r.lost} ${r.qos === 1 ? 'acknowledged ' : ''}frames not stored`] : []),

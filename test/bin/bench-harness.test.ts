@@ -19,7 +19,10 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('drivewire bench, small: connect
 
   it('reports processes, versions, the per-device cost of idle connections, and the knee steps without loss', async () => {
     const bench = (scenario: string) => runCli(['bench', scenario, '--smoke', '--database-url', db.url!], {}, 110_000);
-    const [connections, knee] = [await bench('connections'), await bench('knee')];
+    // the knee as the smoke runs it (its steps, 2 s each), but with its baselines: bare Aedes and the storing floor
+    const knee0 = await runCli(['bench', 'knee', '--devices', '5', '--steps', '100,200', '--step-seconds', '2', '--warmup', '1', '--no-save',
+      '--database-url', db.url!], {}, 110_000);
+    const [connections, knee] = [await bench('connections'), knee0];
     for (const r of [connections, knee]) {
       expect(r.stderr).not.toMatch(/^(drivewire|bench): /m);
       expect(r.code).toBe(0);
@@ -60,6 +63,15 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('drivewire bench, small: connect
       expect(s.batches.meanCommitMs).toBeGreaterThan(0);
     }
     expect(k).toMatchObject({ lost: 0, duplicates: 0, publishErrors: 0, disconnects: 0 });
+    // the same steps against bare Aedes and the storing floor, and the knee's ratio to each (null where a knee is none)
+    for (const base of [k.baselines.bareAedes, k.baselines.storingAedes]) {
+      expect([...base.steps.map((s: any) => s.offeredFramesPerSecond), ...base.stepsNotRun]).toEqual([100, 200]);
+      expect(base.steps[0].storedFramesPerSecond).toBeGreaterThan(0);
+    }
+    // the floor stores what it acknowledges: at 100 frames/s on an idle machine it keeps up
+    expect(k.baselines.storingAedes.steps[0]).toMatchObject({ keptUp: true, unacknowledged: 0 });
+    expect(k.baselines.storingAedes.steps[0].storedShare).toBeGreaterThanOrEqual(0.95);
+    for (const ratio of [k.baselines.ratioToBareAedes, k.baselines.ratioToStoringAedes]) expect(ratio === null || ratio > 0).toBe(true);
     expect(k.framesAcknowledged).toBe(k.framesSent);
     expect(k.framesStored).toBe(k.framesSent);
   });
