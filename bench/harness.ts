@@ -194,8 +194,10 @@ function stageMeans(text: string, batches: number): Record<string, number> {
   return means;
 }
 
-/** The gateway's batch counters from its metrics text (cumulative): batches, their frames, their commit seconds. */
-export function batchTotals(metrics: string) {
+/** The gateway's batch counters from its metrics text (cumulative since it started). */
+export interface BatchTotals { batches: number; frames: number; commitSeconds: number }
+
+export function batchTotals(metrics: string): BatchTotals {
   return {
     batches: sample(metrics, 'drivewire_ingest_batch_size_count') || 0,
     frames: sample(metrics, 'drivewire_ingest_batch_size_sum') || 0,
@@ -203,8 +205,10 @@ export function batchTotals(metrics: string) {
   };
 }
 
+const NO_BATCHES: BatchTotals = { batches: 0, frames: 0, commitSeconds: 0 };
+
 /** The batches between two readings of batchTotals: how many, their mean frames and mean commit ms. */
-export function batchesBetween(from: ReturnType<typeof batchTotals>, to: ReturnType<typeof batchTotals>) {
+export function batchesBetween(from: BatchTotals, to: BatchTotals) {
   const batches = to.batches - from.batches;
   return {
     batches,
@@ -215,11 +219,6 @@ export function batchesBetween(from: ReturnType<typeof batchTotals>, to: ReturnT
 
 /** The gateway's batch figures from its metrics text: batches, mean frames and commit ms, mean ms per step. */
 export function batchFigures(metrics: string) {
-  const batches = sample(metrics, 'drivewire_ingest_batch_size_count');
-  return {
-    batches,
-    meanBatchFrames: round(sample(metrics, 'drivewire_ingest_batch_size_sum') / batches),
-    meanCommitMs: round((sample(metrics, 'drivewire_ingest_commit_seconds_sum') / batches) * 1000, 2),
-    meanStageMs: stageMeans(metrics, batches),
-  };
+  const figures = batchesBetween(NO_BATCHES, batchTotals(metrics));
+  return { ...figures, meanStageMs: stageMeans(metrics, figures.batches) };
 }
