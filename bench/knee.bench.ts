@@ -7,7 +7,7 @@
 // must be stored exactly once.
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
-import { batchTotals, batchesBetween, quantile, round, startBenchPlatform, machine } from './harness.js';
+import { batchTotals, batchesBetween, quantile, round, sample, startBenchPlatform, machine, type BatchTotals } from './harness.js';
 import { startBareAedes, startStoringAedes } from './baselines.js';
 import { workerThreadFigures, type Cpu, type Mark, type ProcessMonitor } from './processes.js';
 import type { BenchOptions, BenchScenario } from './types.js';
@@ -62,14 +62,20 @@ const throughputKeptUp = (r: { stored: number; stepped: Stepped }) => r.stored >
 const cores = (cpuS: number | null, seconds: number) => (cpuS === null ? null : round(cpuS / seconds, 2));
 
 /**
- * Steps through the offered rates against one broker (`stored` counts what it has taken: rows
- * committed by the platform, PUBLISHes handled by the bare Aedes); stops after the first step that
- * does not keep up in throughput (the steps after it would only pile up backlog). `metrics`, the platform's
- * metrics text, gives each step its ingest batches (how many, their mean frames and commit ms): whether a step that
- * fell behind had its backlog in the batches or before them.
+ * What a broker has taken so far: `stored`, rows committed by the platform or the storing floor, PUBLISHes handled by
+ * the bare Aedes; `batches`, the platform's ingest batches (its metrics), which tell whether a step that fell behind had
+ * its backlog in the batches or before them.
  */
-async function stepThrough(url: string, devices: Device[], o: BenchOptions, stored: () => Promise<number>, monitor: ProcessMonitor, drainMs: number,
-  metrics?: () => Promise<string>) {
+interface Observed { stored: number; batches?: BatchTotals }
+type Observe = () => Promise<Observed>;
+const storedOf = (observe: Observe) => async () => (await observe()).stored;
+
+/**
+ * Steps through the offered rates against one broker (`observe`); stops after the first step that does not keep up in
+ * throughput (the steps after it would only pile up backlog).
+ */
+async function stepThrough(url: string, devices: Device[], o: BenchOptions, observe: Observe, monitor: ProcessMonitor, drainMs: number) {
+  const stored = storedOf(observe);
   const qos = o.qos ?? 1;
   const rates = o.steps ?? DEFAULT_STEPS;
   const ms = (o.stepSeconds ?? 5) * 1000;
@@ -83,19 +89,19 @@ async function stepThrough(url: string, devices: Device[], o: BenchOptions, stor
     await drain(stored, base + warm.sent, 10_000, 1000);
   }
   const reading = async () => {
-    const [n, mark, text] = await Promise.all([stored(), monitor.mark(), metrics?.()]);
-    return { n, mark, at: performance.now(), batches: text === undefined ? null : batchTotals(text) };
+    const [{ stored: n, batches }, mark] = await Promise.all([observe(), monitor.mark()]);
+    return { n, mark, at: performance.now(), batches };
   };
   const first = await reading();
   let before = first;
   let sentSoFar = 0;
-  const raw: { rate: number; stepped: Stepped; stored: number; seconds: number; backlog: number; from: Mark; to: Mark; batches: ReturnType<typeof batchesBetween> | null }[] = [];
+  const raw: { rate: number; stepped: Stepped; stored: number; seconds: number; backlog: number; from: Mark; to: Mark; batches?: ReturnType<typeof batchesBetween> }[] = [];
   for (const [index, rate] of rates.entries()) {
     const stepped = await load.step(index, rate, ms);
     const after = await reading();
     sentSoFar += stepped.sent;
     raw.push({ rate, stepped, stored: after.n - before.n, seconds: (after.at - before.at) / 1000, backlog: sentSoFar - (after.n - first.n), from: before.mark, to: after.mark,
-      batches: before.batches && after.batches ? batchesBetween(before.batches, after.batches) : null });
+      ...(before.batches && after.batches ? { batches: batchesBetween(before.batches, after.batches) } : {}) });
     before = after;
     if (!throughputKeptUp(raw.at(-1)!)) break;
   }
@@ -171,11 +177,15 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
     const provisionStarted = performance.now();
     const devices = await bench.devices(o.devices);
     const provisioningSeconds = round((performance.now() - provisionStarted) / 1000);
-    const storedRows = () => bench.metric('drivewire_gateway_frames_stored_total');
-    const platform = await stepThrough(bench.mqttUrl, devices, o, storedRows, bench.monitor, drainMs, () => bench.metrics());
+    // one reading of the gateway's metrics gives both
+    const observePlatform: Observe = async () => {
+      const text = await bench.metrics();
+      return { stored: sample(text, 'drivewire_gateway_frames_stored_total') || 0, batches: batchTotals(text) };
+    };
+    const platform = await stepThrough(bench.mqttUrl, devices, o, observePlatform, bench.monitor, drainMs);
     const { done } = platform;
     // QoS 1: the worker waited for the PUBACKs (each sent after its commit); QoS 0: wait for the rows.
-    const drained = qos === 0 ? await drain(storedRows, done.sentTotal, drainMs) : { seconds: null, reached: done.unacknowledged === 0, stalled: false };
+    const drained = qos === 0 ? await drain(storedOf(observePlatform), done.sentTotal, drainMs) : { seconds: null, reached: done.unacknowledged === 0, stalled: false };
     // Exactly once: every acknowledged frame (QoS 1) or every frame sent (QoS 0) has one row.
     const { knex } = bench.platform.db;
     const rows: { device_id: string; frame_id: string }[] = await knex('messages').select('device_id', 'frame_id').whereIn('device_id', devices.map((d) => d.id));
@@ -189,15 +199,25 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
       // QoS 0 is acknowledged by nothing: a frame not stored once the rows stopped coming is lost; still coming at the bound, unknown.
       lost = drained.reached || drained.stalled ? Math.max(0, done.sentTotal - stored.size) : null;
     }
-    const bare = o.baselines === false ? null : await startBareAedes();
-    const baseline = bare && await stepThrough(bare.url, devices, o, async () => bare.published(), bench.monitor, drainMs).finally(() => bare.close());
-    // The storing floor on the same steps (QoS 1, the frames it stores): its stored frames are the rows it committed,
-    // each then acknowledged.
-    const floor = o.baselines === false || qos !== 1 ? null : await startStoringAedes({ databaseUrl: o.databaseUrl, knex });
-    const floorSteps = floor && await stepThrough(floor.url, devices, o, async () => floor.stored(), bench.monitor, drainMs).finally(() => floor.close());
+    /** The same steps against a baseline broker, closed after them; its steps, its knee and the platform's ratio to it. */
+    const against = async (broker: { url: string; close(): Promise<void> }, taken: () => number) => {
+      const base = await stepThrough(broker.url, devices, o, async () => ({ stored: taken() }), bench.monitor, drainMs).finally(() => broker.close());
+      const baseKnee = base.knee?.offeredFramesPerSecond;
+      return {
+        figures: { steps: base.steps, stepsNotRun: base.stepsNotRun, knee: base.knee, kneeIsLowerBound: base.kneeIsLowerBound },
+        knee: baseKnee,
+        ratio: knee && baseKnee ? round(knee / baseKnee, 2) : null,
+        /** The baseline kept up at every step offered: its knee is higher, the ratio lower than this. */
+        ratioIsUpperBound: base.kneeIsLowerBound && !platform.kneeIsLowerBound,
+      };
+    };
     const knee = platform.knee?.offeredFramesPerSecond;
-    const bareKnee = baseline?.knee?.offeredFramesPerSecond;
-    const floorKnee = floorSteps?.knee?.offeredFramesPerSecond;
+    // Bare Aedes's "stored" frames are the PUBLISHes it handled: it stores nothing.
+    const bare = o.baselines === false ? null : await startBareAedes().then((b) => against(b, () => b.published()));
+    // The storing floor's are the rows it committed, payloads as they came, each then acknowledged (bench/baselines.ts);
+    // it stores QoS 1 frames only.
+    const floor = o.baselines === false || qos !== 1 ? null
+      : await startStoringAedes({ databaseUrl: o.databaseUrl, knex }).then((f) => against(f, () => f.stored()));
     return {
       scenario: 'knee',
       database: bench.database,
@@ -222,21 +242,17 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
       publishErrors: done.errors,
       disconnects: done.disconnects,
       processes: platform.processes,
-      baselines: baseline && {
-        // Its "stored" frames are the PUBLISHes the bare broker handled: it stores nothing.
-        bareAedes: { steps: baseline.steps, stepsNotRun: baseline.stepsNotRun, knee: baseline.knee, kneeIsLowerBound: baseline.kneeIsLowerBound },
-        ratioToBareAedes: knee && bareKnee ? round(knee / bareKnee, 2) : null,
-        /** The bare Aedes kept up at every step offered: its knee is higher, the ratio lower than this. */
-        ratioIsUpperBound: baseline.kneeIsLowerBound && !platform.kneeIsLowerBound,
-        // Its "stored" frames are the rows it committed, payloads as they came (bench/baselines.ts).
-        storingAedes: floorSteps && {
-          steps: floorSteps.steps, stepsNotRun: floorSteps.stepsNotRun, knee: floorSteps.knee, kneeIsLowerBound: floorSteps.kneeIsLowerBound,
+      baselines: bare && {
+        bareAedes: bare.figures,
+        ratioToBareAedes: bare.ratio,
+        ratioIsUpperBound: bare.ratioIsUpperBound,
+        storingAedes: floor && {
+          ...floor.figures,
           /** The floor's knee over bare Aedes's: the most a storing broker's knee can be here, as a share of it. */
-          ratioToBareAedes: floorKnee && bareKnee ? round(floorKnee / bareKnee, 2) : null,
+          ratioToBareAedes: floor.knee && bare.knee ? round(floor.knee / bare.knee, 2) : null,
         },
-        ratioToStoringAedes: knee && floorKnee ? round(knee / floorKnee, 2) : null,
-        /** The floor kept up at every step offered: its knee is higher, the ratio lower than this. */
-        ratioToStoringAedesIsUpperBound: Boolean(floorSteps?.kneeIsLowerBound) && !platform.kneeIsLowerBound,
+        ratioToStoringAedes: floor?.ratio ?? null,
+        ratioToStoringAedesIsUpperBound: floor?.ratioIsUpperBound ?? false,
       },
       machine: machine(),
     };
