@@ -57,9 +57,10 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('drivewire bench, small: connect
     for (const s of k.steps) {
       expect(s).toMatchObject({ sentFramesPerSecond: number, storedFramesPerSecond: number, backlogFrames: number, publishToAckMs: { p50: number, p99: number } });
       expect(s.sentFramesPerSecond).toBeGreaterThan(0);
-      // the step's own ingest batches: every frame it stored went through one
+      // the step's own ingest batches: every frame it stored went through one, of at most a batch's frames (500)
       expect(s.batches.batches).toBeGreaterThan(0);
-      expect(s.batches.meanBatchFrames).toBeGreaterThan(0);
+      expect(s.batches.meanBatchFrames).toBeGreaterThanOrEqual(1);
+      expect(s.batches.meanBatchFrames).toBeLessThanOrEqual(500);
       expect(s.batches.meanCommitMs).toBeGreaterThan(0);
     }
     expect(k).toMatchObject({ lost: 0, duplicates: 0, publishErrors: 0, disconnects: 0 });
@@ -68,10 +69,16 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('drivewire bench, small: connect
       expect([...base.steps.map((s: any) => s.offeredFramesPerSecond), ...base.stepsNotRun]).toEqual([100, 200]);
       expect(base.steps[0].storedFramesPerSecond).toBeGreaterThan(0);
     }
-    // the floor stores what it acknowledges: at 100 frames/s on an idle machine it keeps up
+    // at 100 frames/s both keep up (the floor storing what it acknowledges), so both have a knee
+    expect(k.baselines.bareAedes.steps[0]).toMatchObject({ keptUp: true });
     expect(k.baselines.storingAedes.steps[0]).toMatchObject({ keptUp: true, unacknowledged: 0 });
-    expect(k.baselines.storingAedes.steps[0].storedShare).toBeGreaterThanOrEqual(0.95);
-    for (const ratio of [k.baselines.ratioToBareAedes, k.baselines.ratioToStoringAedes]) expect(ratio === null || ratio > 0).toBe(true);
+    // each ratio is the right knee over the right one (the platform's may have none on a loaded machine: null)
+    const kneeOf = (r: any): number | undefined => r.knee?.offeredFramesPerSecond;
+    const ratio = (a?: number, b?: number) => (a && b ? Math.round((a / b) * 100) / 100 : null);
+    expect(k.baselines.ratioToBareAedes).toBe(ratio(kneeOf(k), kneeOf(k.baselines.bareAedes)));
+    expect(k.baselines.ratioToStoringAedes).toBe(ratio(kneeOf(k), kneeOf(k.baselines.storingAedes)));
+    expect(k.baselines.storingAedes.ratioToBareAedes).toBe(ratio(kneeOf(k.baselines.storingAedes), kneeOf(k.baselines.bareAedes)));
+    expect(k.baselines.storingAedes.ratioToBareAedes).toBeGreaterThan(0);
     expect(k.framesAcknowledged).toBe(k.framesSent);
     expect(k.framesStored).toBe(k.framesSent);
   });
