@@ -17,6 +17,7 @@ import { apiUrlOf } from '../bin/commands/serve.js';
 import { LAUNCHER, launchedLike } from './child.js';
 import { machine, round } from './harness.js';
 import type { BenchOptions, BenchScenario } from './types.js';
+import { embeddedDbDir } from '../lib/config.js';
 
 const BARE_PGLITE = fileURLToPath(new URL('./bare-pglite.child.js', import.meta.url));
 const START_BOUND_MS = 180_000;
@@ -115,7 +116,7 @@ export const startScenario: BenchScenario = {
     let baselines: Record<string, unknown> | null = null;
     if (o.baselines !== false && !o.databaseUrl) {
       const bundle = await slimBundle();
-      const bare = await startTwice((dir) => bareStart(path.join(dir, 'pgdata'), bundle, idleS));
+      const bare = await startTwice((dir) => bareStart(embeddedDbDir(dir), bundle, idleS));
       baselines = {
         barePglite: bare,
         ratioRestartSeconds: round(platform.restart.readySeconds / bare.restart.readySeconds, 2),

@@ -10,6 +10,7 @@ import { installAcquireLimit } from './acquire-limit.js';
 import { runOnPglite } from './prepared.js';
 import { ArrayParam, plainBinding } from './binary-array.js';
 import { maskedDatabaseUrl } from '../lib/database-url.js';
+import { embeddedDbDir } from '../lib/config.js';
 import { every, type Periodic } from '../lib/periodic.js';
 
 export type { Knex };
@@ -93,11 +94,11 @@ const KNEX_LOG = {
 };
 
 /**
- * The database a configuration names: PostgreSQL at `databaseUrl`, else the embedded PGlite in `<dataDir>/pgdata`
+ * The database a configuration names: PostgreSQL at `databaseUrl`, else the embedded PGlite in `embeddedDbDir(dataDir)`
  * (serve, migrate, credentials rotate).
  */
 export function openConfiguredDatabase(config: { databaseUrl: string | null; dataDir: string }, warn?: (message: string) => void): Promise<Db> {
-  return openDatabase({ databaseUrl: config.databaseUrl, pgliteDir: path.join(config.dataDir, 'pgdata'), warn });
+  return openDatabase({ databaseUrl: config.databaseUrl, pgliteDir: embeddedDbDir(config.dataDir), warn });
 }
 
 export async function openDatabase(opts: OpenOptions): Promise<Db> {

@@ -210,6 +210,9 @@ function parts(field: Field, raw: unknown, problems: string[]): PartName[] {
 }
 
 /** flags: camelCase keys as commander gives them (`url.telemetry` for per-service URLs). */
+/** Where the embedded PGlite keeps its cluster in a data directory (`--data-dir`). */
+export const embeddedDbDir = (dataDir: string) => path.join(dataDir, 'pgdata');
+
 export function loadConfig(flags: Record<string, unknown> = {}, env: NodeJS.ProcessEnv = process.env): Config {
   const problems: string[] = [];
   const out: Record<string, unknown> = { serviceUrls: {} };

@@ -1,7 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
-import path from 'node:path';
 import type { Command } from 'commander';
-import { loadConfig } from '../../lib/config.js';
+import { embeddedDbDir, loadConfig } from '../../lib/config.js';
 import { maskedDatabaseUrl } from '../../lib/database-url.js';
 import { createLogger } from '../../lib/logger.js';
 import { trimWhenIdle } from '../../lib/malloc-trim.js';
@@ -72,7 +71,7 @@ export function banner(platform: Platform): string[] {
   lines.push(...platform.parts.flatMap((p) => Object.entries(p.urls ?? {}).map(([k, v]) => `  ${k.padEnd(10)} ${v}`)));
   if (runs(config, 'gateway') && c.mqttUrl) lines.push(`  announced  ${c.mqttUrl}   (for workers' simulator runs; other hosts: --mqtt-public-url)`);
   if (runs(config, 'workers')) lines.push('  workers    webhook notifications, simulator runs');
-  lines.push(`  database   ${config.databaseUrl ? maskedDatabaseUrl(config.databaseUrl) : `embedded (PGlite) in ${path.join(config.dataDir, 'pgdata')}`}`, '');
+  lines.push(`  database   ${config.databaseUrl ? maskedDatabaseUrl(config.databaseUrl) : `embedded (PGlite) in ${embeddedDbDir(config.dataDir)}`}`, '');
   if (!runs(config, 'api')) {
     // The first part on an empty database created them: say where, without printing the secret here.
     if (platform.credentialsCreated) lines.push(`  Created the default application and admin token: ${credentialsPath(config.dataDir)}`, '');

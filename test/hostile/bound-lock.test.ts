@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { copyPgliteTemplate } from '../helpers/db.js';
+import { embeddedDbDir } from '../../lib/config.js';
 
 /** Issue 10 item 3: one process at a time on an embedded (PGlite) data directory. */
 const bin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/drivewire.js');
@@ -39,7 +40,7 @@ describe.skipIf(Boolean(process.env.TEST_DATABASE_URL))('embedded data directory
   const dataDir = tmpDir();
 
   it('refuses a second serve or migrate on a data directory in use, naming the process that holds it, and frees it on stop', async () => {
-    copyPgliteTemplate(path.join(dataDir, 'pgdata'));
+    copyPgliteTemplate(embeddedDbDir(dataDir));
     const first = await serve(dataDir);
     const lockFile = path.join(dataDir, 'pgdata.lock');
     expect(JSON.parse(fs.readFileSync(lockFile, 'utf8'))).toMatchObject({ pid: first.pid, host: os.hostname() });
