@@ -33,6 +33,10 @@ export interface Config {
   webhookMaxAttempts: number;
   webhookBackoffMs: number;
   streamHealthMs: number;
+  /** Live streams one application may hold open at once on this API process; one more is answered 429. */
+  streamsPerApplication: number;
+  /** bytes: a live stream with more unsent than this (a consumer not reading) is closed with 1013. */
+  streamMaxBufferedBytes: number;
   /** MQTT URL the run scheduler connects dummies to; null = the in-process gateway's (issue 4). */
   simulatorMqttUrl: string | null;
   /** MQTT URL a gateway announces to the other parts (issue 14); null = its own listener's. */
@@ -125,6 +129,8 @@ export const CONFIG_FIELDS: Field[] = [
   F('webhookMaxAttempts', 'WEBHOOK_MAX_ATTEMPTS', 'int', 5),
   F('webhookBackoffMs', 'WEBHOOK_BACKOFF_MS', 'int', 1000),
   F('streamHealthMs', 'STREAM_HEALTH_MS', 'int', 15_000),
+  F('streamsPerApplication', 'STREAMS_PER_APPLICATION', 'int', 32),
+  F('streamMaxBufferedBytes', 'STREAM_MAX_BUFFERED_BYTES', 'int', 1024 * 1024),
   F('simulatorMqttUrl', 'SIMULATOR_MQTT_URL', 'string', null),
   F('mqttPublicUrl', 'MQTT_PUBLIC_URL', 'string', null),
   F('collisionImpactG', 'COLLISION_IMPACT_G', 'number', 2.5),
@@ -246,6 +252,8 @@ export function loadConfig(flags: Record<string, unknown> = {}, env: NodeJS.Proc
   if (config.mqttConnectTimeoutMs === 0) problems.push('--mqtt-connect-timeout-ms / DRIVEWIRE_MQTT_CONNECT_TIMEOUT_MS: must be at least 1');
   if (config.dbAcquireTimeoutMs === 0) problems.push('--db-acquire-timeout-ms / DRIVEWIRE_DB_ACQUIRE_TIMEOUT_MS: must be at least 1');
   if (config.httpBodyLimitBytes === 0) problems.push('--http-body-limit-bytes / DRIVEWIRE_HTTP_BODY_LIMIT_BYTES: must be at least 1');
+  if (config.streamsPerApplication === 0) problems.push('--streams-per-application / DRIVEWIRE_STREAMS_PER_APPLICATION: must be at least 1');
+  if (config.streamMaxBufferedBytes === 0) problems.push('--stream-max-buffered-bytes / DRIVEWIRE_STREAM_MAX_BUFFERED_BYTES: must be at least 1');
   if (config.httpRequestTimeoutMs === 0) problems.push('--http-request-timeout-ms / DRIVEWIRE_HTTP_REQUEST_TIMEOUT_MS: must be at least 1');
   if (config.httpHeadersTimeoutMs === 0 || config.httpHeadersTimeoutMs > config.httpRequestTimeoutMs) {
     problems.push('--http-headers-timeout-ms / DRIVEWIRE_HTTP_HEADERS_TIMEOUT_MS: must be at least 1 and at most the request timeout');

@@ -113,6 +113,8 @@ export function registerServeCommands(program: Command): void {
     .option('--http-body-min-bytes-per-sec <n>', 'least average rate of a request body after the grace, else 408; 0 = none (default 240)')
     .option('--http-body-grace-ms <ms>', 'time a request body may take before the minimum rate applies (default 5000)')
     .option('--http-max-connections-per-ip <n>', 'open HTTP connections one client address may hold; more are answered 503; 0 = no cap (default 256)')
+    .option('--streams-per-application <n>', 'live streams one application may hold open at once; one more is answered 429 (default 32)')
+    .option('--stream-max-buffered-bytes <bytes>', 'a live stream with more unsent than this (a client not reading) is closed, code 1013 (default 1048576)')
     .option('--only <parts>', 'run only these parts: all, or a comma-separated list of api, gateway, workers (e.g. api,workers)')
     .option('--service-prefix <prefix>', 'transaction service name prefix (default drivewire)')
     .option('--allow-private-webhooks', 'allow webhook URLs on loopback/private addresses')

@@ -62,3 +62,11 @@ describe('HTTP slow-client limits', () => {
     expect(() => loadConfig({ httpRequestTimeoutMs: '5000' }, {})).toThrow('at most the request timeout');
   });
 });
+
+describe('live stream limits', () => {
+  it('defaults to 32 streams per application and 1 MiB unsent per stream, and refuses 0', () => {
+    expect(loadConfig({}, {})).toMatchObject({ streamsPerApplication: 32, streamMaxBufferedBytes: 1024 * 1024 });
+    expect(loadConfig({}, { DRIVEWIRE_STREAMS_PER_APPLICATION: '2' }).streamsPerApplication).toBe(2);
+    expect(() => loadConfig({ streamMaxBufferedBytes: '0' }, {})).toThrow('must be at least 1');
+  });
+});
