@@ -10,6 +10,7 @@ import { registerAdminAuth, registerAppAuth, STREAM_PROTOCOL } from './plugins/a
 import { registerTransactionLog } from './plugins/transactions.js';
 import { registerInputGuard } from './plugins/input-guard.js';
 import { registerDbAcquireLimit } from './plugins/db-limit.js';
+import { registerSlowClientGuards, serverOptions } from './plugins/slow-clients.js';
 import { isUuid } from '../lib/uuid.js';
 import { API_MODULES } from './modules/index.js';
 import adminRoutes from './modules/admin/admin.routes.js';
@@ -25,6 +26,8 @@ export async function buildApi(
     // Per-request log lines only at debug/trace: at info a busy platform would log every call twice.
     logController: new LogController({ disableRequestLogging: !['debug', 'trace'].includes(deps.config.logLevel) }),
     bodyLimit: deps.config.httpBodyLimitBytes,
+    // Request and headers timeouts, and the 408 they answer (plugins/slow-clients.ts).
+    ...serverOptions(deps.config),
     ajv: {
       customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false },
       // ajv-formats' uuid also takes a `urn:uuid:` prefix, which PostgreSQL refuses (issue 10, item 6):
@@ -44,6 +47,7 @@ export async function buildApi(
   app.removeContentTypeParser('text/plain');
   registerErrorHandling(app);
   registerInputGuard(app);
+  registerSlowClientGuards(app);
   registerDbAcquireLimit(app);
   registerLinks(app, opts.publicUrl ?? (() => deps.config.publicUrl ?? `http://localhost:${deps.config.httpPort}`));
 

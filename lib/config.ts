@@ -33,6 +33,10 @@ export interface Config {
   webhookMaxAttempts: number;
   webhookBackoffMs: number;
   streamHealthMs: number;
+  /** Live streams one application may hold open at once on this API process; one more is answered 429. */
+  streamsPerApplication: number;
+  /** bytes: a live stream with more unsent than this (a consumer not reading) is closed with 1013. */
+  streamMaxBufferedBytes: number;
   /** MQTT URL the run scheduler connects dummies to; null = the in-process gateway's (issue 4). */
   simulatorMqttUrl: string | null;
   /** MQTT URL a gateway announces to the other parts (issue 14); null = its own listener's. */
@@ -56,6 +60,16 @@ export interface Config {
   dbAcquireTimeoutMs: number;
   /** Largest HTTP request body (bytes); a larger one is answered 413. */
   httpBodyLimitBytes: number;
+  /** ms within which a whole HTTP request (headers and body) must arrive; later, 408 and the socket closed. */
+  httpRequestTimeoutMs: number;
+  /** ms within which an HTTP request's headers must arrive (at most httpRequestTimeoutMs). */
+  httpHeadersTimeoutMs: number;
+  /** bytes/s: the least average rate of a request body once httpBodyGraceMs has passed; 0 = no minimum. */
+  httpBodyMinBytesPerSec: number;
+  /** ms a request body may take before its average rate must reach httpBodyMinBytesPerSec. */
+  httpBodyGraceMs: number;
+  /** Open HTTP connections (the live stream's included) one client address may hold; more are closed at once. 0 = no cap. */
+  httpMaxConnectionsPerIp: number;
   /** ms: a reporting gap this long ends a trip; the sweep closes a silent device's trip after it (issue 11). */
   tripGapMs: number;
   /** ms: a trip without ignition frames ends after this long without motion. */
@@ -115,6 +129,8 @@ export const CONFIG_FIELDS: Field[] = [
   F('webhookMaxAttempts', 'WEBHOOK_MAX_ATTEMPTS', 'int', 5),
   F('webhookBackoffMs', 'WEBHOOK_BACKOFF_MS', 'int', 1000),
   F('streamHealthMs', 'STREAM_HEALTH_MS', 'int', 15_000),
+  F('streamsPerApplication', 'STREAMS_PER_APPLICATION', 'int', 32),
+  F('streamMaxBufferedBytes', 'STREAM_MAX_BUFFERED_BYTES', 'int', 1024 * 1024),
   F('simulatorMqttUrl', 'SIMULATOR_MQTT_URL', 'string', null),
   F('mqttPublicUrl', 'MQTT_PUBLIC_URL', 'string', null),
   F('collisionImpactG', 'COLLISION_IMPACT_G', 'number', 2.5),
@@ -125,6 +141,12 @@ export const CONFIG_FIELDS: Field[] = [
   F('mqttConnectTimeoutMs', 'MQTT_CONNECT_TIMEOUT_MS', 'int', 10_000),
   F('dbAcquireTimeoutMs', 'DB_ACQUIRE_TIMEOUT_MS', 'int', 5_000),
   F('httpBodyLimitBytes', 'HTTP_BODY_LIMIT_BYTES', 'int', 1024 * 1024),
+  F('httpRequestTimeoutMs', 'HTTP_REQUEST_TIMEOUT_MS', 'int', 30_000),
+  F('httpHeadersTimeoutMs', 'HTTP_HEADERS_TIMEOUT_MS', 'int', 10_000),
+  // As Kestrel's MinRequestBodyDataRate: 240 bytes/s after a 5 s grace.
+  F('httpBodyMinBytesPerSec', 'HTTP_BODY_MIN_BYTES_PER_SEC', 'int', 240),
+  F('httpBodyGraceMs', 'HTTP_BODY_GRACE_MS', 'int', 5_000),
+  F('httpMaxConnectionsPerIp', 'HTTP_MAX_CONNECTIONS_PER_IP', 'int', 256),
   F('tripGapMs', 'TRIP_GAP_MS', 'int', 15 * 60_000),
   F('tripStationaryMs', 'TRIP_STATIONARY_MS', 'int', 180_000),
   F('tripMotionKmh', 'TRIP_MOTION_KMH', 'number', 5),
@@ -230,6 +252,12 @@ export function loadConfig(flags: Record<string, unknown> = {}, env: NodeJS.Proc
   if (config.mqttConnectTimeoutMs === 0) problems.push('--mqtt-connect-timeout-ms / DRIVEWIRE_MQTT_CONNECT_TIMEOUT_MS: must be at least 1');
   if (config.dbAcquireTimeoutMs === 0) problems.push('--db-acquire-timeout-ms / DRIVEWIRE_DB_ACQUIRE_TIMEOUT_MS: must be at least 1');
   if (config.httpBodyLimitBytes === 0) problems.push('--http-body-limit-bytes / DRIVEWIRE_HTTP_BODY_LIMIT_BYTES: must be at least 1');
+  if (config.streamsPerApplication === 0) problems.push('--streams-per-application / DRIVEWIRE_STREAMS_PER_APPLICATION: must be at least 1');
+  if (config.streamMaxBufferedBytes === 0) problems.push('--stream-max-buffered-bytes / DRIVEWIRE_STREAM_MAX_BUFFERED_BYTES: must be at least 1');
+  if (config.httpRequestTimeoutMs === 0) problems.push('--http-request-timeout-ms / DRIVEWIRE_HTTP_REQUEST_TIMEOUT_MS: must be at least 1');
+  if (config.httpHeadersTimeoutMs === 0 || config.httpHeadersTimeoutMs > config.httpRequestTimeoutMs) {
+    problems.push('--http-headers-timeout-ms / DRIVEWIRE_HTTP_HEADERS_TIMEOUT_MS: must be at least 1 and at most the request timeout');
+  }
   if (problems.length) throw new ConfigError(problems);
   config.mqttMaxPacketBytes ??= config.maxPayloadBytes + MQTT_PACKET_HEADROOM;
   config.dataDir = path.resolve(config.dataDir);

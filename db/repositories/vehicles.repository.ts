@@ -97,14 +97,16 @@ export function vehiclesRepository(knex: Knex) {
       if (!(await this.canRead(app, id, trx))) throw new NotFound();
     },
 
-    /** Device ids of the vehicle that the application can read, most recent association first. */
+    /**
+     * The `max` most recent devices of the vehicle that the application can read, most recent association first.
+     * The scope applies before the cut: devices the application cannot read (another tenant's, or authorized for
+     * no one, reporting the same VIN) never push its own out of the most recent.
+     */
     async readableDeviceIds(app: Principal, vehicleId: string, max: number, trx: Knex = knex): Promise<string[]> {
       const rows = await trx('device_vehicles').select('device_id').max({ last: 'started_at' }).where('vehicle_id', vehicleId)
-        .groupBy('device_id').orderBy('last', 'desc').limit(max);
-      const ids = rows.map((r: any) => r.device_id as string);
-      if (!ids.length) return [];
-      const readable = new Set((await readableDeviceIds(trx, app).whereIn('a.device_id', ids)).map((r: any) => r.device_id));
-      return ids.filter((id) => readable.has(id));
+        .whereIn('device_id', readableDeviceIds(trx, app))
+        .groupBy('device_id').orderBy([{ column: 'last', order: 'desc' }, { column: 'device_id', order: 'asc' }]).limit(max);
+      return rows.map((r: any) => r.device_id as string);
     },
 
     async findByVin(vin: string, trx: Knex = knex): Promise<Vehicle | undefined> {

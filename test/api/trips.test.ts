@@ -64,7 +64,7 @@ describe('trips API (spec 4.7)', () => {
     expect((await t.get(`/api/v1/trips/${trip.id}`, other.auth)).statusCode).toBe(404);
   });
 
-  it("lists a vehicle's trips and report cards only from the readable devices among its 20 most recent", async () => {
+  it("lists a vehicle's trips and report cards from the 20 most recent of its devices that the application can read", async () => {
     const { app: old, device: first, vehicle } = await setup(); // `first` joined the vehicle before the 20 below
     await feed(t, first.id, drive(0, 120, 30), 50);
     const recent = await t.make.application();
@@ -80,9 +80,34 @@ describe('trips API (spec 4.7)', () => {
       return res.statusCode === 200 ? [...(res.json().trips ?? []), ...(res.json().reportCards ?? [])].map((x: any) => x.deviceId) : res.statusCode;
     }));
     expect(await lists(recent.auth)).toEqual([[devices[0].id], [devices[0].id]]);
-    // `first` still makes the vehicle readable to its application, but it is no longer one of the recent devices
-    expect(await lists(old.auth)).toEqual([[], []]);
+    // The cut counts only the devices the application can read: the 20 newer ones are another application's,
+    // so `first` is still among `old`'s most recent.
+    expect(await lists(old.auth)).toEqual([[first.id], [first.id]]);
     expect(await lists((await t.make.application()).auth)).toEqual([404, 404]);
+  });
+
+  it("keeps a vehicle's trips and report cards when 40 devices of no application or another one report its VIN", async () => {
+    const { app, device, vehicle } = await setup();
+    for (let i = 0; i < 4; i++) await feed(t, device.id, drive(i * 1000, 120, 30), 50);
+    const lists = async () => Promise.all(['trips', 'report_cards'].map(async (list) => {
+      const res = await t.get(`/api/v1/vehicles/${vehicle.id}/${list}`, app.auth);
+      expect(res.statusCode, list).toBe(200);
+      return [...(res.json().trips ?? []), ...(res.json().reportCards ?? [])].map((x: any) => x.deviceId);
+    }));
+    const own = [Array(4).fill(device.id), Array(4).fill(device.id)];
+    expect(await lists()).toEqual(own);
+    const stranger = await t.make.application();
+    for (let i = 0; i < 40; i++) {
+      // Half authorized for no application, half another tenant's: each joins the vehicle after `device`.
+      const d = await t.make.device(i % 2 ? stranger.principal : undefined);
+      await t.repos.vehicles.associate(d.id, vehicle.id, at(5000 + i));
+    }
+    expect(await lists()).toEqual(own);
+    // A newer device of the application's own still counts among its 20 most recent, beside the first.
+    const second = await t.make.device(app.principal);
+    await t.repos.vehicles.associate(second.id, vehicle.id, at(6000));
+    await feed(t, second.id, drive(7000, 120, 30), 50);
+    expect((await lists()).map((ids) => new Set(ids))).toEqual([new Set([device.id, second.id]), new Set([device.id, second.id])]);
   });
 
   it('refuses since after until and malformed bounds with 400 naming the field', async () => {

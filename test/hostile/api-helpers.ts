@@ -4,17 +4,18 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
+import type { LiveHooks } from '../../api/context.js';
 
 export interface Call { auth?: string; body?: unknown; raw?: string; headers?: Record<string, string> }
 export interface Answer { status: number; json: any; headers: Headers }
 
-/** Starts the API for the calling test file; `t()` and `http` are usable inside its tests. */
-export function liveApi(overrides: Record<string, unknown> = {}) {
+/** Starts the API for the calling test file (with `live`, its live stream); `t()` and `http` are usable inside its tests. */
+export function liveApi(overrides: Record<string, unknown> = {}, live?: LiveHooks) {
   let t: TestApp | undefined;
   let base = '';
   let serverErrors: string[] = [];
   beforeAll(async () => {
-    t = await buildTestApp(overrides);
+    t = await buildTestApp(overrides, live);
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
   });

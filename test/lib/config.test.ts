@@ -50,3 +50,23 @@ describe('MQTT connection limits', () => {
     expect(() => loadConfig({ mqttConnectTimeoutMs: '0' }, {})).toThrow('must be at least 1');
   });
 });
+
+describe('HTTP slow-client limits', () => {
+  it('defaults the request and headers timeouts, the minimum body rate and the per-address cap, and refuses headers later than the request', () => {
+    expect(loadConfig({}, {})).toMatchObject({
+      httpRequestTimeoutMs: 30_000, httpHeadersTimeoutMs: 10_000, httpBodyMinBytesPerSec: 240, httpBodyGraceMs: 5_000, httpMaxConnectionsPerIp: 256,
+    });
+    expect(loadConfig({ httpRequestTimeoutMs: '2000' }, { DRIVEWIRE_HTTP_HEADERS_TIMEOUT_MS: '1000', DRIVEWIRE_HTTP_BODY_MIN_BYTES_PER_SEC: '0' }))
+      .toMatchObject({ httpRequestTimeoutMs: 2000, httpHeadersTimeoutMs: 1000, httpBodyMinBytesPerSec: 0 });
+    expect(() => loadConfig({ httpRequestTimeoutMs: '0' }, {})).toThrow('must be at least 1');
+    expect(() => loadConfig({ httpRequestTimeoutMs: '5000' }, {})).toThrow('at most the request timeout');
+  });
+});
+
+describe('live stream limits', () => {
+  it('defaults to 32 streams per application and 1 MiB unsent per stream, and refuses 0', () => {
+    expect(loadConfig({}, {})).toMatchObject({ streamsPerApplication: 32, streamMaxBufferedBytes: 1024 * 1024 });
+    expect(loadConfig({}, { DRIVEWIRE_STREAMS_PER_APPLICATION: '2' }).streamsPerApplication).toBe(2);
+    expect(() => loadConfig({ streamMaxBufferedBytes: '0' }, {})).toThrow('must be at least 1');
+  });
+});

@@ -21,7 +21,9 @@ const PROTOCOL = [
   'unknown type (the connection stays open). When the application loses the device (authorization revoked,',
   'device deregistered or deleted) its subscription ends within a second with an unasked',
   '`{"type":"unsub","subject":{…},"payload":{"ack":true,"reason":"…"}}` and no message of it follows.',
-  'A plain HTTP GET answers 426.',
+  'A plain HTTP GET answers 426. An application holds at most DRIVEWIRE_STREAMS_PER_APPLICATION streams at once on one',
+  'API process (default 32): one more upgrade is answered 429. A client that stops reading is closed with code 1013 and',
+  'a reason once more than DRIVEWIRE_STREAM_MAX_BUFFERED_BYTES (default 1 MiB) are waiting to be sent to it.',
   'Browsers, which cannot set an Authorization header on a WebSocket, offer the credentials as subprotocols instead:',
   '`new WebSocket(url, ["drivewire.v1", "drivewire.basic.<base64url of appId:secret>"])` or',
   '`["drivewire.v1", "drivewire.bearer.<token>"]`; the server selects `drivewire.v1` and never echoes the credential.',
@@ -43,14 +45,34 @@ export default async function streamRoutes(app: FastifyInstance) {
     method: request.method, service: serviceName(config.servicePrefix, 'telemetry'),
   }).catch((err) => request.log.error({ err }, 'recording the stream transaction failed'));
 
+  /**
+   * Live streams open per application on this process. A place is taken before the upgrade and given back when the
+   * connection's socket closes, whether the upgrade happened or not.
+   */
+  const streams = new Map<string, number>();
+  const takePlace = (request: FastifyRequest) => {
+    const id = request.principal!.id;
+    const n = streams.get(id) ?? 0;
+    if (n >= config.streamsPerApplication) {
+      throw new AppError(429, `At most ${config.streamsPerApplication} live streams per application at once: close one first`);
+    }
+    streams.set(id, n + 1);
+    request.raw.socket.once('close', () => {
+      const left = (streams.get(id) ?? 1) - 1;
+      if (left > 0) streams.set(id, left); else streams.delete(id);
+    });
+  };
+
   app.route({
     method: 'GET',
     url: '/api/v1/messages',
     config: { service: 'telemetry', credentialsInProtocol: true },
     schema: {
       tags: ['telemetry'], summary: 'Live stream of new messages (WebSocket)', description: PROTOCOL,
-      response: { 426: ErrorBody, ...errorResponses() },
+      response: { 426: ErrorBody, 429: ErrorBody, ...errorResponses() },
     },
+    // Only an upgrade takes a place; a plain GET is answered 426 by the handler.
+    preHandler: async (request) => { if (request.ws) takePlace(request); },
     handler: async (_request, reply) => {
       reply.header('upgrade', 'websocket');
       throw new AppError(426, 'This is a WebSocket endpoint: connect with a WebSocket client (Upgrade: websocket)');
@@ -65,6 +87,7 @@ export default async function streamRoutes(app: FastifyInstance) {
         onMessage: live?.onMessage,
         present: (m) => presentMessage(app.links, m as StoredMessage),
         healthMs: config.streamHealthMs,
+        maxBufferedBytes: config.streamMaxBufferedBytes,
         log: request.log,
       });
     },

@@ -20,6 +20,8 @@ export interface StreamSessionDeps {
   onMessage: LiveHooks['onMessage'];
   present(message: unknown): unknown;
   healthMs: number;
+  /** Unsent bytes past which the client is too slow: the connection is closed (1013) rather than buffered without end. */
+  maxBufferedBytes: number;
   log: FastifyBaseLogger;
 }
 
@@ -28,8 +30,6 @@ type Frame = Record<string, unknown>;
 
 /** Subscriptions one connection may hold: bounds the listeners a single client can create. */
 export const MAX_SUBSCRIPTIONS = 100;
-/** A client this far behind (unsent bytes) is disconnected rather than buffered without end. */
-const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
 
 function parseFrame(raw: RawData): Frame | string {
   let frame: unknown;
@@ -57,8 +57,17 @@ export function startStreamSession(socket: WebSocket, deps: StreamSessionDeps): 
 
   const send = (frame: Frame) => {
     if (closed || socket.readyState !== socket.OPEN) return;
-    if (socket.bufferedAmount > MAX_BUFFERED_BYTES) { socket.close(1013, 'Client too slow'); return; }
+    if (socket.bufferedAmount > deps.maxBufferedBytes) return tooSlow();
     socket.send(JSON.stringify(frame));
+  };
+  /**
+   * The client has not read what was sent: its subscriptions end now, so nothing more is queued for it, and the close
+   * frame follows what is already on its way (ws destroys the socket if the client never reads it).
+   */
+  const tooSlow = () => {
+    end();
+    deps.log.info({ bufferedBytes: socket.bufferedAmount }, 'live stream closed: client too slow');
+    socket.close(1013, `Client too slow: over ${deps.maxBufferedBytes} bytes unsent; reconnect and read faster`);
   };
   const refuse = (type: string, subject: unknown, statusCode: number, message: string) =>
     send({ type, subject, payload: { ack: false, error: errorBody(statusCode, message) } });
@@ -114,10 +123,11 @@ export function startStreamSession(socket: WebSocket, deps: StreamSessionDeps): 
       send({ type: 'error', payload: errorBody(500, 'Internal server error') });
     });
   });
-  socket.on('close', () => {
+  function end(): void {
     closed = true;
     clearInterval(health);
     for (const off of subs.values()) off();
     subs.clear();
-  });
+  }
+  socket.on('close', end);
 }
