@@ -9,6 +9,7 @@ import { reasonLabel, type GatewayMetrics } from './metrics.js';
 import { isFramesTopic, mayPublish, maySubscribe } from './topics.js';
 import { uplinkJob } from './uplink.js';
 import { createIgnoredFieldsTracker } from './ignored-fields.js';
+import { qos2Receipts, type IncomingStore } from './qos2.js';
 
 export interface BrokerDeps {
   repos: Repositories;
@@ -112,9 +113,11 @@ export async function createBroker(d: BrokerDeps): Promise<Aedes> {
     }
     packet.retain = false; // frames are stored in the database, never kept in the broker
     if (!isFramesTopic(deviceId, packet.topic)) return done(null);
-    ingest(deviceId, packet).then(() => done(null), (err: Error) => done(err));
+    const taking = packet.qos === 2 ? qos2.once(client!, packet, () => ingest(deviceId, packet)) : ingest(deviceId, packet);
+    taking.then(() => done(null), (err: Error) => done(err));
   };
 
+  const qos2 = qos2Receipts(() => (broker as unknown as { persistence: IncomingStore }).persistence);
   const broker = await Aedes.createBroker({
     ...d.shared,
     connectTimeout: d.connectTimeoutMs,
