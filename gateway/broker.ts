@@ -10,6 +10,7 @@ import { isFramesTopic, mayPublish, maySubscribe } from './topics.js';
 import { uplinkJob } from './uplink.js';
 import { createIgnoredFieldsTracker } from './ignored-fields.js';
 import { qos2Receipts, type IncomingStore } from './qos2.js';
+import type { CredentialsWatch } from './credentials-watch.js';
 
 export interface BrokerDeps {
   repos: Repositories;
@@ -23,6 +24,8 @@ export interface BrokerDeps {
   highWater: number;
   /** Aedes' `mq` and `persistence` shared with other gateways (Redis); omitted = Aedes' in-memory defaults. */
   shared?: { mq: unknown; persistence: unknown };
+  /** Closes a session whose device's credentials change; omitted = sessions last whatever happens to the secret. */
+  credentials?: CredentialsWatch;
 }
 
 // CONNACK return codes (MQTT 3.1.1 §3.2.2.3).
@@ -58,8 +61,8 @@ export async function createBroker(d: BrokerDeps): Promise<Aedes> {
     done: (err: AuthenticateError | null, ok: boolean | null) => void) => {
     // Not a UUID: no device can have that id, and the database must not see it (item 6).
     if (!isUuid(username) || !password) return done(refuseConnection('not_authorized', NOT_AUTHORIZED), null);
-    d.repos.devices.authenticate(username, password.toString('utf8')).then((ok) => {
-      if (!ok) {
+    d.repos.devices.credentials(username, password.toString('utf8')).then((hash) => {
+      if (hash === null) {
         d.log.warn({ username, clientId: client.id }, 'MQTT connection refused: wrong device id or secret');
         return done(refuseConnection('not_authorized', NOT_AUTHORIZED), null);
       }
@@ -68,6 +71,7 @@ export async function createBroker(d: BrokerDeps): Promise<Aedes> {
         return done(refuseConnection('client_id', IDENTIFIER_REJECTED), null);
       }
       deviceOf.set(client, username.toLowerCase());
+      d.credentials?.authenticated(client, username, hash);
       done(null, true);
     }, (err) => {
       d.log.error({ err }, 'MQTT authentication failed: database unavailable');
@@ -130,6 +134,7 @@ export async function createBroker(d: BrokerDeps): Promise<Aedes> {
       done(null, null); // SUBACK 0x80 for this topic; the connection stays up
     },
   });
+  d.credentials?.attach(broker);
   broker.on('clientError', (client, err) => d.log.debug({ err, clientId: client.id, deviceId: deviceOf.get(client) }, 'MQTT client error'));
   broker.on('connectionError', (client, err) => {
     if (err.message === CONNECT_TIMEOUT) d.metrics.connectionsRefused.inc({ reason: 'connect_timeout' });

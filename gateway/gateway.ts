@@ -11,6 +11,7 @@ import { INGEST_STAGES } from './ingest.stages.js';
 import { startListeners, type Listeners } from './listeners.js';
 import { createGatewayMetrics } from './metrics.js';
 import { connectRedis } from './redis.js';
+import { watchCredentials } from './credentials-watch.js';
 import { feedFollowed } from '../db/message-feed.js';
 import type { IngestStage } from './ingest.types.js';
 
@@ -59,8 +60,10 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
     // Unread on PGlite, the feed cost 1.4-1.6 ms of a ~54 ms batch transaction (drivewire bench ingest, 200 x 10)
     feed: () => feedFollowed(db),
   });
+  const credentials = watchCredentials({ db, periodMs: config.mqttCredentialsCheckMs, log });
   // After the broker: commit what is queued, end the stages, close the Redis connections.
   const closeRest = async () => {
+    await credentials.close();
     await p.close();
     for (const stage of stages) await stage.close?.();
     await redis?.close();
@@ -69,7 +72,7 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
     broker = await createBroker({
       repos, pipeline: p, metrics, log, maxPayloadBytes: config.maxPayloadBytes, connectTimeoutMs: config.mqttConnectTimeoutMs,
       highWater: HIGH_WATER_BATCHES * Math.max(1, config.ingestBatchSize),
-      shared: redis ? { mq: redis.mq, persistence: redis.persistence } : undefined,
+      shared: redis ? { mq: redis.mq, persistence: redis.persistence } : undefined, credentials,
     });
   } catch (err) {
     await closeRest();

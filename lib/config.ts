@@ -52,6 +52,11 @@ export interface Config {
   mqttMaxPacketBytes: number;
   /** A connection that sends no CONNECT within this time (ms) is closed. */
   mqttConnectTimeoutMs: number;
+  /**
+   * ms between two checks of every live MQTT session's credentials on a gateway: a session whose device's secret
+   * changed without the gateway hearing of it closes within this time (signalled changes close it at once).
+   */
+  mqttCredentialsCheckMs: number;
   /** ms an API request waits for a database connection before it is answered 503 with Retry-After (issue 10, item 4). */
   dbAcquireTimeoutMs: number;
   /** Largest HTTP request body (bytes); a larger one is answered 413. */
@@ -123,6 +128,7 @@ export const CONFIG_FIELDS: Field[] = [
   F('batteryRecentHours', 'BATTERY_RECENT_HOURS', 'int', 72),
   F('mqttMaxPacketBytes', 'MQTT_MAX_PACKET_BYTES', 'int', null),
   F('mqttConnectTimeoutMs', 'MQTT_CONNECT_TIMEOUT_MS', 'int', 10_000),
+  F('mqttCredentialsCheckMs', 'MQTT_CREDENTIALS_CHECK_MS', 'int', 10_000),
   F('dbAcquireTimeoutMs', 'DB_ACQUIRE_TIMEOUT_MS', 'int', 5_000),
   F('httpBodyLimitBytes', 'HTTP_BODY_LIMIT_BYTES', 'int', 1024 * 1024),
   F('tripGapMs', 'TRIP_GAP_MS', 'int', 15 * 60_000),
@@ -228,6 +234,7 @@ export function loadConfig(flags: Record<string, unknown> = {}, env: NodeJS.Proc
     problems.push('--mqtt-tls-cert and --mqtt-tls-key must be given together');
   }
   if (config.mqttConnectTimeoutMs === 0) problems.push('--mqtt-connect-timeout-ms / DRIVEWIRE_MQTT_CONNECT_TIMEOUT_MS: must be at least 1');
+  if (config.mqttCredentialsCheckMs === 0) problems.push('--mqtt-credentials-check-ms / DRIVEWIRE_MQTT_CREDENTIALS_CHECK_MS: must be at least 1');
   if (config.dbAcquireTimeoutMs === 0) problems.push('--db-acquire-timeout-ms / DRIVEWIRE_DB_ACQUIRE_TIMEOUT_MS: must be at least 1');
   if (config.httpBodyLimitBytes === 0) problems.push('--http-body-limit-bytes / DRIVEWIRE_HTTP_BODY_LIMIT_BYTES: must be at least 1');
   if (problems.length) throw new ConfigError(problems);

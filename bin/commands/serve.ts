@@ -106,6 +106,7 @@ export function registerServeCommands(program: Command): void {
     .option('--mqtt-redis-url <url>', 'Redis shared by several gateway processes (redis://host:6379/0[?prefix=name]; default: in-memory)')
     .option('--mqtt-max-packet-bytes <bytes>', 'largest MQTT packet a connection may send; larger cuts it (default: max payload + 65536)')
     .option('--mqtt-connect-timeout-ms <ms>', 'close connections that send no CONNECT within this time (default 10000)')
+    .option('--mqtt-credentials-check-ms <ms>', 'check every MQTT session\'s device credentials this often; a changed secret closes the session (default 10000)')
     .option('--db-acquire-timeout-ms <ms>', 'an API request that gets no database connection within this time is answered 503 (default 5000)')
     .option('--http-body-limit-bytes <bytes>', 'largest HTTP request body; a larger one is answered 413 (default 1048576)')
     .option('--only <parts>', 'run only these parts: all, or a comma-separated list of api, gateway, workers (e.g. api,workers)')

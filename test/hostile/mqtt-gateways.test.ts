@@ -9,7 +9,7 @@ import { createBus } from '../../lib/bus.js';
 import { silentLogger } from '../../lib/logger.js';
 import { startGateway, type Gateway } from '../../gateway/gateway.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { goodFrame, rawMqtt } from './mqtt.helpers.js';
+import { goodFrame, rawMqtt, within } from './mqtt.helpers.js';
 
 const redisUrl = process.env.TEST_REDIS_URL;
 
@@ -58,5 +58,20 @@ describe.runIf(redisUrl)('a device session on two gateways sharing Redis', () =>
     expect((await onB.next('pubcomp')).messageId).toBe(5);
     expect(await stored(d.id)).toEqual([2100]);
     await onB.end();
+  });
+
+  it('closes the session on the other gateway when the secret is rotated; the device reconnects there with the new secret', async () => {
+    const d = await a.t.make.device((await a.t.make.application()).principal);
+    const admin = `Bearer ${await a.t.repos.applications.createAdminToken()}`;
+    const onB = () => ({ url: `mqtt://127.0.0.1:${b.ports.mqtt}` });
+    const client = await a.connect(d, onB());
+    const closed = new Promise<number>((resolve) => client.once('close', () => resolve(Date.now())));
+    const started = Date.now();
+    const res = await a.t.app.inject({ method: 'POST', url: `/admin/v1/devices/${d.id}/secret`, headers: { authorization: admin } });
+    expect(res.statusCode).toBe(200);
+    expect(await within(closed, 'the session on gateway B closing', 3000) - started).toBeLessThan(1000);
+    const renewed = await a.connect({ id: d.id, secret: res.json().device.secret }, onB());
+    await within(renewed.publishAsync(`devices/${d.id}/frames`, goodFrame(2200), { qos: 1 }), 'PUBACK');
+    expect(await stored(d.id)).toEqual([2200]);
   });
 });
