@@ -57,6 +57,12 @@ export interface Config {
    * changed without the gateway hearing of it closes within this time (signalled changes close it at once).
    */
   mqttCredentialsCheckMs: number;
+  /** Filters one SUBSCRIBE may carry; a SUBSCRIBE of more closes the connection before it is handled. */
+  mqttMaxSubscribeFilters: number;
+  /** Longest PUBLISH topic or SUBSCRIBE filter (bytes of UTF-8); a longer one is refused, and topics are cut to it in logs and dead letters. */
+  mqttMaxTopicBytes: number;
+  /** ms: a gateway logs one line per client and reason in this window, then one with the count of the repeats. */
+  mqttLogThrottleMs: number;
   /** ms an API request waits for a database connection before it is answered 503 with Retry-After (issue 10, item 4). */
   dbAcquireTimeoutMs: number;
   /** Largest HTTP request body (bytes); a larger one is answered 413. */
@@ -129,6 +135,11 @@ export const CONFIG_FIELDS: Field[] = [
   F('mqttMaxPacketBytes', 'MQTT_MAX_PACKET_BYTES', 'int', null),
   F('mqttConnectTimeoutMs', 'MQTT_CONNECT_TIMEOUT_MS', 'int', 10_000),
   F('mqttCredentialsCheckMs', 'MQTT_CREDENTIALS_CHECK_MS', 'int', 10_000),
+  // A device subscribes to one topic (its commands): 8 leaves room for client libraries that batch resubscriptions.
+  F('mqttMaxSubscribeFilters', 'MQTT_MAX_SUBSCRIBE_FILTERS', 'int', 8),
+  // devices/<36-character id>/frames is 50 bytes.
+  F('mqttMaxTopicBytes', 'MQTT_MAX_TOPIC_BYTES', 'int', 256),
+  F('mqttLogThrottleMs', 'MQTT_LOG_THROTTLE_MS', 'int', 10_000),
   F('dbAcquireTimeoutMs', 'DB_ACQUIRE_TIMEOUT_MS', 'int', 5_000),
   F('httpBodyLimitBytes', 'HTTP_BODY_LIMIT_BYTES', 'int', 1024 * 1024),
   F('tripGapMs', 'TRIP_GAP_MS', 'int', 15 * 60_000),
@@ -235,6 +246,9 @@ export function loadConfig(flags: Record<string, unknown> = {}, env: NodeJS.Proc
   }
   if (config.mqttConnectTimeoutMs === 0) problems.push('--mqtt-connect-timeout-ms / DRIVEWIRE_MQTT_CONNECT_TIMEOUT_MS: must be at least 1');
   if (config.mqttCredentialsCheckMs === 0) problems.push('--mqtt-credentials-check-ms / DRIVEWIRE_MQTT_CREDENTIALS_CHECK_MS: must be at least 1');
+  if (config.mqttMaxSubscribeFilters === 0) problems.push('--mqtt-max-subscribe-filters / DRIVEWIRE_MQTT_MAX_SUBSCRIBE_FILTERS: must be at least 1');
+  if (config.mqttLogThrottleMs === 0) problems.push('--mqtt-log-throttle-ms / DRIVEWIRE_MQTT_LOG_THROTTLE_MS: must be at least 1');
+  if (config.mqttMaxTopicBytes < 64) problems.push('--mqtt-max-topic-bytes / DRIVEWIRE_MQTT_MAX_TOPIC_BYTES: must be at least 64 (a device\'s own topics are 50 bytes)');
   if (config.dbAcquireTimeoutMs === 0) problems.push('--db-acquire-timeout-ms / DRIVEWIRE_DB_ACQUIRE_TIMEOUT_MS: must be at least 1');
   if (config.httpBodyLimitBytes === 0) problems.push('--http-body-limit-bytes / DRIVEWIRE_HTTP_BODY_LIMIT_BYTES: must be at least 1');
   if (problems.length) throw new ConfigError(problems);
