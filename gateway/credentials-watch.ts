@@ -3,16 +3,21 @@
 // current hashes of its devices in ONE statement and closes every session whose hash is gone or different. It runs
 // on a change signalled in this process, on a PostgreSQL NOTIFY from any process (db/device-credentials.ts), when
 // the LISTEN connection is back after a loss (a notification may have gone by meanwhile), and every `periodMs` for
-// whatever no signal told (a session that authenticated while the change committed). Checking at each publish
+// whatever no signal told. A session registered just after a signal for its device is checked then (it may have
+// authenticated with the old secret while the change committed). Checking at each publish
 // instead would cost a query per frame and never close a session that only listens for commands.
 import type { Aedes, Client } from 'aedes';
 import type { Knex } from 'knex';
+import { LRUCache } from 'lru-cache';
 import type { Logger } from '../lib/logger.js';
 import { every } from '../lib/periodic.js';
 import { CREDENTIALS_CHANNEL, onCredentialsChanged } from '../db/device-credentials.js';
 import { listenChannel } from '../db/pg-listen.js';
 
 interface Session { deviceId: string; hash: string }
+
+/** ms a signal is remembered for the sessions registering after it (an authentication takes a query or two). */
+const SIGNAL_MEMORY_MS = 10_000;
 
 /** Of the (device, hash) pairs given, the devices whose stored hash is another, or that no longer exist. */
 const STALE_SQL = `
@@ -30,6 +35,7 @@ export interface CredentialsWatchDeps {
 export function watchCredentials(d: CredentialsWatchDeps) {
   const authenticated = new WeakMap<Client, Session>();
   const live = new Map<Client, Session>();
+  const signalled = new LRUCache<string, true>({ max: 10_000, ttl: SIGNAL_MEMORY_MS });
   const onError = (err: unknown) => d.log.warn({ err }, 'MQTT sessions\' credentials not checked (database unavailable)');
 
   async function check(only?: Set<string>): Promise<void> {
@@ -64,10 +70,12 @@ export function watchCredentials(d: CredentialsWatchDeps) {
     });
   }
 
-  const offSignal = onCredentialsChanged((id) => { if (live.size) checkSoon([id]); });
-  const listener = d.db.kind === 'pg'
-    ? listenChannel(d.db.knex, CREDENTIALS_CHANNEL, 1000, (id) => { if (live.size) checkSoon([id]); }, () => checkSoon('all'))
-    : null;
+  const heard = (id: string) => {
+    signalled.set(id.toLowerCase(), true);
+    if (live.size) checkSoon([id]);
+  };
+  const offSignal = onCredentialsChanged(heard);
+  const listener = d.db.kind === 'pg' ? listenChannel(d.db.knex, CREDENTIALS_CHANNEL, 1000, heard, () => checkSoon('all')) : null;
   const periodic = every(d.periodMs, async () => { checkSoon('all'); await running; });
 
   return {
@@ -79,7 +87,9 @@ export function watchCredentials(d: CredentialsWatchDeps) {
     attach(broker: Aedes): void {
       broker.on('client', (client) => {
         const s = authenticated.get(client);
-        if (s) live.set(client, s);
+        if (!s) return;
+        live.set(client, s);
+        if (signalled.has(s.deviceId)) checkSoon([s.deviceId]);
       });
       broker.on('clientDisconnect', (client) => { live.delete(client); });
     },
