@@ -3,6 +3,7 @@ import type { Db } from './connection.js';
 import type { StoredMessage } from '../lib/bus.js';
 import { prepared } from './prepared.js';
 import { uuidArray } from './binary-array.js';
+import { listenChannel } from './pg-listen.js';
 
 /** PostgreSQL channel the ingest batches notify at commit; the payload is the batch's feed number. */
 export const FEED_CHANNEL = 'drivewire_feed';
@@ -111,7 +112,7 @@ export function createMessageFeed(db: Pick<Db, 'knex' | 'kind'>, opts: FeedOptio
   let again = false;
   let timer: NodeJS.Timeout | null = null;
   let started = false; // the newest committed batch has been read once: nothing before it is ever streamed
-  const listener = db.kind === 'pg' ? createListener(knex, opts.reconnectMs ?? 1000, (seq) => heard(seq), () => void refresh()) : null;
+  const listener = db.kind === 'pg' ? listenChannel(knex, FEED_CHANNEL, opts.reconnectMs ?? 1000, (seq) => heard(Number(seq)), () => void refresh()) : null;
 
   function heard(seq: number) {
     if (seq > known) known = seq;
@@ -172,47 +173,6 @@ export function createMessageFeed(db: Pick<Db, 'knex' | 'kind'>, opts: FeedOptio
       timer = null;
       watchers.clear();
       await listener?.close();
-    },
-  };
-}
-
-/** A dedicated connection LISTENing on FEED_CHANNEL, opened again after a loss (onReconnect then catches up). */
-function createListener(knex: Knex, reconnectMs: number, onSeq: (seq: number) => void, onReconnect: () => void) {
-  const client = (knex as any).client;
-  let conn: any = null;
-  let closed = false;
-  let retry: NodeJS.Timeout | null = null;
-
-  const lost = () => {
-    const c = conn;
-    conn = null;
-    if (c) client.destroyRawConnection(c).catch(() => undefined);
-    if (!closed) retry ??= setTimeout(() => { retry = null; void open(); }, reconnectMs);
-  };
-
-  async function open(): Promise<void> {
-    try {
-      const c = await client.acquireRawConnection();
-      if (closed) { await client.destroyRawConnection(c); return; }
-      conn = c;
-      c.on('notification', (n: { channel: string; payload?: string }) => { if (n.channel === FEED_CHANNEL) onSeq(Number(n.payload)); });
-      c.on('error', lost);
-      c.on('end', lost);
-      await c.query(`LISTEN ${FEED_CHANNEL}`);
-      onReconnect();
-    } catch {
-      lost();
-    }
-  }
-  void open();
-
-  return {
-    async close() {
-      closed = true;
-      if (retry) clearTimeout(retry);
-      const c = conn;
-      conn = null;
-      if (c) await client.destroyRawConnection(c).catch(() => undefined);
     },
   };
 }

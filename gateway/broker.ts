@@ -6,22 +6,31 @@ import { isUuid } from '../lib/uuid.js';
 import type { Repositories } from '../db/index.js';
 import type { IngestPipeline } from './ingest.pipeline.js';
 import { reasonLabel, type GatewayMetrics } from './metrics.js';
-import { isFramesTopic, mayPublish, maySubscribe } from './topics.js';
+import { clipTopic, isFramesTopic, mayPublish, maySubscribe } from './topics.js';
 import { uplinkJob } from './uplink.js';
 import { createIgnoredFieldsTracker } from './ignored-fields.js';
+import { qos2Receipts, type IncomingStore } from './qos2.js';
+import type { CredentialsWatch } from './credentials-watch.js';
+import type { LogThrottle } from './log-throttle.js';
 
 export interface BrokerDeps {
   repos: Repositories;
   pipeline: IngestPipeline;
   metrics: GatewayMetrics;
   log: Logger;
+  /** Refusals a client repeats are logged once per window, with their count. */
+  throttle: LogThrottle;
   maxPayloadBytes: number;
+  /** Longest topic a PUBLISH may have (bytes); topics are cut to it in logs and dead letters. */
+  maxTopicBytes: number;
   /** A connection that sends no complete CONNECT within this time is closed (Aedes' connectTimeout). */
   connectTimeoutMs: number;
   /** Frames queued beyond which QoS 0 publishers also wait for their commit (backpressure). */
   highWater: number;
   /** Aedes' `mq` and `persistence` shared with other gateways (Redis); omitted = Aedes' in-memory defaults. */
   shared?: { mq: unknown; persistence: unknown };
+  /** Closes a session whose device's credentials change; omitted = sessions last whatever happens to the secret. */
+  credentials?: CredentialsWatch;
 }
 
 // CONNACK return codes (MQTT 3.1.1 §3.2.2.3).
@@ -35,6 +44,12 @@ const MESSAGES: Record<number, string> = {
 function authError(returnCode: number): AuthenticateError {
   return Object.assign(new Error(MESSAGES[returnCode]), { returnCode });
 }
+
+/** Characters of a client id or username a log line keeps (any length is allowed in MQTT 3.1.1). */
+const ID_CHARS = 64;
+/** Refusal reasons one 'frames refused' line quotes (with their count), and characters of each. */
+const QUOTED_REFUSALS = 3;
+const REFUSAL_CHARS = 200;
 
 /** Aedes' error when no CONNECT arrived within connectTimeout (lib/client.js). */
 const CONNECT_TIMEOUT = 'connect did not arrive in time';
@@ -57,16 +72,18 @@ export async function createBroker(d: BrokerDeps): Promise<Aedes> {
     done: (err: AuthenticateError | null, ok: boolean | null) => void) => {
     // Not a UUID: no device can have that id, and the database must not see it (item 6).
     if (!isUuid(username) || !password) return done(refuseConnection('not_authorized', NOT_AUTHORIZED), null);
-    d.repos.devices.authenticate(username, password.toString('utf8')).then((ok) => {
-      if (!ok) {
-        d.log.warn({ username, clientId: client.id }, 'MQTT connection refused: wrong device id or secret');
+    d.repos.devices.credentials(username, password.toString('utf8')).then((hash) => {
+      if (hash === null) {
+        d.throttle.warn(username, 'not_authorized', { username, clientId: client.id.slice(0, ID_CHARS) }, 'MQTT connection refused: wrong device id or secret');
         return done(refuseConnection('not_authorized', NOT_AUTHORIZED), null);
       }
       if (client.id.toLowerCase() !== username.toLowerCase()) {
-        d.log.warn({ deviceId: username, clientId: client.id }, 'MQTT connection refused: the client id must be the device id');
+        d.throttle.warn(username, 'client_id', { deviceId: username, clientId: client.id.slice(0, ID_CHARS) },
+          'MQTT connection refused: the client id must be the device id');
         return done(refuseConnection('client_id', IDENTIFIER_REJECTED), null);
       }
       deviceOf.set(client, username.toLowerCase());
+      d.credentials?.authenticated(client, username, hash);
       done(null, true);
     }, (err) => {
       d.log.error({ err }, 'MQTT authentication failed: database unavailable');
@@ -82,7 +99,10 @@ export async function createBroker(d: BrokerDeps): Promise<Aedes> {
     d.metrics.payloads.inc();
     d.metrics.received.inc(received);
     for (const reason of refusals) d.metrics.refused.inc({ reason: reasonLabel(reason) });
-    if (refusals.length) d.log.info({ deviceId, refusals }, 'frames refused');
+    if (refusals.length) {
+      const reasons = refusals.slice(0, QUOTED_REFUSALS).map((r) => r.slice(0, REFUSAL_CHARS));
+      d.throttle.info(deviceId, 'frames', { deviceId, refused: refusals.length, reasons }, 'frames refused');
+    }
     ignoredFields.note(deviceId, ignored);
     const committed = d.pipeline.submit(job);
     if (packet.qos > 0 || d.pipeline.depth() > d.highWater) return committed;
@@ -90,43 +110,57 @@ export async function createBroker(d: BrokerDeps): Promise<Aedes> {
     return Promise.resolve();
   };
 
-  /** Keeps the refused publish as a dead letter; resolves once it is committed (or could not be). */
-  const refusePublish = (deviceId: string | undefined, packet: PublishPacket): Promise<void> => {
-    d.log.warn({ deviceId, topic: packet.topic }, 'publish refused: a device publishes only under devices/<its id>/');
-    d.metrics.refused.inc({ reason: 'topic' });
+  /** Logs and counts a refused publish and keeps it as a dead letter; resolves once that is committed (or could not be). */
+  const refusePublish = (client: Client | null, deviceId: string | undefined, packet: PublishPacket,
+    label: string, why: string, reason: string): Promise<void> => {
+    const topic = clipTopic(packet.topic, d.maxTopicBytes);
+    d.throttle.warn(deviceId ?? client?.id.slice(0, ID_CHARS) ?? '', label, { deviceId, topic }, `publish refused: ${why}`);
+    d.metrics.refused.inc({ reason: label });
     const payload = Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload);
-    const reason = `publish to ${packet.topic} refused: a device publishes only under devices/<its id>/`;
     const receivedAt = new Date();
     return d.pipeline.submit({
-      deviceId: deviceId ?? '', topic: packet.topic, payload, frames: [], frameIndexes: [], receivedAt,
-      deadLetters: [{ deviceId: deviceId ?? null, topic: packet.topic, frameIndex: null, reason, raw: payload.subarray(0, d.maxPayloadBytes), receivedAt }],
+      deviceId: deviceId ?? '', topic, payload, frames: [], frameIndexes: [], receivedAt,
+      deadLetters: [{ deviceId: deviceId ?? null, topic, frameIndex: null, reason, raw: payload.subarray(0, d.maxPayloadBytes), receivedAt }],
     }).catch((err) => d.log.error({ err }, 'dead letter of a refused publish not kept'));
   };
 
   const authorizePublish = (client: Client | null, packet: PublishPacket, done: (err?: Error | null) => void) => {
     const deviceId = client ? deviceOf.get(client) : undefined;
+    // MQTT 3.1.1 §3.3.5: no way to tell the client; closing the connection also keeps the packet from being routed.
+    const topicBytes = Buffer.byteLength(packet.topic);
+    if (topicBytes > d.maxTopicBytes) {
+      const why = `topic of ${topicBytes} bytes exceeds the ${d.maxTopicBytes}-byte limit`;
+      return void refusePublish(client, deviceId, packet, 'topic_length', why, `publish refused: ${why}`).then(() => done(new Error(why)));
+    }
     if (!deviceId || !mayPublish(deviceId, packet.topic)) {
-      // MQTT 3.1.1 §3.3.5: no way to tell the client; closing the connection also keeps the packet from being routed.
-      const refusal = new Error(`not authorized to publish to ${packet.topic}`);
-      return void refusePublish(deviceId, packet).then(() => done(refusal));
+      const why = 'a device publishes only under devices/<its id>/';
+      return void refusePublish(client, deviceId, packet, 'topic', why, `publish to ${packet.topic} refused: ${why}`)
+        .then(() => done(new Error(`not authorized to publish to ${packet.topic}`)));
     }
     packet.retain = false; // frames are stored in the database, never kept in the broker
     if (!isFramesTopic(deviceId, packet.topic)) return done(null);
-    ingest(deviceId, packet).then(() => done(null), (err: Error) => done(err));
+    const taking = packet.qos === 2 ? qos2.once(client!, packet, () => ingest(deviceId, packet)) : ingest(deviceId, packet);
+    taking.then(() => done(null), (err: Error) => done(err));
   };
 
+  const qos2 = qos2Receipts(() => (broker as unknown as { persistence: IncomingStore }).persistence);
   const broker = await Aedes.createBroker({
     ...d.shared,
     connectTimeout: d.connectTimeoutMs,
     authenticate,
     authorizePublish,
     authorizeSubscribe(client, sub, done) {
+      // A SUBSCRIBE over --mqtt-max-subscribe-filters whose whole packet was in the chunk that cut the connection
+      // (packet-guard.ts): Aedes still handles it; its filters are refused unlogged (the cut was).
+      if (client.conn.destroyed) return done(null, null);
       const deviceId = deviceOf.get(client);
       if (deviceId && maySubscribe(deviceId, sub.topic)) return done(null, sub);
-      d.log.warn({ deviceId, topic: sub.topic }, 'subscription refused: a device subscribes only to devices/<its id>/commands');
+      d.throttle.warn(deviceId ?? client.id.slice(0, ID_CHARS), 'subscribe', { deviceId, topic: clipTopic(sub.topic, d.maxTopicBytes) },
+        'subscription refused: a device subscribes only to devices/<its id>/commands');
       done(null, null); // SUBACK 0x80 for this topic; the connection stays up
     },
   });
+  d.credentials?.attach(broker);
   broker.on('clientError', (client, err) => d.log.debug({ err, clientId: client.id, deviceId: deviceOf.get(client) }, 'MQTT client error'));
   broker.on('connectionError', (client, err) => {
     if (err.message === CONNECT_TIMEOUT) d.metrics.connectionsRefused.inc({ reason: 'connect_timeout' });

@@ -11,6 +11,8 @@ import { INGEST_STAGES } from './ingest.stages.js';
 import { startListeners, type Listeners } from './listeners.js';
 import { createGatewayMetrics } from './metrics.js';
 import { connectRedis } from './redis.js';
+import { watchCredentials } from './credentials-watch.js';
+import { logThrottle } from './log-throttle.js';
 import { feedFollowed } from '../db/message-feed.js';
 import type { IngestStage } from './ingest.types.js';
 
@@ -59,17 +61,22 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
     // Unread on PGlite, the feed cost 1.4-1.6 ms of a ~54 ms batch transaction (drivewire bench ingest, 200 x 10)
     feed: () => feedFollowed(db),
   });
+  const credentials = watchCredentials({ db, periodMs: config.mqttCredentialsCheckMs, log });
+  const throttle = logThrottle(log, config.mqttLogThrottleMs);
   // After the broker: commit what is queued, end the stages, close the Redis connections.
   const closeRest = async () => {
+    await credentials.close();
+    throttle.flush();
     await p.close();
     for (const stage of stages) await stage.close?.();
     await redis?.close();
   };
   try {
     broker = await createBroker({
-      repos, pipeline: p, metrics, log, maxPayloadBytes: config.maxPayloadBytes, connectTimeoutMs: config.mqttConnectTimeoutMs,
+      repos, pipeline: p, metrics, log, throttle, maxPayloadBytes: config.maxPayloadBytes, maxTopicBytes: config.mqttMaxTopicBytes,
+      connectTimeoutMs: config.mqttConnectTimeoutMs,
       highWater: HIGH_WATER_BATCHES * Math.max(1, config.ingestBatchSize),
-      shared: redis ? { mq: redis.mq, persistence: redis.persistence } : undefined,
+      shared: redis ? { mq: redis.mq, persistence: redis.persistence } : undefined, credentials,
     });
   } catch (err) {
     await closeRest();
@@ -85,9 +92,15 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
   };
   let listeners: Listeners;
   try {
-    listeners = await startListeners(b, config, (declared, remote) => {
-      metrics.connectionsRefused.inc({ reason: 'packet_too_large' });
-      log.warn({ declared, limit: config.mqttMaxPacketBytes, remote }, 'MQTT connection cut: packet over --mqtt-max-packet-bytes');
+    listeners = await startListeners(b, config, (cut, remote) => {
+      metrics.connectionsRefused.inc({ reason: cut.reason });
+      if (cut.reason === 'packet_too_large') {
+        throttle.warn(remote ?? '', cut.reason, { declared: cut.declared, limit: config.mqttMaxPacketBytes, remote },
+          'MQTT connection cut: packet over --mqtt-max-packet-bytes');
+      } else {
+        throttle.warn(remote ?? '', cut.reason, { limit: config.mqttMaxSubscribeFilters, remote },
+          `MQTT connection cut: SUBSCRIBE of more than ${config.mqttMaxSubscribeFilters} filters`);
+      }
     });
   } catch (err) {
     await stop();

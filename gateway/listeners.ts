@@ -9,15 +9,15 @@ import type { Aedes } from 'aedes';
 import { WebSocketServer, createWebSocketStream } from 'ws';
 import { ConfigError, type Config } from '../lib/config.js';
 import { rethrowPortInUse } from '../lib/errors.js';
-import { guardPacketSize } from './packet-guard.js';
+import { guardPackets, type PacketCut } from './packet-guard.js';
 
 /** IANA port of MQTT over TLS, used when a certificate is given without --mqtt-tls-port. */
 const MQTTS_PORT = 8883;
 /** Longest MQTT fixed header (§2.2): a WebSocket message holds one packet, header included. */
 const MAX_FIXED_HEADER = 5;
 
-/** Called when a connection is cut for declaring a packet over --mqtt-max-packet-bytes. */
-export type OnPacketTooLarge = (declared: number, remote: string | undefined) => void;
+/** Called when a connection is cut for a packet over --mqtt-max-packet-bytes or --mqtt-max-subscribe-filters. */
+export type OnPacketCut = (cut: PacketCut, remote: string | undefined) => void;
 
 export interface Listeners {
   ports: { mqtt: number; ws: number | null; tls: number | null };
@@ -61,13 +61,14 @@ const closeServer = (server: net.Server) => new Promise<void>((resolve) => {
 });
 
 /** Starts every configured transport; if one cannot start, the others are closed again. */
-export async function startListeners(broker: Aedes, config: Config, onTooLarge: OnPacketTooLarge = () => {}): Promise<Listeners> {
+export async function startListeners(broker: Aedes, config: Config, onCut: OnPacketCut = () => {}): Promise<Listeners> {
   const tlsOpts = tlsOptions(config);
   const max = config.mqttMaxPacketBytes;
+  const limits = { maxBytes: max, maxFilters: config.mqttMaxSubscribeFilters };
   const handle = (conn: Duplex, req?: http.IncomingMessage) => {
     broker.handle(conn, req);
     const remote = (conn as net.Socket).remoteAddress ?? req?.socket.remoteAddress;
-    guardPacketSize(conn, max, (declared) => onTooLarge(declared, remote));
+    guardPackets(conn, limits, (cut) => onCut(cut, remote));
   };
   const host = config.mqttHost === '0.0.0.0' || config.mqttHost === '::' ? 'localhost' : config.mqttHost;
   const servers: net.Server[] = [];

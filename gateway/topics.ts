@@ -23,3 +23,12 @@ export function isFramesTopic(deviceId: string, topic: string): boolean {
 export function maySubscribe(deviceId: string, topic: string): boolean {
   return topic === commandsTopic(deviceId);
 }
+
+/**
+ * A topic as logs and dead letters keep it: at most `maxBytes` bytes' worth of characters, and the whole length
+ * when it was longer (a topic may be 65,535 bytes; one logged whole made a 60,220-character line).
+ */
+export function clipTopic(topic: string, maxBytes: number): string {
+  const bytes = Buffer.byteLength(topic);
+  return bytes <= maxBytes ? topic : `${Buffer.from(topic).subarray(0, maxBytes).toString()}… (${bytes} bytes)`;
+}

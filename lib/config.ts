@@ -56,6 +56,17 @@ export interface Config {
   mqttMaxPacketBytes: number;
   /** A connection that sends no CONNECT within this time (ms) is closed. */
   mqttConnectTimeoutMs: number;
+  /**
+   * ms between two checks of every live MQTT session's credentials on a gateway: a session whose device's secret
+   * changed without the gateway hearing of it closes within this time (signalled changes close it at once).
+   */
+  mqttCredentialsCheckMs: number;
+  /** Filters one SUBSCRIBE may carry; a SUBSCRIBE of more closes the connection before it is handled. */
+  mqttMaxSubscribeFilters: number;
+  /** Longest PUBLISH topic or SUBSCRIBE filter (bytes of UTF-8); a longer one is refused, and topics are cut to it in logs and dead letters. */
+  mqttMaxTopicBytes: number;
+  /** ms: a gateway logs one line per client and reason in this window, then one with the count of the repeats. */
+  mqttLogThrottleMs: number;
   /** ms an API request waits for a database connection before it is answered 503 with Retry-After (issue 10, item 4). */
   dbAcquireTimeoutMs: number;
   /** Largest HTTP request body (bytes); a larger one is answered 413. */
@@ -139,6 +150,12 @@ export const CONFIG_FIELDS: Field[] = [
   F('batteryRecentHours', 'BATTERY_RECENT_HOURS', 'int', 72),
   F('mqttMaxPacketBytes', 'MQTT_MAX_PACKET_BYTES', 'int', null),
   F('mqttConnectTimeoutMs', 'MQTT_CONNECT_TIMEOUT_MS', 'int', 10_000),
+  F('mqttCredentialsCheckMs', 'MQTT_CREDENTIALS_CHECK_MS', 'int', 10_000),
+  // A device subscribes to one topic (its commands): 8 leaves room for client libraries that batch resubscriptions.
+  F('mqttMaxSubscribeFilters', 'MQTT_MAX_SUBSCRIBE_FILTERS', 'int', 8),
+  // devices/<36-character id>/frames is 50 bytes.
+  F('mqttMaxTopicBytes', 'MQTT_MAX_TOPIC_BYTES', 'int', 256),
+  F('mqttLogThrottleMs', 'MQTT_LOG_THROTTLE_MS', 'int', 10_000),
   F('dbAcquireTimeoutMs', 'DB_ACQUIRE_TIMEOUT_MS', 'int', 5_000),
   F('httpBodyLimitBytes', 'HTTP_BODY_LIMIT_BYTES', 'int', 1024 * 1024),
   F('httpRequestTimeoutMs', 'HTTP_REQUEST_TIMEOUT_MS', 'int', 30_000),
@@ -250,6 +267,10 @@ export function loadConfig(flags: Record<string, unknown> = {}, env: NodeJS.Proc
     problems.push('--mqtt-tls-cert and --mqtt-tls-key must be given together');
   }
   if (config.mqttConnectTimeoutMs === 0) problems.push('--mqtt-connect-timeout-ms / DRIVEWIRE_MQTT_CONNECT_TIMEOUT_MS: must be at least 1');
+  if (config.mqttCredentialsCheckMs === 0) problems.push('--mqtt-credentials-check-ms / DRIVEWIRE_MQTT_CREDENTIALS_CHECK_MS: must be at least 1');
+  if (config.mqttMaxSubscribeFilters === 0) problems.push('--mqtt-max-subscribe-filters / DRIVEWIRE_MQTT_MAX_SUBSCRIBE_FILTERS: must be at least 1');
+  if (config.mqttLogThrottleMs === 0) problems.push('--mqtt-log-throttle-ms / DRIVEWIRE_MQTT_LOG_THROTTLE_MS: must be at least 1');
+  if (config.mqttMaxTopicBytes < 64) problems.push('--mqtt-max-topic-bytes / DRIVEWIRE_MQTT_MAX_TOPIC_BYTES: must be at least 64 (a device\'s own topics are 50 bytes)');
   if (config.dbAcquireTimeoutMs === 0) problems.push('--db-acquire-timeout-ms / DRIVEWIRE_DB_ACQUIRE_TIMEOUT_MS: must be at least 1');
   if (config.httpBodyLimitBytes === 0) problems.push('--http-body-limit-bytes / DRIVEWIRE_HTTP_BODY_LIMIT_BYTES: must be at least 1');
   if (config.streamsPerApplication === 0) problems.push('--streams-per-application / DRIVEWIRE_STREAMS_PER_APPLICATION: must be at least 1');

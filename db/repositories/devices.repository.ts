@@ -7,6 +7,7 @@ import { LRUCache } from 'lru-cache';
 import { isUuid } from '../../lib/uuid.js';
 import { readableDeviceIds, type Principal } from './scope.js';
 import { onAccessMayHaveEnded } from '../access-watch.js';
+import { credentialsChanged } from '../device-credentials.js';
 
 /**
  * How long a granted read stays cached (issue 13: one round trip less per API request). Only grants
@@ -77,17 +78,27 @@ export function devicesRepository(knex: Knex) {
       return row && toDevice(row);
     },
 
+    /** A new secret; the device's live MQTT sessions are closed on every gateway once `trx` commits. */
     async rotateSecret(id: string, trx: Knex = knex): Promise<string> {
       const secret = newSecret();
       await trx('devices').where({ id }).update({ secret_hash: hashSecret(secret) });
+      await credentialsChanged(trx, id);
       return secret;
     },
 
     /** MQTT CONNECT: username = device id, password = secret. */
     async authenticate(id: string, secret: string, trx: Knex = knex): Promise<boolean> {
-      if (!isUuid(id)) return false;
+      return (await this.credentials(id, secret, trx)) !== null;
+    },
+
+    /**
+     * MQTT CONNECT: the stored hash when the secret is the device's (null otherwise), which the gateway keeps to
+     * tell later whether the session's credentials still hold (gateway/credentials-watch.ts).
+     */
+    async credentials(id: string, secret: string, trx: Knex = knex): Promise<string | null> {
+      if (!isUuid(id)) return null;
       const row = await trx('devices').select('secret_hash').where({ id }).first();
-      return Boolean(row && secretMatches(secret, row.secret_hash));
+      return row && secretMatches(secret, row.secret_hash) ? row.secret_hash as string : null;
     },
 
     async get(app: Principal, id: string, trx: Knex = knex): Promise<Device | undefined> {

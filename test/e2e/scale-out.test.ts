@@ -95,6 +95,22 @@ describe.runIf(enabled)('scale-out: api + two gateways + two workers as separate
     expect(workers[0].stdout()).toContain('workers    webhook notifications, simulator runs');
   });
 
+  it('closes a device session on a gateway process at once when the API process rotates its secret; the new secret connects to either', async () => {
+    const d = await device();
+    const client = await connect(gw2, d);
+    client.on('error', () => undefined);
+    const closed = new Promise<number>((resolve) => client.once('close', () => resolve(Date.now())));
+    const started = Date.now();
+    const res = await fetch(`${api.http}/admin/v1/devices/${d.id}/secret`, { method: 'POST', headers: { authorization: `Bearer ${creds.adminToken}` } });
+    expect(res.status).toBe(200);
+    const { device: { secret } } = await res.json() as { device: { secret: string } };
+    expect(await closed - started).toBeLessThan(3000); // the NOTIFY, not the 10 s periodic check
+    const renewed = await connect(gw1, { id: d.id, secret });
+    await publish(renewed, d.id, [{ id: 'renewed', ts: Date.now() - 1000 }]);
+    expect(await db.knex('messages').where('device_id', d.id).count('* as n').first()).toEqual({ n: 1 });
+    await renewed.endAsync();
+  }, 30_000);
+
   it('streams every message once, in commit order: an 8 s late commit and a gateway clock 10 s behind; nothing from before the subscription', async () => {
     const a = await device(); // on gateway 1, whose batch is held 8 s
     const b = await device(); // on gateway 2, whose clock is 10 s behind

@@ -1,6 +1,6 @@
 import { connectAsync, type IClientOptions, type MqttClient } from 'mqtt';
 import { createBus, type Bus } from '../../lib/bus.js';
-import { silentLogger } from '../../lib/logger.js';
+import { silentLogger, type Logger } from '../../lib/logger.js';
 import { startGateway, type Gateway } from '../../gateway/gateway.js';
 import { buildTestApp, type TestApp } from './app.js';
 
@@ -17,8 +17,9 @@ export interface TestGateway {
 /**
  * A real gateway on port 0 over a fresh test database, next to the test API on the same database.
  * The API's live hooks are wired to the gateway's bus and health/metrics, as in `drivewire serve`.
+ * `log` receives the gateway's log lines (default: none).
  */
-export async function startTestGateway(overrides: Record<string, unknown> = {}): Promise<TestGateway> {
+export async function startTestGateway(overrides: Record<string, unknown> = {}, log: Logger = silentLogger): Promise<TestGateway> {
   const bus = createBus();
   let gw: Gateway | undefined;
   const t = await buildTestApp({ mqttPort: 0, mqttHost: '127.0.0.1', ...overrides }, {
@@ -26,7 +27,7 @@ export async function startTestGateway(overrides: Record<string, unknown> = {}):
     health: async () => (await gw?.health()) ?? {},
     metrics: async () => (await gw?.metrics()) ?? '',
   });
-  gw = await startGateway({ config: t.config, db: t.db, repos: t.repos, log: silentLogger, bus });
+  gw = await startGateway({ config: t.config, db: t.db, repos: t.repos, log, bus });
   const url = `mqtt://127.0.0.1:${gw.ports.mqtt}`;
   const clients: MqttClient[] = [];
   const started = gw;

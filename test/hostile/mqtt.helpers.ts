@@ -1,6 +1,7 @@
 // Shared by the hostile MQTT tests: a device with a live connection on a real test gateway, the refusal
 // metrics, raw TCP sockets, and a bound on how long anything may take (no hang over 5 s).
 import net from 'node:net';
+import mqttPacket from 'mqtt-packet';
 import { expect } from 'vitest';
 import type { MqttClient } from 'mqtt';
 import type { TestGateway } from '../helpers/gateway.js';
@@ -65,3 +66,43 @@ export async function rawSocket(port: number) {
 /** The CONNACK return code a connection attempt gets (MQTT.js rejects with it as `code`), or 'connected'. */
 export const connackCode = (p: Promise<MqttClient>) =>
   p.then((c) => { c.end(true); return 'connected' as const; }, (err: { code?: number }) => err.code);
+
+/**
+ * A device speaking raw MQTT 3.1.1 packets (mqtt-packet generate/parse) on its own TCP connection: what MQTT.js
+ * would never send (a DUP re-send before PUBREL, a SUBSCRIBE of thousands of filters). `next(cmd)` resolves with
+ * the next packet of that kind the server sent, or rejects when the connection closes first.
+ */
+export async function rawMqtt(port: number) {
+  const { socket, closed, isClosed } = await rawSocket(port);
+  const parser = mqttPacket.parser({ protocolVersion: 4 });
+  const received: mqttPacket.Packet[] = [];
+  const waiting: { cmd: string; resolve: (p: mqttPacket.Packet) => void; reject: (e: Error) => void }[] = [];
+  const deliver = () => {
+    for (const w of [...waiting]) {
+      const i = received.findIndex((p) => p.cmd === w.cmd);
+      if (i < 0) continue;
+      w.resolve(received.splice(i, 1)[0]);
+      waiting.splice(waiting.indexOf(w), 1);
+    }
+  };
+  parser.on('packet', (p) => { received.push(p); deliver(); });
+  socket.on('data', (chunk) => parser.parse(chunk));
+  void closed.then(() => { for (const w of waiting.splice(0)) w.reject(new Error(`connection closed before ${w.cmd}`)); });
+  return {
+    socket, closed, isClosed,
+    send: (packet: Record<string, unknown>) => { socket.write(mqttPacket.generate(packet as unknown as mqttPacket.Packet)); },
+    next: <T extends mqttPacket.Packet>(cmd: string) => within(new Promise<T>((resolve, reject) => {
+      if (isClosed()) return reject(new Error(`connection closed before ${cmd}`));
+      waiting.push({ cmd, resolve: resolve as (p: mqttPacket.Packet) => void, reject });
+      deliver();
+    }), cmd),
+    /** CONNECT as the device; resolves with the CONNACK. */
+    async connect(d: { id: string; secret: string }, clean = true) {
+      socket.write(mqttPacket.generate({
+        cmd: 'connect', protocolId: 'MQTT', protocolVersion: 4, clean, keepalive: 60, clientId: d.id, username: d.id, password: Buffer.from(d.secret),
+      }));
+      return this.next<mqttPacket.IConnackPacket>('connack');
+    },
+    end: () => { socket.destroy(); return closed; },
+  };
+}

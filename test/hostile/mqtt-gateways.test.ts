@@ -1,0 +1,77 @@
+// Two gateways over one database sharing their MQTT state through Redis, as `serve --only gateway --mqtt-redis-url`
+// runs them: what a device's session holds must hold on either. Runs only with TEST_REDIS_URL
+// (e.g. redis://127.0.0.1:6379/7); each run uses its own key and channel prefix and deletes its keys.
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import { loadConfig } from '../../lib/config.js';
+import { createBus } from '../../lib/bus.js';
+import { silentLogger } from '../../lib/logger.js';
+import { startGateway, type Gateway } from '../../gateway/gateway.js';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { goodFrame, rawMqtt, within } from './mqtt.helpers.js';
+
+const redisUrl = process.env.TEST_REDIS_URL;
+
+describe.runIf(redisUrl)('a device session on two gateways sharing Redis', () => {
+  const prefix = `drivewire-test-${randomUUID()}`;
+  const url = new URL(redisUrl ?? 'redis://127.0.0.1:6379');
+  url.searchParams.set('prefix', prefix);
+  const mqttRedisUrl = url.toString();
+  let a: TestGateway;
+  let b: Gateway;
+
+  beforeAll(async () => {
+    a = await startTestGateway({ mqttRedisUrl });
+    const config = loadConfig({ mqttPort: 0, mqttHost: '127.0.0.1', mqttRedisUrl, logLevel: 'silent' }, {});
+    b = await startGateway({ config, db: a.t.db, repos: a.t.repos, log: silentLogger, bus: createBus() });
+  });
+
+  afterAll(async () => {
+    await b?.close();
+    await a?.close();
+    const redis = new Redis(redisUrl!);
+    for await (const keys of redis.scanStream({ match: `${prefix}:*`, count: 1000 })) {
+      if ((keys as string[]).length) await redis.del(...(keys as string[]));
+    }
+    await redis.quit();
+  });
+
+  const stored = async (deviceId: string) => (await a.t.db.knex('messages').where('device_id', deviceId).orderBy('ts'))
+    .map((r) => r.data.rpm as number);
+
+  it('stores a QoS 2 PUBLISH re-sent with DUP on the other gateway, after a reconnection before PUBREL, once', async () => {
+    const d = await a.t.make.device((await a.t.make.application()).principal);
+    const frame = goodFrame(2100);
+    const publish = (dup: boolean) => ({ cmd: 'publish', topic: `devices/${d.id}/frames`, payload: Buffer.from(frame), qos: 2, dup, retain: false, messageId: 5 });
+    const onA = await rawMqtt(a.gw.ports.mqtt);
+    expect((await onA.connect(d, false)).returnCode).toBe(0);
+    onA.send(publish(false));
+    expect((await onA.next('pubrec')).messageId).toBe(5);
+    await onA.end();
+
+    const onB = await rawMqtt(b.ports.mqtt);
+    expect((await onB.connect(d, false)).returnCode).toBe(0);
+    onB.send(publish(true));
+    expect((await onB.next('pubrec')).messageId).toBe(5);
+    onB.send({ cmd: 'pubrel', messageId: 5 });
+    expect((await onB.next('pubcomp')).messageId).toBe(5);
+    expect(await stored(d.id)).toEqual([2100]);
+    await onB.end();
+  });
+
+  it('closes the session on the other gateway when the secret is rotated; the device reconnects there with the new secret', async () => {
+    const d = await a.t.make.device((await a.t.make.application()).principal);
+    const admin = `Bearer ${await a.t.repos.applications.createAdminToken()}`;
+    const onB = () => ({ url: `mqtt://127.0.0.1:${b.ports.mqtt}` });
+    const client = await a.connect(d, onB());
+    const closed = new Promise<number>((resolve) => client.once('close', () => resolve(Date.now())));
+    const started = Date.now();
+    const res = await a.t.app.inject({ method: 'POST', url: `/admin/v1/devices/${d.id}/secret`, headers: { authorization: admin } });
+    expect(res.statusCode).toBe(200);
+    expect(await within(closed, 'the session on gateway B closing', 3000) - started).toBeLessThan(1000);
+    const renewed = await a.connect({ id: d.id, secret: res.json().device.secret }, onB());
+    await within(renewed.publishAsync(`devices/${d.id}/frames`, goodFrame(2200), { qos: 1 }), 'PUBACK');
+    expect(await stored(d.id)).toEqual([2200]);
+  });
+});
