@@ -1,6 +1,6 @@
 // Pure helpers of the ingest pipeline: jobs → rows and per-device ordered batches.
 import { uuid7 } from '../lib/uuid7.js';
-import type { DeadLetterRow, MessageRow } from '../db/repositories/ingest.repository.js';
+import { storageReason, type DeadLetterRow, type MessageRow } from '../db/repositories/ingest.repository.js';
 import type { StoredStep } from '../db/distance/steps.sql.js';
 import type { DecodedFrame } from './frame.decoder.js';
 import type { DeviceBatch, IngestedMessage, IngestJob } from './ingest.types.js';
@@ -97,13 +97,21 @@ export function splitJob(job: IngestJob): IngestJob[] {
   }));
 }
 
-/** Dead letters for a job the database refused even alone (the payload's bytes, with the database's reason). */
+/** A frame as decoded, as JSON: what a dead letter keeps of a frame the database refused (the job holds no raw frames). */
+const decodedJson = (f: DecodedFrame) =>
+  Buffer.from(JSON.stringify({ id: f.frameId, ts: f.ts.toISOString(), kind: f.kind, data: f.data, ...extraOf(f) }));
+
+/**
+ * Dead letters for a job the database refused even alone: each frame as decoded (not the whole payload: each of a
+ * payload's frames would keep all of it), with the database's reason without its SQL text (storageReason).
+ */
 export function poisonLetters(job: IngestJob, err: Error): DeadLetterRow[] {
+  const reason = storageReason(err);
   return [
     ...job.deadLetters,
-    ...job.frameIndexes.map((index) => ({
-      deviceId: job.deviceId, topic: job.topic, frameIndex: index, reason: `frame ${index}: storage failed: ${err.message}`,
-      raw: job.payload, receivedAt: job.receivedAt,
+    ...job.frameIndexes.map((index, k) => ({
+      deviceId: job.deviceId, topic: job.topic, frameIndex: index, reason: `frame ${index}: ${reason}`,
+      raw: job.frames[k] ? decodedJson(job.frames[k]) : job.payload, receivedAt: job.receivedAt,
     })),
   ];
 }
