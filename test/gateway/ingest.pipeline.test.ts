@@ -403,7 +403,7 @@ describe('failures', () => {
       name: 'overflow',
       apply: async ({ devices, trx }) => {
         const m = devices.flatMap((b) => b.messages).find((x) => x.data.rpm === 666);
-        if (m) await trx.raw(`SELECT ?::float8 * 1e308 AS v /* ${'padding '.repeat(400)} */\n  FROM generate_series(1, 1)`, [m.data.rpm]);
+        if (m) await trx.raw(`SELECT ?::float8 * 1e308 AS v /* ${'padding '.repeat(400)} */\n  FROM generate_series(1, 1)`, [m.data.rpm as number]);
         return [];
       },
     };
