@@ -1,7 +1,7 @@
 // Device frame format (uplink topic devices/<id>/frames): one frame object or a JSON array of
 // frames. Decoding is pure: a bad frame becomes a RefusedFrame with a short human reason, and
 // never affects the other frames of its payload.
-import { validateValue } from '../lib/catalog.js';
+import { COLLISION_FIELD, FRAME_FIELDS, validateValue } from '../lib/catalog.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan, preview } from '../lib/json-bounds.js';
 import { decodeDtcs, decodePids, decodeVin } from './obd.decoder.js';
 
@@ -111,28 +111,30 @@ function parseKind(v: unknown): FrameKind {
   return refuse(`kind ${show(v)} is not one of ${FRAME_KINDS.join(', ')}`);
 }
 
+/** A required number at `path`, in its catalog range (lib/catalog.ts FRAME_FIELDS). */
+const REQUIRED = (path: string) => ({ ...FRAME_FIELDS[path], required: true } as const);
+const GPS_PATHS = GPS_FIELDS.map((f) => `location.${f}`);
+const [LAT, LON, VOLTAGE] = ['location.lat', 'location.lon', 'battery.voltage'].map(REQUIRED);
+
 function parseLocation(v: unknown, ignored: string[]) {
   const o = object(v, 'location', ['lat', 'lon', ...GPS_FIELDS], ignored);
-  const lat = num(o, 'lat', 'location.lat', { required: true, min: -90, max: 90 });
-  const lon = num(o, 'lon', 'location.lon', { required: true, min: -180, max: 180 });
-  const rules: Record<(typeof GPS_FIELDS)[number], NumRule> = {
-    alt: {}, speed: { min: 0 }, heading: { min: 0, max: 360 }, hdop: { min: 0 }, satellites: { min: 0, integer: true },
-  };
+  const lat = num(o, 'lat', 'location.lat', LAT);
+  const lon = num(o, 'lon', 'location.lon', LON);
   const gps: NonNullable<DecodedFrame['gps']> = {};
-  for (const f of GPS_FIELDS) {
-    const n = num(o, f, `location.${f}`, rules[f]);
-    if (n !== undefined) gps[f] = n;
+  for (let i = 0; i < GPS_FIELDS.length; i++) {
+    const n = num(o, GPS_FIELDS[i], GPS_PATHS[i], FRAME_FIELDS[GPS_PATHS[i]]);
+    if (n !== undefined) gps[GPS_FIELDS[i]] = n;
   }
   return { lat, lon, gps: Object.keys(gps).length ? gps : null };
 }
 
-const ACCEL_RULE = { required: true } as const;
 const ACCEL_PATHS = ACCEL_FIELDS.map((f) => `accel.${f}`);
+const ACCEL_RULES = ACCEL_PATHS.map(REQUIRED);
 
 function parseAccel(v: unknown, ignored: string[]): Record<string, number> {
   const o = object(v, 'accel', ACCEL_FIELDS, ignored);
   const accel: Record<string, number> = {};
-  for (let i = 0; i < ACCEL_FIELDS.length; i++) accel[ACCEL_FIELDS[i]] = num(o, ACCEL_FIELDS[i], ACCEL_PATHS[i], ACCEL_RULE);
+  for (let i = 0; i < ACCEL_FIELDS.length; i++) accel[ACCEL_FIELDS[i]] = num(o, ACCEL_FIELDS[i], ACCEL_PATHS[i], ACCEL_RULES[i]);
   return accel;
 }
 
@@ -166,10 +168,10 @@ function parseDtcs(v: unknown): string[] {
 function parseBattery(v: unknown, ignored: string[]): NonNullable<DecodedFrame['battery']> {
   const o = object(v, 'battery', ['voltage', 'crankingVoltage', 'soc'], ignored);
   const battery: NonNullable<DecodedFrame['battery']> = {
-    voltage: num(o, 'voltage', 'battery.voltage', { required: true, min: 0, max: 30 }),
+    voltage: num(o, 'voltage', 'battery.voltage', VOLTAGE),
   };
-  const cranking = num(o, 'crankingVoltage', 'battery.crankingVoltage', { min: 0, max: 30 });
-  const soc = num(o, 'soc', 'battery.soc', { min: 0, max: 100 });
+  const cranking = num(o, 'crankingVoltage', 'battery.crankingVoltage', FRAME_FIELDS['battery.crankingVoltage']);
+  const soc = num(o, 'soc', 'battery.soc', FRAME_FIELDS['battery.soc']);
   if (cranking !== undefined) battery.crankingVoltage = cranking;
   if (soc !== undefined) battery.soc = soc;
   return battery;
@@ -179,7 +181,8 @@ function parseCollision(v: unknown): Record<string, number> {
   const o = object(v, 'collision');
   for (const key of Object.keys(o)) {
     if (!/^[A-Za-z][A-Za-z0-9_]{0,63}$/.test(key)) refuse(`collision field name ${show(key)} is not an identifier`);
-    num(o, key, `collision.${key}`);
+    const path = `collision.${key}`;
+    num(o, key, path, FRAME_FIELDS[path] ?? COLLISION_FIELD);
   }
   return { ...o } as Record<string, number>;
 }

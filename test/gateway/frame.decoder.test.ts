@@ -99,7 +99,7 @@ describe('decodePayload', () => {
     [{ ts: TS, location: { lat: 0, lon: -180.5 } }, 'frame 1: location.lon -180.5 is out of range -180..180'],
     [{ ts: TS, location: { lat: 0 } }, 'frame 1: location.lon is missing'],
     [{ ts: TS, location: { lat: '32.7', lon: 0 } }, 'frame 1: location.lat must be a number, got "32.7"'],
-    [{ ts: TS, location: { lat: 0, lon: 0, speed: -1 } }, 'frame 1: location.speed -1 must be at least 0'],
+    [{ ts: TS, location: { lat: 0, lon: 0, speed: -1 } }, 'frame 1: location.speed -1 is out of range 0..1000'],
     [{ ts: TS, location: { lat: 0, lon: 0, heading: 361 } }, 'frame 1: location.heading 361 is out of range 0..360'],
     [{ ts: TS, location: { lat: 0, lon: 0, satellites: 3.5 } }, 'frame 1: location.satellites 3.5 must be an integer'],
     [{ ts: TS, location: [0, 0] }, 'frame 1: location must be an object, got an array'],
