@@ -3,6 +3,7 @@
 // never affects the other frames of its payload.
 import { COLLISION_FIELD, FRAME_FIELDS, validateValue } from '../lib/catalog.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan, preview } from '../lib/json-bounds.js';
+import { parseInstant } from '../lib/time.js';
 import { decodeDtcs, decodePids, decodeVin } from './obd.decoder.js';
 
 export const FRAME_KINDS = ['telemetry', 'startup', 'shutdown', 'phone-home'] as const;
@@ -30,7 +31,8 @@ export type PayloadResult = { frames: DecodedFrame[]; refused: RefusedFrame[]; p
 
 export const DEFAULT_MAX_PAYLOAD_BYTES = 262144;
 const MIN_TS = Date.UTC(2000, 0, 1);
-const MAX_FUTURE_MS = 5 * 60_000;
+/** ms a frame's ts may be ahead of the gateway's clock, unless configured (lib/config.ts maxFutureSkewMs). */
+export const DEFAULT_MAX_FUTURE_SKEW_MS = 60_000;
 const MAX_ID_LENGTH = 128;
 const FIELDS = new Set(['id', 'ts', 'kind', 'location', 'accel', 'pids', 'data', 'vin', 'dtcs', 'battery', 'collision']);
 const GPS_FIELDS = ['alt', 'speed', 'heading', 'hdop', 'satellites'] as const;
@@ -75,33 +77,31 @@ function frameIdOf(v: unknown): string | null {
   return null;
 }
 
-const ISO_RE = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})$/i;
-
-function isoMillis(s: string): number {
-  const m = ISO_RE.exec(s);
-  if (!m) return refuse(`ts ${show(s)} is not an ISO 8601 date-time with a time zone, nor epoch milliseconds`);
-  const [y, mo, d, h, mi] = m.slice(1, 6).map(Number);
-  const daysInMonth = new Date(Date.UTC(y, mo, 0)).getUTCDate();
-  const ms = Date.parse(s);
-  if (mo < 1 || mo > 12 || d < 1 || d > daysInMonth || h > 23 || mi > 59 || Number.isNaN(ms)) {
-    refuse(`ts ${show(s)} is not a valid date`);
-  }
-  return ms;
+/** What parseInstant says of a frame's ts, in the decoder's words. */
+function instantOf(v: string | number): number {
+  const r = parseInstant(v);
+  if ('ms' in r) return r.ms;
+  if (r.problem === 'syntax') return refuse(`ts ${show(v)} is not an ISO 8601 date-time with a time zone, nor epoch milliseconds`);
+  return refuse(`ts ${show(v)} ${r.reason}`);
 }
 
-function parseTs(v: unknown, now: Date): Date {
+/**
+ * The frame's capture time (lib/time.ts parseInstant), from 2000-01-01 to `maxFutureSkewMs` past the gateway's clock:
+ * a frame stamped ahead is stored as the device's newest, so its real frames that follow count as late ones.
+ */
+function parseTs(v: unknown, now: Date, maxFutureSkewMs: number): Date {
   if (v === undefined || v === null) return refuse('ts is missing');
-  const epoch = typeof v === 'number' || (typeof v === 'string' && /^\d{1,16}$/.test(v));
-  const ms = typeof v === 'number' ? v
-    : typeof v === 'string' ? (epoch ? Number(v) : isoMillis(v))
-    : refuse(`ts must be an ISO 8601 string or epoch milliseconds, got ${typeName(v)}`);
-  if (!Number.isFinite(ms) || Math.abs(ms) > 8.64e15) refuse(`ts ${show(v)} is not a valid date`);
+  if (typeof v !== 'number' && typeof v !== 'string') return refuse(`ts must be an ISO 8601 string or epoch milliseconds, got ${typeName(v)}`);
+  const ms = instantOf(v);
   const ts = new Date(ms);
   if (ms < MIN_TS) {
+    const epoch = typeof v === 'number' || /^\d+$/.test(v);
     const hint = epoch && ms >= MIN_TS / 1000 && ms < 1e10 ? ' (epoch seconds? ts must be milliseconds)' : '';
     refuse(`ts ${ts.toISOString()} is before 2000-01-01${hint}`);
   }
-  if (ms > now.getTime() + MAX_FUTURE_MS) refuse(`ts ${ts.toISOString()} is more than 5 minutes in the future`);
+  if (ms > now.getTime() + maxFutureSkewMs) {
+    refuse(`ts ${ts.toISOString()} is more than ${maxFutureSkewMs / 1000} s ahead of the gateway's clock (${now.toISOString()})`);
+  }
   return ts;
 }
 
@@ -189,13 +189,13 @@ function parseCollision(v: unknown): Record<string, number> {
 
 const present = (v: unknown) => v !== undefined && v !== null;
 
-function decodeFields(raw: Obj, now: Date): DecodedFrame {
+function decodeFields(raw: Obj, now: Date, maxFutureSkewMs: number): DecodedFrame {
   const ignored: string[] = [];
   for (const k in raw) if (!FIELDS.has(k)) ignored.push(k);
   if (present(raw.id) && frameIdOf(raw.id) === null) {
     refuse(`id must be a string of 1 to ${MAX_ID_LENGTH} characters or a non-negative integer`);
   }
-  const ts = parseTs(raw.ts, now);
+  const ts = parseTs(raw.ts, now, maxFutureSkewMs);
   const kind = parseKind(raw.kind);
   const loc = present(raw.location) ? parseLocation(raw.location, ignored) : null;
   const accel = present(raw.accel) ? parseAccel(raw.accel, ignored) : null;
@@ -225,14 +225,14 @@ export function isRefused(r: DecodedFrame | RefusedFrame): r is RefusedFrame {
  * deeper than MAX_JSON_DEPTH is refused before anything walks it; its `raw` is then null (the payload's
  * bytes are kept instead: re-serialising it could overflow the stack).
  */
-export function decodeFrame(raw: unknown, index: number, now: Date): DecodedFrame | RefusedFrame {
+export function decodeFrame(raw: unknown, index: number, now: Date, maxFutureSkewMs = DEFAULT_MAX_FUTURE_SKEW_MS): DecodedFrame | RefusedFrame {
   if (nestsDeeperThan(raw, MAX_JSON_DEPTH)) {
     return { index, frameId: null, reason: `frame ${index}: nests arrays or objects more than ${MAX_JSON_DEPTH} levels deep`, raw: null };
   }
   const frameId = isObject(raw) ? frameIdOf(raw.id) : null;
   try {
     if (!isObject(raw)) refuse(`must be an object, got ${typeName(raw)}`);
-    return decodeFields(raw as Obj, now);
+    return decodeFields(raw as Obj, now, maxFutureSkewMs);
   } catch (err) {
     if (!(err instanceof Refusal)) throw err;
     return { index, frameId, reason: `frame ${index}: ${err.message}`, raw };
@@ -241,7 +241,7 @@ export function decodeFrame(raw: unknown, index: number, now: Date): DecodedFram
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-export function decodePayload(payload: Buffer, opts: { now?: Date; maxBytes?: number } = {}): PayloadResult {
+export function decodePayload(payload: Buffer, opts: { now?: Date; maxBytes?: number; maxFutureSkewMs?: number } = {}): PayloadResult {
   const now = opts.now ?? new Date();
   const maxBytes = opts.maxBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
   const failed = (payloadError: string): PayloadResult => ({ frames: [], refused: [], payloadError });
@@ -258,7 +258,7 @@ export function decodePayload(payload: Buffer, opts: { now?: Date; maxBytes?: nu
   }
   const result: PayloadResult = { frames: [], refused: [], payloadError: null };
   (Array.isArray(parsed) ? parsed : [parsed]).forEach((raw, i) => {
-    const r = decodeFrame(raw, i, now);
+    const r = decodeFrame(raw, i, now, opts.maxFutureSkewMs);
     if (isRefused(r)) result.refused.push(r);
     else result.frames.push(r);
   });

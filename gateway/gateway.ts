@@ -67,7 +67,7 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
   };
   try {
     broker = await createBroker({
-      repos, pipeline: p, metrics, log, maxPayloadBytes: config.maxPayloadBytes, connectTimeoutMs: config.mqttConnectTimeoutMs,
+      repos, pipeline: p, metrics, log, maxPayloadBytes: config.maxPayloadBytes, maxFutureSkewMs: config.maxFutureSkewMs, connectTimeoutMs: config.mqttConnectTimeoutMs,
       highWater: HIGH_WATER_BATCHES * Math.max(1, config.ingestBatchSize),
       shared: redis ? { mq: redis.mq, persistence: redis.persistence } : undefined,
     });

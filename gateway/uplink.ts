@@ -20,11 +20,13 @@ function nulProblem(f: DecodedFrame, index: number): RefusedFrame | null {
   return { index, frameId: f.frameId, reason: `frame ${index}: value contains a NUL character (\\u0000), which cannot be stored`, raw: null };
 }
 
-export function uplinkJob(deviceId: string, topic: string, payload: Buffer, maxBytes: number, now = new Date()): Uplink {
+/** `maxFutureSkewMs`: how far ahead of `now` a frame's ts may be (lib/config.ts maxFutureSkewMs). */
+export function uplinkJob(deviceId: string, topic: string, payload: Buffer, maxBytes: number, now = new Date(),
+  maxFutureSkewMs?: number): Uplink {
   const letter = (frameIndex: number | null, reason: string, raw: Buffer): DeadLetterRow =>
     ({ deviceId, topic, frameIndex, reason, raw: raw.subarray(0, maxBytes), receivedAt: now });
   const job: IngestJob = { deviceId, topic, payload, frames: [], frameIndexes: [], deadLetters: [], receivedAt: now };
-  const decoded = decodePayload(payload, { now, maxBytes });
+  const decoded = decodePayload(payload, { now, maxBytes, maxFutureSkewMs });
   if (decoded.payloadError) {
     job.deadLetters.push(letter(null, decoded.payloadError, payload));
     return { job, received: 1, refusals: [decoded.payloadError], ignoredFields: [] };

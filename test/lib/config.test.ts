@@ -37,7 +37,7 @@ describe('time parameters', () => {
     expect(parseTimeParam('since', '1410111177893')!.toISOString()).toBe('2014-09-07T17:32:57.893Z');
     expect(parseTimeParam('since', '2016-02-14T06:00:00-06:00')!.toISOString()).toBe('2016-02-14T12:00:00.000Z');
     expect(parseTimeParam('since', '')).toBeUndefined();
-    expect(() => parseTimeParam('until', '2016-13-45')).toThrow('until must be');
+    expect(() => parseTimeParam('until', '2016-13-45')).toThrow('until "2016-13-45" is not a valid date');
   });
 });
 
