@@ -220,6 +220,16 @@ function decodeFields(raw: Obj, now: Date, maxFutureSkewMs: number): DecodedFram
   return frame;
 }
 
+/**
+ * A decoded frame as JSON, in the frame format's field names (ts as ISO 8601; location and accel inside data, as
+ * stored): what a dead letter keeps of a frame refused after decoding, whose raw form is no longer at hand.
+ */
+export function decodedFrameJson(f: DecodedFrame): Buffer {
+  const out: Record<string, unknown> = { id: f.frameId ?? undefined, ts: f.ts.toISOString(), kind: f.kind, data: f.data };
+  for (const key of ['vin', 'dtcs', 'battery', 'collision', 'gps'] as const) if (f[key] !== null) out[key] = f[key];
+  return Buffer.from(JSON.stringify(out));
+}
+
 export function isRefused(r: DecodedFrame | RefusedFrame): r is RefusedFrame {
   return 'reason' in r;
 }

@@ -2,7 +2,7 @@
 import { uuid7 } from '../lib/uuid7.js';
 import { storageReason, type DeadLetterRow, type MessageRow } from '../db/repositories/ingest.repository.js';
 import type { StoredStep } from '../db/distance/steps.sql.js';
-import type { DecodedFrame } from './frame.decoder.js';
+import { decodedFrameJson, type DecodedFrame } from './frame.decoder.js';
 import type { DeviceBatch, IngestedMessage, IngestJob } from './ingest.types.js';
 
 /** What a frame carried besides telemetry, kept in messages.extra until the issues that give it meaning. */
@@ -97,13 +97,9 @@ export function splitJob(job: IngestJob): IngestJob[] {
   }));
 }
 
-/** A frame as decoded, as JSON: what a dead letter keeps of a frame the database refused (the job holds no raw frames). */
-const decodedJson = (f: DecodedFrame) =>
-  Buffer.from(JSON.stringify({ id: f.frameId, ts: f.ts.toISOString(), kind: f.kind, data: f.data, ...extraOf(f) }));
-
 /**
- * Dead letters for a job the database refused even alone: each frame as decoded (not the whole payload: each of a
- * payload's frames would keep all of it), with the database's reason without its SQL text (storageReason).
+ * Dead letters for a job the database refused even alone: each frame as decoded (the job holds no raw frames, and
+ * the whole payload kept for each frame multiplied it), with the database's reason without its SQL text (storageReason).
  */
 export function poisonLetters(job: IngestJob, err: Error): DeadLetterRow[] {
   const reason = storageReason(err);
@@ -111,7 +107,7 @@ export function poisonLetters(job: IngestJob, err: Error): DeadLetterRow[] {
     ...job.deadLetters,
     ...job.frameIndexes.map((index, k) => ({
       deviceId: job.deviceId, topic: job.topic, frameIndex: index, reason: `frame ${index}: ${reason}`,
-      raw: job.frames[k] ? decodedJson(job.frames[k]) : job.payload, receivedAt: job.receivedAt,
+      raw: job.frames[k] ? decodedFrameJson(job.frames[k]) : job.payload, receivedAt: job.receivedAt,
     })),
   ];
 }
