@@ -25,6 +25,12 @@ describe('config', () => {
     }
   });
 
+  it('allows frames 60 s ahead of the clock unless DRIVEWIRE_MAX_FUTURE_SKEW_MS says otherwise', () => {
+    expect(loadConfig({}, {}).maxFutureSkewMs).toBe(60_000);
+    expect(loadConfig({}, { DRIVEWIRE_MAX_FUTURE_SKEW_MS: '5000' }).maxFutureSkewMs).toBe(5000);
+    expect(() => loadConfig({ maxFutureSkewMs: '-1' }, {})).toThrow('--max-future-skew-ms / DRIVEWIRE_MAX_FUTURE_SKEW_MS: "-1" is not a non-negative integer');
+  });
+
   it('reads DATABASE_URL from the environment', () => {
     expect(loadConfig({}, { DATABASE_URL: 'postgres://x/y' }).databaseUrl).toBe('postgres://x/y');
   });
