@@ -49,7 +49,7 @@ export const FRAME_FIELDS: Readonly<Record<string, FieldRange>> = Object.freeze(
   'location.lon': field('deg', -180, 180),
   /** m above sea level: the Dead Sea shore is −430 m; 20 km is above any road and most aircraft. */
   'location.alt': field('m', -1000, 20000),
-  /** km/h over ground (as vehicleSpeed): the land speed record is 1,228 km/h. */
+  /** km/h over ground (as vehicleSpeed): twice what the fastest production cars reach. */
   'location.speed': field('km/h', 0, 1000),
   'location.heading': field('deg', 0, 360),
   /** Horizontal dilution of precision; receivers report 99.99 without a fix. */
