@@ -23,6 +23,8 @@ export interface BrokerDeps {
   maxPayloadBytes: number;
   /** Longest topic a PUBLISH may have (bytes); topics are cut to it in logs and dead letters. */
   maxTopicBytes: number;
+  /** ms a frame's ts may be ahead of the gateway's clock (default: the decoder's, 60 s). */
+  maxFutureSkewMs?: number;
   /** A connection that sends no complete CONNECT within this time is closed (Aedes' connectTimeout). */
   connectTimeoutMs: number;
   /** Frames queued beyond which QoS 0 publishers also wait for their commit (backpressure). */
@@ -95,7 +97,7 @@ export async function createBroker(d: BrokerDeps): Promise<Aedes> {
   const ingest = (deviceId: string, packet: PublishPacket): Promise<void> => {
     const payload = Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload);
     if (d.log.isLevelEnabled('trace')) d.log.trace({ deviceId, payload: payload.toString('hex') }, 'frames payload');
-    const { job, received, refusals, ignoredFields: ignored } = uplinkJob(deviceId, packet.topic, payload, d.maxPayloadBytes);
+    const { job, received, refusals, ignoredFields: ignored } = uplinkJob(deviceId, packet.topic, payload, d.maxPayloadBytes, new Date(), d.maxFutureSkewMs);
     d.metrics.payloads.inc();
     d.metrics.received.inc(received);
     for (const reason of refusals) d.metrics.refused.inc({ reason: reasonLabel(reason) });

@@ -1,8 +1,9 @@
 // Device frame format (uplink topic devices/<id>/frames): one frame object or a JSON array of
 // frames. Decoding is pure: a bad frame becomes a RefusedFrame with a short human reason, and
 // never affects the other frames of its payload.
-import { validateValue } from '../lib/catalog.js';
+import { COLLISION_FIELD, FRAME_FIELDS, validateValue } from '../lib/catalog.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan, preview } from '../lib/json-bounds.js';
+import { parseInstant } from '../lib/time.js';
 import { decodeDtcs, decodePids, decodeVin } from './obd.decoder.js';
 
 export const FRAME_KINDS = ['telemetry', 'startup', 'shutdown', 'phone-home'] as const;
@@ -30,14 +31,19 @@ export type PayloadResult = { frames: DecodedFrame[]; refused: RefusedFrame[]; p
 
 export const DEFAULT_MAX_PAYLOAD_BYTES = 262144;
 const MIN_TS = Date.UTC(2000, 0, 1);
-const MAX_FUTURE_MS = 5 * 60_000;
+/** ms a frame's ts may be ahead of the gateway's clock, unless configured (lib/config.ts maxFutureSkewMs). */
+export const DEFAULT_MAX_FUTURE_SKEW_MS = 60_000;
 const MAX_ID_LENGTH = 128;
 const FIELDS = new Set(['id', 'ts', 'kind', 'location', 'accel', 'pids', 'data', 'vin', 'dtcs', 'battery', 'collision']);
 const GPS_FIELDS = ['alt', 'speed', 'heading', 'hdop', 'satellites'] as const;
 const ACCEL_FIELDS = ['maxX', 'maxY', 'maxZ', 'minX', 'minY', 'minZ'] as const;
 
 type Obj = Record<string, unknown>;
-class Refusal extends Error {}
+/**
+ * Why a frame is refused, thrown from deep in its decoding and caught in decodeFrame. Not an Error: an Error records
+ * its stack when made, which was most of the cost of refusing the ~1,800 frames of a 254 KB hostile payload.
+ */
+class Refusal { constructor(readonly message: string) {} }
 const refuse = (reason: string): never => { throw new Refusal(reason); };
 
 const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -75,33 +81,31 @@ function frameIdOf(v: unknown): string | null {
   return null;
 }
 
-const ISO_RE = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})$/i;
-
-function isoMillis(s: string): number {
-  const m = ISO_RE.exec(s);
-  if (!m) return refuse(`ts ${show(s)} is not an ISO 8601 date-time with a time zone, nor epoch milliseconds`);
-  const [y, mo, d, h, mi] = m.slice(1, 6).map(Number);
-  const daysInMonth = new Date(Date.UTC(y, mo, 0)).getUTCDate();
-  const ms = Date.parse(s);
-  if (mo < 1 || mo > 12 || d < 1 || d > daysInMonth || h > 23 || mi > 59 || Number.isNaN(ms)) {
-    refuse(`ts ${show(s)} is not a valid date`);
-  }
-  return ms;
+/** What parseInstant says of a frame's ts, in the decoder's words. */
+function instantOf(v: string | number): number {
+  const r = parseInstant(v);
+  if ('ms' in r) return r.ms;
+  if (r.problem === 'syntax') return refuse(`ts ${show(v)} is not an ISO 8601 date-time with a time zone, nor epoch milliseconds`);
+  return refuse(`ts ${show(v)} ${r.reason}`);
 }
 
-function parseTs(v: unknown, now: Date): Date {
+/**
+ * The frame's capture time (lib/time.ts parseInstant), from 2000-01-01 to `maxFutureSkewMs` past the gateway's clock:
+ * a frame stamped ahead is stored as the device's newest, so its real frames that follow count as late ones.
+ */
+function parseTs(v: unknown, now: Date, maxFutureSkewMs: number): Date {
   if (v === undefined || v === null) return refuse('ts is missing');
-  const epoch = typeof v === 'number' || (typeof v === 'string' && /^\d{1,16}$/.test(v));
-  const ms = typeof v === 'number' ? v
-    : typeof v === 'string' ? (epoch ? Number(v) : isoMillis(v))
-    : refuse(`ts must be an ISO 8601 string or epoch milliseconds, got ${typeName(v)}`);
-  if (!Number.isFinite(ms) || Math.abs(ms) > 8.64e15) refuse(`ts ${show(v)} is not a valid date`);
+  if (typeof v !== 'number' && typeof v !== 'string') return refuse(`ts must be an ISO 8601 string or epoch milliseconds, got ${typeName(v)}`);
+  const ms = instantOf(v);
   const ts = new Date(ms);
   if (ms < MIN_TS) {
+    const epoch = typeof v === 'number' || /^\d+$/.test(v);
     const hint = epoch && ms >= MIN_TS / 1000 && ms < 1e10 ? ' (epoch seconds? ts must be milliseconds)' : '';
     refuse(`ts ${ts.toISOString()} is before 2000-01-01${hint}`);
   }
-  if (ms > now.getTime() + MAX_FUTURE_MS) refuse(`ts ${ts.toISOString()} is more than 5 minutes in the future`);
+  if (ms > now.getTime() + maxFutureSkewMs) {
+    refuse(`ts ${ts.toISOString()} is more than ${maxFutureSkewMs / 1000} s ahead of the gateway's clock (${now.toISOString()})`);
+  }
   return ts;
 }
 
@@ -111,28 +115,30 @@ function parseKind(v: unknown): FrameKind {
   return refuse(`kind ${show(v)} is not one of ${FRAME_KINDS.join(', ')}`);
 }
 
+/** A required number at `path`, in its catalog range (lib/catalog.ts FRAME_FIELDS). */
+const REQUIRED = (path: string) => ({ ...FRAME_FIELDS[path], required: true } as const);
+const GPS_PATHS = GPS_FIELDS.map((f) => `location.${f}`);
+const [LAT, LON, VOLTAGE] = ['location.lat', 'location.lon', 'battery.voltage'].map(REQUIRED);
+
 function parseLocation(v: unknown, ignored: string[]) {
   const o = object(v, 'location', ['lat', 'lon', ...GPS_FIELDS], ignored);
-  const lat = num(o, 'lat', 'location.lat', { required: true, min: -90, max: 90 });
-  const lon = num(o, 'lon', 'location.lon', { required: true, min: -180, max: 180 });
-  const rules: Record<(typeof GPS_FIELDS)[number], NumRule> = {
-    alt: {}, speed: { min: 0 }, heading: { min: 0, max: 360 }, hdop: { min: 0 }, satellites: { min: 0, integer: true },
-  };
+  const lat = num(o, 'lat', 'location.lat', LAT);
+  const lon = num(o, 'lon', 'location.lon', LON);
   const gps: NonNullable<DecodedFrame['gps']> = {};
-  for (const f of GPS_FIELDS) {
-    const n = num(o, f, `location.${f}`, rules[f]);
-    if (n !== undefined) gps[f] = n;
+  for (let i = 0; i < GPS_FIELDS.length; i++) {
+    const n = num(o, GPS_FIELDS[i], GPS_PATHS[i], FRAME_FIELDS[GPS_PATHS[i]]);
+    if (n !== undefined) gps[GPS_FIELDS[i]] = n;
   }
   return { lat, lon, gps: Object.keys(gps).length ? gps : null };
 }
 
-const ACCEL_RULE = { required: true } as const;
 const ACCEL_PATHS = ACCEL_FIELDS.map((f) => `accel.${f}`);
+const ACCEL_RULES = ACCEL_PATHS.map(REQUIRED);
 
 function parseAccel(v: unknown, ignored: string[]): Record<string, number> {
   const o = object(v, 'accel', ACCEL_FIELDS, ignored);
   const accel: Record<string, number> = {};
-  for (let i = 0; i < ACCEL_FIELDS.length; i++) accel[ACCEL_FIELDS[i]] = num(o, ACCEL_FIELDS[i], ACCEL_PATHS[i], ACCEL_RULE);
+  for (let i = 0; i < ACCEL_FIELDS.length; i++) accel[ACCEL_FIELDS[i]] = num(o, ACCEL_FIELDS[i], ACCEL_PATHS[i], ACCEL_RULES[i]);
   return accel;
 }
 
@@ -166,10 +172,10 @@ function parseDtcs(v: unknown): string[] {
 function parseBattery(v: unknown, ignored: string[]): NonNullable<DecodedFrame['battery']> {
   const o = object(v, 'battery', ['voltage', 'crankingVoltage', 'soc'], ignored);
   const battery: NonNullable<DecodedFrame['battery']> = {
-    voltage: num(o, 'voltage', 'battery.voltage', { required: true, min: 0, max: 30 }),
+    voltage: num(o, 'voltage', 'battery.voltage', VOLTAGE),
   };
-  const cranking = num(o, 'crankingVoltage', 'battery.crankingVoltage', { min: 0, max: 30 });
-  const soc = num(o, 'soc', 'battery.soc', { min: 0, max: 100 });
+  const cranking = num(o, 'crankingVoltage', 'battery.crankingVoltage', FRAME_FIELDS['battery.crankingVoltage']);
+  const soc = num(o, 'soc', 'battery.soc', FRAME_FIELDS['battery.soc']);
   if (cranking !== undefined) battery.crankingVoltage = cranking;
   if (soc !== undefined) battery.soc = soc;
   return battery;
@@ -179,20 +185,21 @@ function parseCollision(v: unknown): Record<string, number> {
   const o = object(v, 'collision');
   for (const key of Object.keys(o)) {
     if (!/^[A-Za-z][A-Za-z0-9_]{0,63}$/.test(key)) refuse(`collision field name ${show(key)} is not an identifier`);
-    num(o, key, `collision.${key}`);
+    const path = `collision.${key}`;
+    num(o, key, path, FRAME_FIELDS[path] ?? COLLISION_FIELD);
   }
   return { ...o } as Record<string, number>;
 }
 
 const present = (v: unknown) => v !== undefined && v !== null;
 
-function decodeFields(raw: Obj, now: Date): DecodedFrame {
+function decodeFields(raw: Obj, now: Date, maxFutureSkewMs: number): DecodedFrame {
   const ignored: string[] = [];
   for (const k in raw) if (!FIELDS.has(k)) ignored.push(k);
   if (present(raw.id) && frameIdOf(raw.id) === null) {
     refuse(`id must be a string of 1 to ${MAX_ID_LENGTH} characters or a non-negative integer`);
   }
-  const ts = parseTs(raw.ts, now);
+  const ts = parseTs(raw.ts, now, maxFutureSkewMs);
   const kind = parseKind(raw.kind);
   const loc = present(raw.location) ? parseLocation(raw.location, ignored) : null;
   const accel = present(raw.accel) ? parseAccel(raw.accel, ignored) : null;
@@ -213,6 +220,16 @@ function decodeFields(raw: Obj, now: Date): DecodedFrame {
   return frame;
 }
 
+/**
+ * A decoded frame as JSON, in the frame format's field names (ts as ISO 8601; location and accel inside data, as
+ * stored): what a dead letter keeps of a frame refused after decoding, whose raw form is no longer at hand.
+ */
+export function decodedFrameJson(f: DecodedFrame): Buffer {
+  const out: Record<string, unknown> = { id: f.frameId ?? undefined, ts: f.ts.toISOString(), kind: f.kind, data: f.data };
+  for (const key of ['vin', 'dtcs', 'battery', 'collision', 'gps'] as const) if (f[key] !== null) out[key] = f[key];
+  return Buffer.from(JSON.stringify(out));
+}
+
 export function isRefused(r: DecodedFrame | RefusedFrame): r is RefusedFrame {
   return 'reason' in r;
 }
@@ -222,14 +239,14 @@ export function isRefused(r: DecodedFrame | RefusedFrame): r is RefusedFrame {
  * deeper than MAX_JSON_DEPTH is refused before anything walks it; its `raw` is then null (the payload's
  * bytes are kept instead: re-serialising it could overflow the stack).
  */
-export function decodeFrame(raw: unknown, index: number, now: Date): DecodedFrame | RefusedFrame {
+export function decodeFrame(raw: unknown, index: number, now: Date, maxFutureSkewMs = DEFAULT_MAX_FUTURE_SKEW_MS): DecodedFrame | RefusedFrame {
   if (nestsDeeperThan(raw, MAX_JSON_DEPTH)) {
     return { index, frameId: null, reason: `frame ${index}: nests arrays or objects more than ${MAX_JSON_DEPTH} levels deep`, raw: null };
   }
   const frameId = isObject(raw) ? frameIdOf(raw.id) : null;
   try {
     if (!isObject(raw)) refuse(`must be an object, got ${typeName(raw)}`);
-    return decodeFields(raw as Obj, now);
+    return decodeFields(raw as Obj, now, maxFutureSkewMs);
   } catch (err) {
     if (!(err instanceof Refusal)) throw err;
     return { index, frameId, reason: `frame ${index}: ${err.message}`, raw };
@@ -238,7 +255,7 @@ export function decodeFrame(raw: unknown, index: number, now: Date): DecodedFram
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-export function decodePayload(payload: Buffer, opts: { now?: Date; maxBytes?: number } = {}): PayloadResult {
+export function decodePayload(payload: Buffer, opts: { now?: Date; maxBytes?: number; maxFutureSkewMs?: number } = {}): PayloadResult {
   const now = opts.now ?? new Date();
   const maxBytes = opts.maxBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
   const failed = (payloadError: string): PayloadResult => ({ frames: [], refused: [], payloadError });
@@ -255,7 +272,7 @@ export function decodePayload(payload: Buffer, opts: { now?: Date; maxBytes?: nu
   }
   const result: PayloadResult = { frames: [], refused: [], payloadError: null };
   (Array.isArray(parsed) ? parsed : [parsed]).forEach((raw, i) => {
-    const r = decodeFrame(raw, i, now);
+    const r = decodeFrame(raw, i, now, opts.maxFutureSkewMs);
     if (isRefused(r)) result.refused.push(r);
     else result.frames.push(r);
   });

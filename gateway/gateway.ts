@@ -74,7 +74,7 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
   try {
     broker = await createBroker({
       repos, pipeline: p, metrics, log, throttle, maxPayloadBytes: config.maxPayloadBytes, maxTopicBytes: config.mqttMaxTopicBytes,
-      connectTimeoutMs: config.mqttConnectTimeoutMs,
+      maxFutureSkewMs: config.maxFutureSkewMs, connectTimeoutMs: config.mqttConnectTimeoutMs,
       highWater: HIGH_WATER_BATCHES * Math.max(1, config.ingestBatchSize),
       shared: redis ? { mq: redis.mq, persistence: redis.persistence } : undefined, credentials,
     });

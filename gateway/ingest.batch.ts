@@ -1,8 +1,8 @@
 // Pure helpers of the ingest pipeline: jobs → rows and per-device ordered batches.
 import { uuid7 } from '../lib/uuid7.js';
-import type { DeadLetterRow, MessageRow } from '../db/repositories/ingest.repository.js';
+import { storageReason, type DeadLetterRow, type MessageRow } from '../db/repositories/ingest.repository.js';
 import type { StoredStep } from '../db/distance/steps.sql.js';
-import type { DecodedFrame } from './frame.decoder.js';
+import { decodedFrameJson, type DecodedFrame } from './frame.decoder.js';
 import type { DeviceBatch, IngestedMessage, IngestJob } from './ingest.types.js';
 
 /** What a frame carried besides telemetry, kept in messages.extra until the issues that give it meaning. */
@@ -97,13 +97,17 @@ export function splitJob(job: IngestJob): IngestJob[] {
   }));
 }
 
-/** Dead letters for a job the database refused even alone (the payload's bytes, with the database's reason). */
+/**
+ * Dead letters for a job the database refused even alone: each frame as decoded (the job holds no raw frames, and
+ * the whole payload kept for each frame multiplied it), with the database's reason without its SQL text (storageReason).
+ */
 export function poisonLetters(job: IngestJob, err: Error): DeadLetterRow[] {
+  const reason = storageReason(err);
   return [
     ...job.deadLetters,
-    ...job.frameIndexes.map((index) => ({
-      deviceId: job.deviceId, topic: job.topic, frameIndex: index, reason: `frame ${index}: storage failed: ${err.message}`,
-      raw: job.payload, receivedAt: job.receivedAt,
+    ...job.frameIndexes.map((index, k) => ({
+      deviceId: job.deviceId, topic: job.topic, frameIndex: index, reason: `frame ${index}: ${reason}`,
+      raw: job.frames[k] ? decodedFrameJson(job.frames[k]) : job.payload, receivedAt: job.receivedAt,
     })),
   ];
 }

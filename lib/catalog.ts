@@ -24,6 +24,48 @@ export interface Parameter {
 /** Longest string value accepted for a string parameter. */
 export const MAX_STRING_LENGTH = 1024;
 
+/**
+ * Largest magnitude of a number given for a parameter without a dataType (`scalar`): 2^32 − 1, the most a 4-byte
+ * OBD data field encodes. JSON takes up to 1.8e308, but SQL that squares or sums such values overflows float8.
+ */
+export const SCALAR_NUMBER_LIMIT = 4294967295;
+
+/** Unit and plausible range of a numeric frame field outside `data` (gateway/frame.decoder.ts). */
+export interface FieldRange { readonly units: string; readonly min: number; readonly max: number; readonly integer?: boolean }
+
+const field = (units: string, min: number, max: number, integer = false): FieldRange =>
+  Object.freeze(integer ? { units, min, max, integer } : { units, min, max });
+/** m/s², each accelerometer axis: ±2000 is ~204 g, the range of crash-grade (high-g) accelerometers. */
+const ACCEL = field('m/s²', -2000, 2000);
+
+/**
+ * The frame's numeric fields outside `data`, by path. Ranges are physical (lat/lon, heading, percentages) or well
+ * beyond any road vehicle (speed, altitude), so that a value out of them is a broken or hostile device, refused at
+ * decode: past them the statements that square or multiply values (collisions, trips, distance) overflow float8,
+ * which failed the frame's whole batch.
+ */
+export const FRAME_FIELDS: Readonly<Record<string, FieldRange>> = Object.freeze({
+  'location.lat': field('deg', -90, 90),
+  'location.lon': field('deg', -180, 180),
+  /** m above sea level: the Dead Sea shore is −430 m; 20 km is above any road and most aircraft. */
+  'location.alt': field('m', -1000, 20000),
+  /** km/h over ground (as vehicleSpeed): twice what the fastest production cars reach. */
+  'location.speed': field('km/h', 0, 1000),
+  'location.heading': field('deg', 0, 360),
+  /** Horizontal dilution of precision; receivers report 99.99 without a fix. */
+  'location.hdop': field('', 0, 100),
+  'location.satellites': field('', 0, 255, true),
+  'accel.maxX': ACCEL, 'accel.maxY': ACCEL, 'accel.maxZ': ACCEL, 'accel.minX': ACCEL, 'accel.minY': ACCEL, 'accel.minZ': ACCEL,
+  'battery.voltage': field('V', 0, 30),
+  'battery.crankingVoltage': field('V', 0, 30),
+  'battery.soc': field('%', 0, 100),
+  /** g, the device's own impact reading. */
+  'collision.peakG': field('g', 0, 1000),
+});
+
+/** Range of any other `collision` field (the device names them): a magnitude no unit of an impact reaches. */
+export const COLLISION_FIELD: FieldRange = field('', -1e6, 1e6);
+
 type Range = readonly [number, number];
 const PCT: Range = [0, 100];
 const TRIM: Range = [-100, 99.21875]; // (A-128)*100/128
@@ -215,7 +257,7 @@ export function validateValue(key: string, value: unknown): string | null {
       return Array.isArray(value) && value.length <= 64 && value.every(isShortString) ? null :
         `${key} must be an array of strings, got ${show(value)}`;
     case 'scalar':
-      return isShortString(value) || (typeof value === 'number' && Number.isFinite(value)) ? null :
-        `${key} must be a string or a number, got ${show(value)}`;
+      return isShortString(value) || (typeof value === 'number' && Math.abs(value) <= SCALAR_NUMBER_LIMIT) ? null :
+        `${key} must be a string or a number between -${SCALAR_NUMBER_LIMIT} and ${SCALAR_NUMBER_LIMIT}, got ${show(value)}`;
   }
 }

@@ -27,6 +27,13 @@ export interface Config {
   ingestBatchSize: number;
   ingestBatchMs: number;
   maxPayloadBytes: number;
+  /**
+   * ms a frame's ts may be ahead of the gateway's clock; a frame stamped further ahead is refused. Devices stamp frames
+   * from GNSS or NTP time, to well under a second, and a frame is sent after it is captured, never before: 60 s leaves
+   * room for an unsynchronised clock's drift of weeks and for the gateway's own. What it allows is also what it costs: a
+   * frame stamped ahead is the device's newest until real time passes it, and the device's real frames meanwhile are late.
+   */
+  maxFutureSkewMs: number;
   allowPrivateWebhooks: boolean;
   webhookTimeoutMs: number;
   webhookConcurrency: number;
@@ -130,6 +137,7 @@ export const CONFIG_FIELDS: Field[] = [
   F('ingestBatchSize', 'INGEST_BATCH_SIZE', 'int', 500),
   F('ingestBatchMs', 'INGEST_BATCH_MS', 'int', 20),
   F('maxPayloadBytes', 'MAX_PAYLOAD_BYTES', 'int', 256 * 1024),
+  F('maxFutureSkewMs', 'MAX_FUTURE_SKEW_MS', 'int', 60_000),
   F('allowPrivateWebhooks', 'ALLOW_PRIVATE_WEBHOOKS', 'bool', false),
   F('webhookTimeoutMs', 'WEBHOOK_TIMEOUT_MS', 'int', 10_000),
   // 64: a claim refills a quarter of the slots at once and a record statement takes every call finished meanwhile, so

@@ -32,6 +32,42 @@ export interface DeadLetterRow {
 /** A dead letter must always be storable: PostgreSQL text cannot hold U+0000. */
 const noNul = (s: string) => s.replace(/\u0000/g, '\uFFFD');
 
+/**
+ * Bytes of a dead letter's `raw` kept: a frame is well under 1 KB (the catalog's longest string value is 1,024
+ * characters), and what a letter is for, seeing what the device sent, needs its start. A longer one is cut, marked
+ * with its full length: one hostile payload of 2,201 frames each kept with the whole 260 KB payload grew
+ * dead_letters by 545 MB.
+ */
+export const DEAD_LETTER_RAW_BYTES = 8 * 1024;
+/** Characters of a dead letter's reason kept: one line; the decoder's reasons are well under 200. */
+export const DEAD_LETTER_REASON_LENGTH = 300;
+
+/** `raw` cut to DEAD_LETTER_RAW_BYTES, ending with `…[cut: <length> bytes]` when it was longer. */
+function boundedRaw(raw: Buffer): Buffer {
+  if (raw.length <= DEAD_LETTER_RAW_BYTES) return raw;
+  const marker = Buffer.from(`…[cut: ${raw.length} bytes]`, 'utf8');
+  return Buffer.concat([raw.subarray(0, DEAD_LETTER_RAW_BYTES - marker.length), marker]);
+}
+
+/** The reason on one line (runs of white space, newlines included, as one space), at most DEAD_LETTER_REASON_LENGTH characters. */
+export function boundedReason(reason: string): string {
+  const line = noNul(reason.length > 4 * DEAD_LETTER_REASON_LENGTH ? reason.slice(0, 4 * DEAD_LETTER_REASON_LENGTH) : reason)
+    .replace(/\s+/g, ' ').trim();
+  return line.length <= DEAD_LETTER_REASON_LENGTH ? line : `${line.slice(0, DEAD_LETTER_REASON_LENGTH - 1)}…`;
+}
+
+/**
+ * What a database error says, for a dead letter's reason: its SQLSTATE and message, without the statement knex puts
+ * before the message (`<sql> - <message>`), which a caller of the platform has no use for and which made each reason
+ * as long as the ingest statements.
+ */
+export function storageReason(err: Error): string {
+  const code = (err as { code?: unknown }).code;
+  const sqlState = typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : null;
+  const message = sqlState && err.message.includes(' - ') ? err.message.slice(err.message.lastIndexOf(' - ') + 3) : err.message;
+  return sqlState ? `storage failed (${sqlState}): ${message}` : `storage failed: ${message}`;
+}
+
 export interface Association { deviceId: string; vehicleId: string; startedAt: Date }
 
 // The batch travels as one parameter per column, whatever its size (PGlite takes one statement per call, and knex
@@ -207,11 +243,12 @@ export function ingestRepository(knex: Knex) {
       return storedBatch(stored, rows);
     },
 
+    /** Stores dead letters, each bounded: `raw` to DEAD_LETTER_RAW_BYTES, `reason` to one line (boundedReason). */
     async insertDeadLetters(rows: DeadLetterRow[], trx: Knex = knex): Promise<void> {
       if (!rows.length) return;
       const json = rows.map((r) => ({
-        device_id: r.deviceId && noNul(r.deviceId), topic: noNul(r.topic), frame_index: r.frameIndex, reason: noNul(r.reason),
-        raw: r.raw ? r.raw.toString('base64') : null, received_at: r.receivedAt.toISOString(),
+        device_id: r.deviceId && noNul(r.deviceId), topic: noNul(r.topic), frame_index: r.frameIndex, reason: boundedReason(r.reason),
+        raw: r.raw ? boundedRaw(r.raw).toString('base64') : null, received_at: r.receivedAt.toISOString(),
       }));
       await prepared(trx, INSERT_DEAD_LETTERS, [JSON.stringify(json)]);
     },

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import type { MessageRow } from '../../db/repositories/ingest.repository.js';
+import { DEAD_LETTER_RAW_BYTES, DEAD_LETTER_REASON_LENGTH, type MessageRow } from '../../db/repositories/ingest.repository.js';
 import * as m028 from '../../db/migrations/028_vehicle_speed.js';
 
 let t: TestApp;
@@ -108,5 +108,25 @@ describe('the batch insert (db/repositories/ingest.repository.ts)', () => {
     await t.repos.ingest.insertMessages([again]);
     const after = await t.db.knex('messages').whereIn('id', [rows[0].id, again.id]).orderBy('ts').select('vehicle_speed');
     expect(after.map((r: any) => r.vehicle_speed)).toEqual([null, 42.5]);
+  });
+});
+
+describe('dead letters (db/repositories/ingest.repository.ts)', () => {
+  it('keeps at most DEAD_LETTER_RAW_BYTES of a frame, marked as cut, and a reason of one bounded line', async () => {
+    const d = await t.make.device();
+    const raw = Buffer.from(JSON.stringify({ ts: 1, data: { fuelType: 'y'.repeat(300_000) } }));
+    const reason = `frame 0: first line\n  second\tline ${'z'.repeat(5000)}`;
+    await t.repos.ingest.insertDeadLetters([
+      { deviceId: d.id, topic: `devices/${d.id}/frames`, frameIndex: 0, reason, raw, receivedAt: new Date() },
+      { deviceId: d.id, topic: `devices/${d.id}/frames`, frameIndex: 1, reason: 'short', raw: Buffer.from('{"a":1}'), receivedAt: new Date() },
+    ]);
+    const [small, big] = await t.repos.ingest.deadLetters(d.id);
+    expect([small.reason, small.raw!.toString()]).toEqual(['short', '{"a":1}']);
+    const marker = `…[cut: ${raw.length} bytes]`;
+    expect(big.raw!.length).toBe(DEAD_LETTER_RAW_BYTES);
+    expect(big.raw!.toString('utf8')).toBe(raw.subarray(0, DEAD_LETTER_RAW_BYTES - Buffer.byteLength(marker)).toString('utf8') + marker);
+    expect(big.reason).toHaveLength(DEAD_LETTER_REASON_LENGTH);
+    expect(big.reason.startsWith('frame 0: first line second line zzz')).toBe(true);
+    expect(big.reason.endsWith('…')).toBe(true);
   });
 });

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import type { JsonSchema } from './operations.js';
-import { uuidArb, junkString, type GenOptions } from './values.js';
+import { NUMBER_EDGES, uuidArb, junkString, type GenOptions } from './values.js';
 
 /**
  * Meaningful values for fields whose schema is only `string` or `number` (the rules live in the
@@ -22,8 +22,19 @@ const POLYLINE = '_p~iF~ps|U_ulLnnqC_mqNvxq`@';
 /** Mostly `valid`, sometimes an edge: enough requests must pass validation to reach the services. */
 const mostly = <T>(valid: fc.Arbitrary<T>, edge: fc.Arbitrary<T>) => fc.oneof({ weight: 4, arbitrary: valid }, { weight: 1, arbitrary: edge });
 
+/**
+ * The edges of the instants the platform takes (lib/time.ts: 1970-01-01..9999-12-31) and of JavaScript's (±8.64e15 ms,
+ * which PostgreSQL refused with a 500), and dates off the calendar that Date.parse rolls over (February 30th).
+ */
+export const TIME_EDGES = ['-8640000000000000', '8640000000000000', '-8639999999999999', '8639999999999999', '-62198755200000',
+  '253402300799999', '253402300800000', '1970-01-01T00:00:00Z', '1969-12-31T23:59:59.999Z', '9999-12-31T23:59:59.999Z',
+  '0001-01-01T00:00:00Z', '0000-01-01', '9999-12-31', '2026-02-30', '2025-02-29', '2024-02-29', '2026-04-31', '2026-02-30T10:00:00Z',
+  '2026-01-01T24:00:00Z', '2026-01-01T23:59:60Z', '2026-01-01T00:00:00+24:00', '-275760-09-13T00:00:00.000Z', '-1', 'NaN',
+  'Infinity', '-Infinity', '1e308', '-0'];
+
 const time = fc.oneof(
   { weight: 2, arbitrary: fc.constantFrom('2026-01-01T09:59:59Z', '2026-01-01T10:00:02.500Z', '2026-01-01', '1767261600000') },
+  { weight: 2, arbitrary: fc.constantFrom(...TIME_EDGES) },
   fc.date({ min: new Date('1960-01-01'), max: new Date('2100-01-01'), noInvalidDate: true }).map((d) => d.toISOString()),
   fc.date({ noInvalidDate: true }).map((d) => d.toISOString().slice(0, 10)),
   fc.integer({ min: -1e13, max: 1e13 }).map(String),
@@ -43,12 +54,12 @@ const HINTS: Record<string, (o: GenOptions) => fc.Arbitrary<unknown>> = {
     'http://[::ffff:7f00:1]/', 'ftp://x/', 'http://', 'javascript:alert(1)', 'http://169.254.169.254/latest', `http://x/${'a'.repeat(5000)}`)),
   lon: () => mostly(fc.double({ min: -180, max: 180, noNaN: true }), fc.constantFrom(-181, 180.0001, 1e308)),
   lat: () => mostly(fc.double({ min: -90, max: 90, noNaN: true }), fc.constantFrom(-91, 90.5, -1e308)),
-  radius: () => mostly(fc.double({ min: 0, max: 1e7, noNaN: true }), fc.constantFrom(0, -1, 1e308, 5e-324)),
-  min: () => mostly(fc.integer({ min: -100, max: 50 }), fc.constant(null)),
-  max: () => mostly(fc.integer({ min: 50, max: 200 }), fc.constant(null)),
+  radius: () => mostly(fc.double({ min: 0, max: 1e7, noNaN: true }), fc.constantFrom(0, -1, 5e-324, 20_037_509, 20_037_510, ...NUMBER_EDGES)),
+  min: () => mostly(fc.integer({ min: -100, max: 50 }), fc.constantFrom(null, ...NUMBER_EDGES)),
+  max: () => mostly(fc.integer({ min: 50, max: 200 }), fc.constantFrom(null, ...NUMBER_EDGES)),
   coordinates: () => mostly(fc.constant(SQUARE), fc.constantFrom(BOWTIE, [SQUARE[0].slice(0, 4)], [], [[]], [[[0, 0]]], [...SQUARE, ...SQUARE], [[[1e308, 1e308], [0, 0], [1, 1], [1e308, 1e308]]])),
   vin: () => mostly(fc.stringMatching(/^VV[A-HJ-NPR-Z0-9]{15}$/), fc.constantFrom('VV1AB2CD3EF456789', '1HGCM82633A004352', 'VV1AB2CD3EF45678I', 'vv1ab2cd3ef456789', '')),
-  speed: () => mostly(fc.double({ min: 1, max: 1000, noNaN: true }), fc.constantFrom(0, 1001, -1, 1e308)),
+  speed: () => mostly(fc.double({ min: 1, max: 1000, noNaN: true }), fc.constantFrom(0, 1001, -1, ...NUMBER_EDGES)),
   scenarios: () => fc.subarray(['hard-brake', 'hard-accel', 'dtc', 'weak-battery', 'collision', 'gps-gap', 'duplicates', 'nope']),
   polyline: () => mostly(fc.constant(POLYLINE), fc.constantFrom('??', '@@@', '_', '~'.repeat(1000), '')),
   gpx: () => fc.constantFrom(GPX, LAUGHS, '<gpx/>', '<gpx><trk><trkseg><trkpt lat="x" lon="1e400"/></trkseg></trk></gpx>', '<', `<a>${'<b>'.repeat(2000)}`),
@@ -70,8 +81,8 @@ const HINTS: Record<string, (o: GenOptions) => fc.Arbitrary<unknown>> = {
   file: () => fc.constantFrom(JSON.stringify(LINE), GPX, POLYLINE, LAUGHS, '{', '', 'garbage'),
   appData: (o) => fc.oneof(junkString(o), fc.constantFrom('x'.repeat(16 * 1024), 'x'.repeat(16 * 1024 + 1), 'é'.repeat(8 * 1024 + 1))),
   unit: () => mostly(fc.constantFrom('km', 'mi', 'm'), fc.constantFrom('KM', 'miles', '', 'ft')),
-  reading: () => mostly(fc.double({ min: 0, max: 1e7, noNaN: true }), fc.constantFrom(-1, 1e308, 5e-324, -0)),
-  threshold: () => mostly(fc.double({ min: 0.1, max: 1e6, noNaN: true }), fc.constantFrom(0, -1, 1e308, 5e-324)),
+  reading: () => mostly(fc.double({ min: 0, max: 1e7, noNaN: true }), fc.constantFrom(-1, 5e-324, -0, 1e8, 100_000_001, ...NUMBER_EDGES)),
+  threshold: () => mostly(fc.double({ min: 0.1, max: 1e6, noNaN: true }), fc.constantFrom(0, -1, 5e-324, 1e8, 100_000_001, ...NUMBER_EDGES)),
   date: () => time,
   odometerTrigger: (o) => fc.record({
     type: mostly(fc.constantFrom('specific', 'from_now', 'milestone'), fc.constantFrom('', 'MILESTONE', 'startup')),

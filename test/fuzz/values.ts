@@ -25,7 +25,8 @@ export function junkString(o: GenOptions): fc.Arbitrary<string> {
     {
       weight: 3, arbitrary: fc.constantFrom('', ' ', '0', '-1', 'null', 'true', '[]', '{}', "' OR 1=1 --", '%s%n%x',
         '\\', '\u202e\u0645\u0631\u062d\u0628\u0627', 'e\u0301\u0301\u0301', '\ud800', '\udfff\ud800', '🚗💥', '\ufeff',
-        '\r\n', '../../etc/passwd', '%00', '${jndi:x}', '<script>', '1e400', 'NaN', 'Infinity', '9'.repeat(40)),
+        '\r\n', '../../etc/passwd', '%00', '${jndi:x}', '<script>', '1e400', 'NaN', 'Infinity', '9'.repeat(40),
+        '-Infinity', '-NaN', 'nan', 'undefined', '1e308', '-1e308', '1e154', '-8640000000000000', '8640000000000000', '2026-02-30'),
     },
   );
 }
@@ -44,13 +45,21 @@ export function uuidArb(o: GenOptions, kindHint?: string): fc.Arbitrary<string> 
   );
 }
 
+/**
+ * Numbers JSON carries that float8 arithmetic does not survive: 1e154 squared and 1e308 times anything overflow (a
+ * reading of 1e308 mi was stored, then listed as null), and the largest and smallest doubles.
+ */
+export const NUMBER_EDGES = [1e308, -1e308, 1e154, -1e154, 1e200, -1e200, Number.MAX_VALUE, -Number.MAX_VALUE, 4294967296,
+  -4294967296, Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER];
+
 export function numberArb(schema: JsonSchema): fc.Arbitrary<number> {
   const min = schema.minimum ?? schema.exclusiveMinimum;
   const integer = schema.type === 'integer';
   return fc.oneof(
     { weight: 4, arbitrary: integer ? fc.integer({ min: min ?? -1000, max: (min ?? 0) + 100_000 }) : fc.double({ min: min ?? -1000, max: 1000, noNaN: true }) },
     { weight: 2, arbitrary: integer ? fc.integer() : fc.double({ noNaN: true, noDefaultInfinity: true }) },
-    { weight: 1, arbitrary: fc.constantFrom(0, -0, -1, 1e308, -1e308, 5e-324, 2 ** 53 + 1, 2 ** 31, -(2 ** 31) - 1, 1e21, 0.1) },
+    { weight: 1, arbitrary: fc.constantFrom(0, -0, -1, 5e-324, 2 ** 53 + 1, 2 ** 31, -(2 ** 31) - 1, 1e21, 0.1) },
+    { weight: 1, arbitrary: fc.constantFrom(...NUMBER_EDGES) },
   );
 }
 

@@ -51,8 +51,8 @@ describe('decodePayload', () => {
     expect(r.frames.map((f) => f.ts.getTime())).toEqual([ms, ms, ms, ms]);
   });
 
-  it('accepts ts up to 5 minutes ahead of now', () => {
-    expect(decode({ ts: NOW.getTime() + 5 * 60_000 }).frames).toHaveLength(1);
+  it('accepts ts up to 60 s ahead of now', () => {
+    expect(decode({ ts: NOW.getTime() + 60_000 }).frames).toHaveLength(1);
   });
 
   it('lets data win over pids for the same key and keeps the other pid values', () => {
@@ -92,14 +92,19 @@ describe('decodePayload', () => {
     [{ ts: true }, 'frame 1: ts must be an ISO 8601 string or epoch milliseconds, got a boolean'],
     [{ ts: '1999-12-31T23:59:59Z' }, 'frame 1: ts 1999-12-31T23:59:59.000Z is before 2000-01-01'],
     [{ ts: 1717243200 }, 'frame 1: ts 1970-01-20T21:00:43.200Z is before 2000-01-01 (epoch seconds? ts must be milliseconds)'],
-    [{ ts: '2024-06-01T12:06:00Z' }, 'frame 1: ts 2024-06-01T12:06:00.000Z is more than 5 minutes in the future'],
+    [{ ts: '2024-06-01T12:04:59Z' }, "frame 1: ts 2024-06-01T12:04:59.000Z is more than 60 s ahead of the gateway's clock (2024-06-01T12:00:00.000Z)"],
+    [{ ts: '2024-06-01T12:01:00.001Z' }, "frame 1: ts 2024-06-01T12:01:00.001Z is more than 60 s ahead of the gateway's clock (2024-06-01T12:00:00.000Z)"],
+    [{ ts: 8640000000000000 }, 'frame 1: ts 8640000000000000 is outside 1970-01-01T00:00:00.000Z..9999-12-31T23:59:59.999Z'],
+    [{ ts: -8640000000000000 }, 'frame 1: ts -8640000000000000 is outside 1970-01-01T00:00:00.000Z..9999-12-31T23:59:59.999Z'],
+    [{ ts: '2024-06-01T24:00:00Z' }, 'frame 1: ts "2024-06-01T24:00:00Z" is not a valid date'],
+    [{ ts: '2024-06-01T10:00:00+24:00' }, 'frame 1: ts "2024-06-01T10:00:00+24:00" is not a valid date'],
     [{ ts: TS, id: 'x'.repeat(129) }, 'frame 1: id must be a string of 1 to 128 characters or a non-negative integer'],
     [{ ts: TS, kind: 'boot' }, 'frame 1: kind "boot" is not one of telemetry, startup, shutdown, phone-home'],
     [{ ts: TS, location: { lat: 95, lon: 0 } }, 'frame 1: location.lat 95 is out of range -90..90'],
     [{ ts: TS, location: { lat: 0, lon: -180.5 } }, 'frame 1: location.lon -180.5 is out of range -180..180'],
     [{ ts: TS, location: { lat: 0 } }, 'frame 1: location.lon is missing'],
     [{ ts: TS, location: { lat: '32.7', lon: 0 } }, 'frame 1: location.lat must be a number, got "32.7"'],
-    [{ ts: TS, location: { lat: 0, lon: 0, speed: -1 } }, 'frame 1: location.speed -1 must be at least 0'],
+    [{ ts: TS, location: { lat: 0, lon: 0, speed: -1 } }, 'frame 1: location.speed -1 is out of range 0..1000'],
     [{ ts: TS, location: { lat: 0, lon: 0, heading: 361 } }, 'frame 1: location.heading 361 is out of range 0..360'],
     [{ ts: TS, location: { lat: 0, lon: 0, satellites: 3.5 } }, 'frame 1: location.satellites 3.5 must be an integer'],
     [{ ts: TS, location: [0, 0] }, 'frame 1: location must be an object, got an array'],
@@ -125,6 +130,14 @@ describe('decodePayload', () => {
     expect(r.payloadError).toBeNull();
     expect(r.frames.map((f) => [f.frameId, f.data])).toEqual([['good', { vehicleSpeed: 60 }], ['good', { vehicleSpeed: 60 }]]);
     expect(r.refused).toEqual([{ index: 1, frameId: null, reason, raw: bad }]);
+  });
+
+  it('takes a frame stamped up to the allowed skew ahead of the clock (60 s unless told), and refuses one beyond it', () => {
+    expect(decode({ ts: '2024-06-01T12:01:00Z' }).frames.map((f) => f.ts)).toEqual([new Date('2024-06-01T12:01:00Z')]);
+    expect(decode({ ts: '2024-06-01T12:00:05Z' }, { maxFutureSkewMs: 5000 }).refused).toEqual([]);
+    expect(decode({ ts: '2024-06-01T12:00:05.001Z' }, { maxFutureSkewMs: 5000 }).refused.map((r) => r.reason)).toEqual([
+      "frame 0: ts 2024-06-01T12:00:05.001Z is more than 5 s ahead of the gateway's clock (2024-06-01T12:00:00.000Z)",
+    ]);
   });
 
   it('keeps the frame id of a refused frame', () => {

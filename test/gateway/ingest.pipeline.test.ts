@@ -396,6 +396,30 @@ describe('failures', () => {
     expect((await t.repos.ingest.deadLetters(d2.id)).map((l) => [l.frameIndex, l.reason])).toEqual([[1, 'frame 1: storage failed: cannot derive rpm 666']]);
   });
 
+  it('keeps a frame the database refuses as its own frame with a one-line reason, without the statement\'s SQL text', async () => {
+    const d = await t.make.device();
+    // a real statement failing in the database (float8 overflow), its text long as the ingest statements are
+    const overflow: IngestStage = {
+      name: 'overflow',
+      apply: async ({ devices, trx }) => {
+        const m = devices.flatMap((b) => b.messages).find((x) => x.data.rpm === 666);
+        if (m) await trx.raw(`SELECT ?::float8 * 1e308 AS v /* ${'padding '.repeat(400)} */\n  FROM generate_series(1, 1)`, [m.data.rpm as number]);
+        return [];
+      },
+    };
+    const { p } = pipeline({ stages: [overflow], batchSize: 10, batchMs: 20 });
+    const frames = [{ id: 'ok', ts: at(1).getTime(), data: { rpm: 2000 } },
+      { id: 'bad', ts: at(2).getTime(), data: { rpm: 666, fuelType: 'x'.repeat(1000) } }];
+    await p.submit(job(d.id, frames));
+    expect((await t.db.knex('messages').where('device_id', d.id)).map((r) => r.data.rpm)).toEqual([2000]);
+    const [letter, ...others] = await t.repos.ingest.deadLetters(d.id);
+    expect(others).toEqual([]);
+    expect(letter.frameIndex).toBe(1);
+    expect(letter.reason).toMatch(/^frame 1: storage failed \(22003\): value out of range: overflow$/);
+    const raw = JSON.parse(letter.raw!.toString('utf8'));
+    expect([raw.id, raw.ts, raw.data.rpm]).toEqual(['bad', at(2).toISOString(), 666]); // the frame, not the payload
+  });
+
   it('rejects the payloads while the database is down, so no acknowledgement goes out', async () => {
     const db = await createTestDb();
     const d = await repositories(db.knex).devices.provision({ name: 'x', ownerId: (await repositories(db.knex).devices.createOwner({ name: 'o' })).id });

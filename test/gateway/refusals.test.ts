@@ -56,6 +56,15 @@ describe('refused frames', () => {
     expect(frame).toEqual({ ts: expect.any(String), location: { lat: 0, lon: 200 } });
     expect((await letters())[0].topic).toBe(`devices/${d.id}/frames`);
   });
+
+  it('keeps a frame refused for a NUL character as that frame, not the whole payload', async () => {
+    const { publish, stored, letters } = await device();
+    const at = ts();
+    await publish(JSON.stringify([{ ts: ts(), data: { rpm: 800 } }, { id: 'n', ts: at, data: { fuelType: 'Gas\u0000oline' } }, { ts: ts(), data: { rpm: 900 } }]));
+    expect(await stored()).toEqual([{ rpm: 800 }, { rpm: 900 }]);
+    const [letter] = await letters();
+    expect(JSON.parse(letter.raw!)).toEqual({ id: 'n', ts: at, kind: 'telemetry', data: { fuelType: 'Gas\u0000oline' } });
+  });
 });
 
 describe('refused payloads', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
-  CATALOG, MAX_STRING_LENGTH, PARAMETERS, isDecimalParameter, isParameter, validateValue,
+  CATALOG, MAX_STRING_LENGTH, PARAMETERS, SCALAR_NUMBER_LIMIT, isDecimalParameter, isParameter, validateValue,
 } from '../../lib/catalog.js';
 
 describe('CATALOG', () => {
@@ -73,6 +73,7 @@ describe('validateValue', () => {
     ['shortTermFuelTrimBank1', -100], ['shortTermFuelTrimBank1', 99.21875], ['timingAdvance', -64],
     ['fuelType', 'Gasoline'], ['oxygenSensorLocations', ['Bank 1 Sensor 1', 'Bank 1 Sensor 2']],
     ['oxygenSensorLocations', []], ['auxIO', 'PTO active'], ['egrTemp', 412],
+    ['turbochargerRPM', SCALAR_NUMBER_LIMIT], ['exhaustPressure', -SCALAR_NUMBER_LIMIT],
   ])('accepts %s = %j', (key, value) => {
     expect(validateValue(key, value)).toBeNull();
   });
@@ -88,7 +89,9 @@ describe('validateValue', () => {
     ['fuelType', 1, `fuelType must be a string of at most ${MAX_STRING_LENGTH} characters, got 1`],
     ['oxygenSensorLocations', 'Bank 1 Sensor 1', 'oxygenSensorLocations must be an array of strings, got "Bank 1 Sensor 1"'],
     ['oxygenSensorLocations', [1], 'oxygenSensorLocations must be an array of strings, got [1]'],
-    ['auxIO', { on: true }, 'auxIO must be a string or a number, got {"on":true}'],
+    ['auxIO', { on: true }, 'auxIO must be a string or a number between -4294967295 and 4294967295, got {"on":true}'],
+    ['turbochargerRPM', 1e308, 'turbochargerRPM must be a string or a number between -4294967295 and 4294967295, got 1e+308'],
+    ['exhaustPressure', -4294967296, 'exhaustPressure must be a string or a number between -4294967295 and 4294967295, got -4294967296'],
     ['speed', 60, 'speed is not a known parameter'],
   ])('refuses %s = %j with a reason', (key, value, reason) => {
     expect(validateValue(key, value)).toBe(reason);

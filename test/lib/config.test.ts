@@ -25,6 +25,12 @@ describe('config', () => {
     }
   });
 
+  it('allows frames 60 s ahead of the clock unless DRIVEWIRE_MAX_FUTURE_SKEW_MS says otherwise', () => {
+    expect(loadConfig({}, {}).maxFutureSkewMs).toBe(60_000);
+    expect(loadConfig({}, { DRIVEWIRE_MAX_FUTURE_SKEW_MS: '5000' }).maxFutureSkewMs).toBe(5000);
+    expect(() => loadConfig({ maxFutureSkewMs: '-1' }, {})).toThrow('--max-future-skew-ms / DRIVEWIRE_MAX_FUTURE_SKEW_MS: "-1" is not a non-negative integer');
+  });
+
   it('reads DATABASE_URL from the environment', () => {
     expect(loadConfig({}, { DATABASE_URL: 'postgres://x/y' }).databaseUrl).toBe('postgres://x/y');
   });
@@ -37,7 +43,7 @@ describe('time parameters', () => {
     expect(parseTimeParam('since', '1410111177893')!.toISOString()).toBe('2014-09-07T17:32:57.893Z');
     expect(parseTimeParam('since', '2016-02-14T06:00:00-06:00')!.toISOString()).toBe('2016-02-14T12:00:00.000Z');
     expect(parseTimeParam('since', '')).toBeUndefined();
-    expect(() => parseTimeParam('until', '2016-13-45')).toThrow('until must be');
+    expect(() => parseTimeParam('until', '2016-13-45')).toThrow('until "2016-13-45" is not a valid date');
   });
 });
 

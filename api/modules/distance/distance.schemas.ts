@@ -3,6 +3,13 @@ import { Links, Nullable, StreamMeta, StreamQuery, Timestamp, Uuid } from '../..
 
 const Unit = (description: string) => Type.String({ description });
 
+/**
+ * Largest odometer reading or trigger threshold, in the unit it is given in: 1e8 km is 2,500 times round the Earth and
+ * past any odometer's 6 or 7 digits. A bound well inside float8: a reading of 1e308 mi was stored, then answered as
+ * null, its meters (1.6e311) being beyond it.
+ */
+export const MAX_DISTANCE = 100_000_000;
+
 export const Distance = Type.Object({
   vehicleId: Uuid('Vehicle id'),
   value: Type.Number({ description: 'Estimated odometer at `until`, in `unit`' }),
@@ -36,7 +43,7 @@ export const Odometer = Type.Object({
 
 export const CreateOdometerBody = Type.Object({
   odometer: Type.Object({
-    reading: Type.Number({ description: 'The odometer value, ≥ 0, in `unit`' }),
+    reading: Type.Number({ maximum: MAX_DISTANCE, description: `The odometer value, 0..${MAX_DISTANCE}, in \`unit\`` }),
     unit: Unit('km, mi or m'),
     date: Type.Optional(Type.String({ description: 'When it was read: ISO 8601, YYYY-MM-DD or epoch ms; default now; not in the future' })),
   }, { description: 'The reading' }),
@@ -59,7 +66,7 @@ export const OdometerTrigger = Type.Object({
 export const CreateTriggerBody = Type.Object({
   odometerTrigger: Type.Object({
     type: Type.String({ description: 'specific, from_now or milestone' }),
-    threshold: Type.Number({ description: 'Distance > 0 in `unit`' }),
+    threshold: Type.Number({ maximum: MAX_DISTANCE, description: `Distance > 0 and at most ${MAX_DISTANCE}, in \`unit\`` }),
     unit: Unit('km, mi or m'),
   }, { description: 'The trigger' }),
 });

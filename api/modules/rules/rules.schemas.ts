@@ -10,11 +10,11 @@ const NullableNumber = (description: string) => Type.Unsafe<number | null>({ typ
 export const BoundaryInput = Type.Object({
   type: Type.String({ description: 'parametric, radius or polygon' }),
   parameter: Type.Optional(Type.String({ description: 'parametric: a decimal telemetry parameter key, e.g. vehicleSpeed' })),
-  min: Type.Optional(NullableNumber('parametric: inclusive lower bound; null or absent = unbounded')),
-  max: Type.Optional(NullableNumber('parametric: inclusive upper bound; null or absent = unbounded (not both)')),
+  min: Type.Optional(NullableNumber("parametric: inclusive lower bound, within the parameter's range (its unit's); null or absent = unbounded")),
+  max: Type.Optional(NullableNumber("parametric: inclusive upper bound, within the parameter's range; null or absent = unbounded (not both)")),
   lon: Type.Optional(Type.Number({ description: 'radius: center longitude, degrees (-180..180)' })),
   lat: Type.Optional(Type.Number({ description: 'radius: center latitude, degrees (-90..90)' })),
-  radius: Type.Optional(Type.Number({ description: 'radius: meters, greater than 0' })),
+  radius: Type.Optional(Type.Number({ description: 'radius: meters, greater than 0 and at most 20,037,509 (half the equator)' })),
   coordinates: Type.Optional(Type.Array(Type.Array(Type.Array(Type.Number())), {
     description: 'polygon: rings of [longitude, latitude]; each ring closed (first = last), at least 4 positions, not self-intersecting; rings after the first are holes',
   })),

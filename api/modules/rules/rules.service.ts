@@ -1,10 +1,12 @@
 import { ValidationError } from '../../../lib/errors.js';
-import { isDecimalParameter, isParameter } from '../../../lib/catalog.js';
+import { PARAMETERS, isDecimalParameter, isParameter } from '../../../lib/catalog.js';
 import type { RulesRepository } from '../../../db/repositories/rules.repository.js';
 import { BOUNDARY_TYPES, GEOGRAPHIC_TYPES, type BoundaryInput, type NewRule } from '../../../db/rules/types.js';
 
 export const MAX_BOUNDARIES = 20;
 export const MAX_POLYGON_POSITIONS = 10_000;
+/** m: half the equator (40,075,017 m / 2); a circle of that radius around any point already covers the Earth. */
+export const MAX_RADIUS_M = 20_037_509;
 
 type Body = Record<string, unknown>;
 const FIELDS: Record<string, string[]> = {
@@ -31,6 +33,11 @@ function parametric(b: Body): BoundaryInput {
   const min = (b.min ?? null) as number | null;
   const max = (b.max ?? null) as number | null;
   if (min === null && max === null) fail('min and max cannot both be null');
+  // the parameter's catalog range (its unit's): a bound past it never matches, and 1e308 overflowed in SQL
+  const { min: low, max: high } = PARAMETERS.get(parameter)!;
+  for (const [name, v] of [['min', min], ['max', max]] as const) {
+    if (v !== null && !(v >= low! && v <= high!)) fail(`${name} ${v} is outside ${parameter}'s range ${low}..${high}`);
+  }
   if (min !== null && max !== null && min > max) fail(`min ${min} is greater than max ${max}`);
   return { type: 'parametric', parameter, min, max };
 }
@@ -39,6 +46,7 @@ function radius(b: Body): BoundaryInput {
   const [lon, lat, r] = [required<number>(b, 'lon'), required<number>(b, 'lat'), required<number>(b, 'radius')];
   checkLonLat(lon, lat, '');
   if (!(r > 0)) fail(`radius must be greater than 0 (meters), got ${r}`);
+  if (r > MAX_RADIUS_M) fail(`radius must be at most ${MAX_RADIUS_M} m (half the equator), got ${r}`);
   return { type: 'radius', lon, lat, radius: r };
 }
 
