@@ -69,6 +69,10 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
     broker = await createBroker({
       repos, pipeline: p, metrics, log, maxPayloadBytes: config.maxPayloadBytes, connectTimeoutMs: config.mqttConnectTimeoutMs,
       highWater: HIGH_WATER_BATCHES * Math.max(1, config.ingestBatchSize),
+      rateLimits: {
+        framesPerSecond: config.deviceFramesPerSecond, framesBurst: config.deviceFramesBurst,
+        bytesPerSecond: config.deviceBytesPerSecond, bytesBurst: config.deviceBytesBurst,
+      },
       shared: redis ? { mq: redis.mq, persistence: redis.persistence } : undefined,
     });
   } catch (err) {

@@ -27,6 +27,14 @@ export interface Config {
   ingestBatchSize: number;
   ingestBatchMs: number;
   maxPayloadBytes: number;
+  /** frames/s a device may publish in the long run (gateway/rate-limit.ts); 0 = no limit. */
+  deviceFramesPerSecond: number;
+  /** frames a device may publish at once, above its rate (the bucket's depth). */
+  deviceFramesBurst: number;
+  /** payload bytes/s a device may publish in the long run; 0 = no limit. */
+  deviceBytesPerSecond: number;
+  /** payload bytes a device may publish at once. */
+  deviceBytesBurst: number;
   allowPrivateWebhooks: boolean;
   webhookTimeoutMs: number;
   webhookConcurrency: number;
@@ -105,6 +113,15 @@ export const CONFIG_FIELDS: Field[] = [
   F('ingestBatchSize', 'INGEST_BATCH_SIZE', 'int', 500),
   F('ingestBatchMs', 'INGEST_BATCH_MS', 'int', 20),
   F('maxPayloadBytes', 'MAX_PAYLOAD_BYTES', 'int', 256 * 1024),
+  // Per-device rate limit (frames/s and bytes/s, each a bucket with a burst). A dongle reports about 1 frame/s while
+  // driving (the simulator's default), a fast one 10/s, and after a reconnect uploads what it kept offline in arrays: 500
+  // frames/s is 50 times a fast dongle, a burst of 5,000 takes 80 minutes of 1 Hz backlog at once (the rest at 500/s);
+  // one flooding device sent 11,575 frames/s. The benches' closed-loop devices reach ~240 frames/s each. Bytes: 500
+  // frames/s of ~2 KB (a frame of every PID), and a burst of 40 payloads of the largest size (256 KiB).
+  F('deviceFramesPerSecond', 'DEVICE_FRAMES_PER_SECOND', 'number', 500),
+  F('deviceFramesBurst', 'DEVICE_FRAMES_BURST', 'int', 5000),
+  F('deviceBytesPerSecond', 'DEVICE_BYTES_PER_SECOND', 'number', 1024 * 1024),
+  F('deviceBytesBurst', 'DEVICE_BYTES_BURST', 'int', 10 * 1024 * 1024),
   F('allowPrivateWebhooks', 'ALLOW_PRIVATE_WEBHOOKS', 'bool', false),
   F('webhookTimeoutMs', 'WEBHOOK_TIMEOUT_MS', 'int', 10_000),
   // 64: a claim refills a quarter of the slots at once and a record statement takes every call finished meanwhile, so
