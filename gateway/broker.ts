@@ -9,7 +9,8 @@ import { reasonLabel, type GatewayMetrics } from './metrics.js';
 import { isFramesTopic, mayPublish, maySubscribe } from './topics.js';
 import { uplinkJob } from './uplink.js';
 import { createIgnoredFieldsTracker } from './ignored-fields.js';
-import { createRateLimiter, REFUSAL_LETTER_BYTES, type RateLimits, type RateReason } from './rate-limit.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createRateLimiter, REFUSAL_LETTER_BYTES, REFUSAL_PAUSE_MS, type RateLimits, type RateReason } from './rate-limit.js';
 
 export interface BrokerDeps {
   repos: Repositories;
@@ -81,8 +82,9 @@ export async function createBroker(d: BrokerDeps): Promise<Aedes> {
 
   /**
    * A frames payload over its device's rate limit: QoS 0 is refused before being decoded (counted; one dead letter
-   * per device a minute keeps a sample), QoS 1 is taken once within the limit (its PUBACK waits: MQTT 3.1.1 has no
-   * negative PUBACK, and an acknowledged frame must be stored).
+   * per device a minute keeps a sample) and the connection read no further until the device is within its limit (at
+   * most REFUSAL_PAUSE_MS); QoS 1 is taken once within the limit (its PUBACK waits: MQTT 3.1.1 has no negative PUBACK,
+   * and an acknowledged frame must be stored).
    */
   const ingest = (deviceId: string, packet: PublishPacket): Promise<void> => {
     const payload = Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload);
@@ -100,7 +102,8 @@ export async function createBroker(d: BrokerDeps): Promise<Aedes> {
     d.metrics.payloads.inc();
     d.metrics.received.inc();
     d.metrics.refused.inc({ reason: over });
-    if (!limiter.keepLetter(deviceId)) return Promise.resolve();
+    const paused = sleep(Math.min(REFUSAL_PAUSE_MS, limiter.untilWithin(deviceId)));
+    if (!limiter.keepLetter(deviceId)) return paused;
     const reason = limiter.reason(over);
     d.log.warn({ deviceId, reason: over }, reason);
     const receivedAt = new Date();
@@ -108,7 +111,7 @@ export async function createBroker(d: BrokerDeps): Promise<Aedes> {
       deviceId, topic, payload, frames: [], frameIndexes: [], receivedAt,
       deadLetters: [{ deviceId, topic, frameIndex: null, reason, raw: payload.subarray(0, REFUSAL_LETTER_BYTES), receivedAt }],
     }).catch((err) => d.log.error({ err, deviceId }, 'dead letter of a payload over its rate limit not kept'));
-    return Promise.resolve();
+    return paused;
   };
 
   /** A frames payload settles when committed: the QoS 1 PUBACK goes out only then (Aedes acks after this hook). */

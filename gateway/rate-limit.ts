@@ -2,8 +2,10 @@
 // `burst` deep, refilled at `perSecond`. The model is EMQX's messages_rate/bytes_rate with their bursts; over the limit
 // EMQX's listener limiter stops reading the client's socket, its node limiter drops QoS 0 and refuses QoS 1 with MQTT 5's
 // 0x97 "Quota exceeded". Aedes speaks MQTT 3.1.1 only (no negative PUBACK), so here: QoS 0 over the limit is refused
-// (dropped, counted); QoS 1 waits, its PUBACK held until the device is within its limit (Aedes reads no further packet
-// of that connection meanwhile, so the device's own window slows it) — nothing acknowledged is lost, nothing resent.
+// (dropped, counted) and the connection paused, up to a second, until the device is within its limit; QoS 1 waits, its
+// PUBACK held until then. Aedes reads no further packet of a connection while one of its packets is held, so a flooding
+// device is read at about its limit (each refusal costs the gateway little, and the refusals are few) and a QoS 1
+// device's own window slows it — nothing acknowledged is lost, nothing resent.
 //
 // A payload is admitted while both buckets hold at least one unit; it then takes all its frames and bytes, which may
 // leave a bucket in debt (so a payload larger than the burst still passes, and the long-run rate is the configured
@@ -39,12 +41,16 @@ interface Bucket {
 
 /** A refused device's refusals are kept as one dead letter per this interval; the others are only counted. */
 export const REFUSAL_LETTER_MS = 60_000;
+/** Longest pause of a connection for a refused QoS 0 payload (ms): short of any keepalive. */
+export const REFUSAL_PAUSE_MS = 1000;
 /** Bytes of the refused payload its dead letter keeps (a sample, not the flood). */
 export const REFUSAL_LETTER_BYTES = 4096;
 
 export interface DeviceRateLimiter {
   /** Whether a payload of the device would be over its limit now (or must wait behind one that is), and which. */
   over(deviceId: string): RateReason | null;
+  /** ms until the device is within its limits again (0: it is). */
+  untilWithin(deviceId: string): number;
   /** Takes an admitted payload's frames and bytes from the device's buckets. */
   take(deviceId: string, frames: number, bytes: number): void;
   /**
@@ -112,6 +118,10 @@ export function createRateLimiter(limits: RateLimits, now: () => number = () => 
       if (!framesOn && !bytesOn) return null;
       const b = bucket(deviceId);
       return short(b) ?? (b.waiting ? 'rate_frames' : null);
+    },
+    untilWithin(deviceId) {
+      if (!framesOn && !bytesOn) return 0;
+      return Math.max(0, Math.ceil(untilWithin(bucket(deviceId))));
     },
     take(deviceId, frames, bytes) {
       if (!framesOn && !bytesOn) return;

@@ -15,10 +15,12 @@ describe('the per-device rate limit', () => {
     for (let k = 0; k < 5; k++) if (!l.over('a')) { l.take('a', 10, 0); admitted.push(k); }
     expect(admitted).toEqual([0, 1, 2]); // 25 → 15 → 5 → -5
     expect(l.over('a')).toBe('rate_frames');
+    expect(l.untilWithin('a')).toBe(600); // from -5 to 1 frame at 10 frames/s
     advance(500); // -5 + 5 = 0: not yet a frame
     expect(l.over('a')).toBe('rate_frames');
     advance(100);
     expect(l.over('a')).toBeNull();
+    expect(l.untilWithin('a')).toBe(0);
     expect(l.over('b')).toBeNull(); // another device has its own bucket
   });
 

@@ -31,8 +31,9 @@ describe('a device flooding QoS 0 payloads', () => {
     await within(Promise.all(rpm.map((r) => other.client.publishAsync(`devices/${other.d.id}/frames`,
       JSON.stringify({ id: `o${r}`, ts: base + r, data: { rpm: r } }), { qos: 1 }))), 'the other device\'s PUBACKs');
     expect(await other.storedRpm()).toEqual(rpm);
-    await eventually(payloads, (n) => n >= received + 60);
-    // the burst (200 frames) took the first two payloads; the other 38 were refused before being decoded
+    await eventually(payloads, (n) => n >= received + 60, 15_000);
+    // the burst (200 frames) took the first two payloads; the other 38 were refused before being decoded (after each
+    // refusal the connection is read no further for up to a second, hence the longer wait)
     expect(await payloads()).toBe(received + 60);
     expect(await refused('rate_frames')).toBe(before + 38);
     expect(await eventually(() => flood.storedRpm(), (r) => r.length >= 200)).toEqual(Array.from({ length: 200 }, (_, k) => k));
@@ -54,7 +55,7 @@ describe('a device flooding QoS 0 payloads', () => {
     // five payloads of one frame padded to ~4,000 bytes (an unknown field, ignored): 10,000 bytes at once take three
     const sent = Array.from({ length: 5 }, (_, k) => JSON.stringify({ id: `b${k}`, ts: base + k, data: { rpm: k }, padding: 'x'.repeat(4000) }));
     for (const payload of sent) dev.client.publish(`devices/${dev.d.id}/frames`, payload, { qos: 0 });
-    await eventually(payloads, (n) => n >= received + 5);
+    await eventually(payloads, (n) => n >= received + 5, 15_000);
     expect(await refused('rate_bytes')).toBe(before + 2);
     expect(await eventually(() => dev.storedRpm(), (r) => r.length >= 3)).toEqual([0, 1, 2]);
     const [letter] = await eventually(() => dev.letters(), (l) => l.length > 0);
