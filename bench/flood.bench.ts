@@ -14,7 +14,11 @@ const ARRAY_FRAMES = 100;
 /** Frames per second of each other device when --rate is not given: a dongle's. */
 const DEFAULT_RATE = 1;
 
-interface Flooded { payloads: number; frames: number; bytes: number; errors: number; disconnects: number; cpu: { user: number; system: number } | null }
+interface Flooded {
+  payloads: number; frames: number; bytes: number; errors: number; disconnects: number; cpu: { user: number; system: number } | null;
+  /** How long the flood lasted (from its first payload to its stop). */
+  seconds: number;
+}
 
 /** The flooding device on its own thread; `stop` ends the flood and resolves with what it sent. */
 async function startFlood(url: string, device: { id: string; secret: string }, deviceIndex: number) {
@@ -81,7 +85,6 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
     const flooderStored = await stored([flooder.id]);
     const othersStored = await stored([...alone, ...beside].map((d) => d.id));
     const [base, under] = [phase(baseline), phase(flooded)];
-    const floodSeconds = o.warmupS + o.durationS;
     return {
       scenario: 'flood',
       database: bench.database,
@@ -104,7 +107,9 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
           arrayFrames: ARRAY_FRAMES,
           payloadsSent: sent.payloads,
           framesSent: sent.frames,
-          framesSentPerSecond: round(sent.frames / floodSeconds, 0),
+          seconds: round(sent.seconds),
+          framesSentPerSecond: round(sent.frames / sent.seconds, 0),
+          framesStoredPerSecond: round(flooderStored / sent.seconds, 0),
           bytesSent: sent.bytes,
           framesStored: flooderStored,
           payloadsRefused: {
