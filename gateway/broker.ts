@@ -102,7 +102,7 @@ export async function createBroker(d: BrokerDeps): Promise<Aedes> {
     d.metrics.payloads.inc();
     d.metrics.received.inc();
     d.metrics.refused.inc({ reason: over });
-    const paused = sleep(Math.min(REFUSAL_PAUSE_MS, limiter.untilWithin(deviceId)));
+    const paused = sleep(Math.min(REFUSAL_PAUSE_MS, limiter.untilWithin(deviceId)), undefined, { ref: false });
     if (!limiter.keepLetter(deviceId)) return paused;
     const reason = limiter.reason(over);
     d.log.warn({ deviceId, reason: over }, reason);

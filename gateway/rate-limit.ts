@@ -138,7 +138,7 @@ export function createRateLimiter(limits: RateLimits, now: () => number = () => 
           for (;;) {
             refill(b, now());
             if (!short(b)) break;
-            await sleep(Math.max(1, Math.ceil(untilWithin(b))));
+            await sleep(Math.max(1, Math.ceil(untilWithin(b))), undefined, { ref: false });
           }
         } finally {
           b.waiting--;
