@@ -46,6 +46,8 @@ export const BENCH_SCENARIOS: BenchScenarioEntry[] = [
         ? `knee: ${top} frames/s over ${o.devices} devices is more than 1000 frames/s per device (frame timestamps are whole ms): use more --devices`
         : null;
     } },
+  { name: 'flood', description: 'noisy neighbour: N devices\' QoS 1 publish→PUBACK p99 while one device floods QoS 0 arrays of 100 frames, beside the same load without it (target p99 < 250 ms, on PostgreSQL)',
+    load: async () => (await import('./flood.bench.js')).floodScenario },
   { name: 'start', description: 'drivewire serve on a new data directory, then restarted: seconds to /health, RSS while idle (--duration s); ratio to PGlite + PostGIS alone',
     load: async () => (await import('./start.bench.js')).startScenario },
   // Issue 11: the ingest scenario with the trips stage off then on, on fresh platforms, and their ratio.

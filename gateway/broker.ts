@@ -12,6 +12,8 @@ import { createIgnoredFieldsTracker } from './ignored-fields.js';
 import { qos2Receipts, type IncomingStore } from './qos2.js';
 import type { CredentialsWatch } from './credentials-watch.js';
 import type { LogThrottle } from './log-throttle.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createRateLimiter, REFUSAL_LETTER_BYTES, REFUSAL_PAUSE_MS, type RateLimits, type RateReason } from './rate-limit.js';
 
 export interface BrokerDeps {
   repos: Repositories;
@@ -29,6 +31,8 @@ export interface BrokerDeps {
   connectTimeoutMs: number;
   /** Frames queued beyond which QoS 0 publishers also wait for their commit (backpressure). */
   highWater: number;
+  /** Each device's rate limit on its frames topic (gateway/rate-limit.ts); omitted = none. */
+  rateLimits?: RateLimits;
   /** Aedes' `mq` and `persistence` shared with other gateways (Redis); omitted = Aedes' in-memory defaults. */
   shared?: { mq: unknown; persistence: unknown };
   /** Closes a session whose device's credentials change; omitted = sessions last whatever happens to the secret. */
@@ -93,11 +97,47 @@ export async function createBroker(d: BrokerDeps): Promise<Aedes> {
     });
   };
 
-  /** A frames payload settles when committed: the QoS 1 PUBACK goes out only then (Aedes acks after this hook). */
+  const limiter = createRateLimiter(d.rateLimits ?? { framesPerSecond: 0, framesBurst: 0, bytesPerSecond: 0, bytesBurst: 0 });
+
+  /**
+   * A frames payload over its device's rate limit: QoS 0 is refused before being decoded (counted; one dead letter
+   * per device a minute keeps a sample) and the connection read no further until the device is within its limit (at
+   * most REFUSAL_PAUSE_MS); QoS 1 is taken once within the limit (its PUBACK waits: MQTT 3.1.1 has no negative PUBACK,
+   * and an acknowledged frame must be stored).
+   */
   const ingest = (deviceId: string, packet: PublishPacket): Promise<void> => {
     const payload = Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload);
+    const over = limiter.over(deviceId);
+    if (!over) return admit(deviceId, packet, payload);
+    if (packet.qos === 0) return refuseOverRate(deviceId, packet.topic, payload, over);
+    return limiter.wait(deviceId, () => admit(deviceId, packet, payload)).then(({ value, waitedMs }) => {
+      d.metrics.delayed.inc({ reason: over });
+      d.metrics.delaySeconds.inc(waitedMs / 1000);
+      return value;
+    });
+  };
+
+  const refuseOverRate = (deviceId: string, topic: string, payload: Buffer, over: RateReason): Promise<void> => {
+    d.metrics.payloads.inc();
+    d.metrics.received.inc();
+    d.metrics.refused.inc({ reason: over });
+    const paused = sleep(Math.min(REFUSAL_PAUSE_MS, limiter.untilWithin(deviceId)), undefined, { ref: false });
+    if (!limiter.keepLetter(deviceId)) return paused;
+    const reason = limiter.reason(over);
+    d.log.warn({ deviceId, reason: over }, reason);
+    const receivedAt = new Date();
+    d.pipeline.submit({
+      deviceId, topic, payload, frames: [], frameIndexes: [], receivedAt,
+      deadLetters: [{ deviceId, topic, frameIndex: null, reason, raw: payload.subarray(0, REFUSAL_LETTER_BYTES), receivedAt }],
+    }).catch((err) => d.log.error({ err, deviceId }, 'dead letter of a payload over its rate limit not kept'));
+    return paused;
+  };
+
+  /** A frames payload settles when committed: the QoS 1 PUBACK goes out only then (Aedes acks after this hook). */
+  const admit = (deviceId: string, packet: PublishPacket, payload: Buffer): Promise<void> => {
     if (d.log.isLevelEnabled('trace')) d.log.trace({ deviceId, payload: payload.toString('hex') }, 'frames payload');
     const { job, received, refusals, ignoredFields: ignored } = uplinkJob(deviceId, packet.topic, payload, d.maxPayloadBytes, new Date(), d.maxFutureSkewMs);
+    limiter.take(deviceId, received, payload.length);
     d.metrics.payloads.inc();
     d.metrics.received.inc(received);
     for (const reason of refusals) d.metrics.refused.inc({ reason: reasonLabel(reason) });

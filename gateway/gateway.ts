@@ -76,6 +76,10 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
       repos, pipeline: p, metrics, log, throttle, maxPayloadBytes: config.maxPayloadBytes, maxTopicBytes: config.mqttMaxTopicBytes,
       maxFutureSkewMs: config.maxFutureSkewMs, connectTimeoutMs: config.mqttConnectTimeoutMs,
       highWater: HIGH_WATER_BATCHES * Math.max(1, config.ingestBatchSize),
+      rateLimits: {
+        framesPerSecond: config.deviceFramesPerSecond, framesBurst: config.deviceFramesBurst,
+        bytesPerSecond: config.deviceBytesPerSecond, bytesBurst: config.deviceBytesBurst,
+      },
       shared: redis ? { mq: redis.mq, persistence: redis.persistence } : undefined, credentials,
     });
   } catch (err) {

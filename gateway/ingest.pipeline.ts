@@ -61,8 +61,11 @@ interface Pending { job: IngestJob; size: number; at: number; resolve(): void; r
  */
 const MERGED_SHARE = 20;
 
-/** A lane's waiting jobs (arrival order), their frames, its running batch and the timer of its window. */
-interface Lane { queue: Pending[]; queued: number; running: Promise<void> | null; timer: NodeJS.Timeout | null }
+/**
+ * A lane's waiting jobs, one queue per device (arrival order; the devices in the order they are next served), their
+ * frames, its running batch and the timer of its window.
+ */
+interface Lane { devices: Map<string, Pending[]>; queued: number; running: Promise<void> | null; timer: NodeJS.Timeout | null }
 
 /**
  * Lanes of devices (laneIndex), each at most one batch transaction at a time, its jobs in arrival order: a batch is
@@ -71,22 +74,36 @@ interface Lane { queue: Pending[]; queued: number; running: Promise<void> | null
  * trickle each lane's batch held a frame or two, one a window per lane, and each batch's statements cost about the
  * same whatever it holds (issue 13: at 200 frames/s over 2 lanes, PostgreSQL spent 0.41 of a core and the platform
  * 0.56). Under load the lanes are busy and each commits its own devices' frames, as before.
+ *
+ * A batch takes its lane's devices in turn, one payload each per round (take): a device with a backlog (a flood, a
+ * reconnect's upload) gets a share of each batch, not all of it, and another device's payload goes into the next batch
+ * instead of waiting behind the backlog; the devices a full batch left out are served first in the next one.
  */
 export function createIngestPipeline(o: PipelineOptions): IngestPipeline {
   const runBatch = batchRunner(o);
-  const lanes: Lane[] = Array.from({ length: Math.max(1, o.lanes ?? 1) }, () => ({ queue: [], queued: 0, running: null, timer: null }));
+  const lanes: Lane[] = Array.from({ length: Math.max(1, o.lanes ?? 1) }, () => ({ devices: new Map(), queued: 0, running: null, timer: null }));
   const laneOf = (deviceId: string) => lanes[lanes.length === 1 ? 0 : laneIndex(deviceId, lanes.length)];
   let closed = false;
 
+  /** When the lane's oldest waiting job came (the oldest of each device's is the first of its queue). */
+  const oldest = (lane: Lane) => {
+    let at = Infinity;
+    for (const queue of lane.devices.values()) at = Math.min(at, queue[0].at);
+    return at;
+  };
+
   const schedule = (lane: Lane) => {
-    if (lane.running || !lane.queue.length) return;
-    const wait = closed || lane.queued >= o.batchSize ? 0 : lane.queue[0].at + o.batchMs - Date.now();
-    if (wait > 0) {
-      lane.timer ??= setTimeout(() => { lane.timer = null; schedule(lane); }, wait);
-      return;
+    if (lane.running || !lane.devices.size) return;
+    if (!closed && lane.queued < o.batchSize) {
+      if (lane.timer) return; // set for the oldest job: later ones are not due sooner
+      const wait = oldest(lane) + o.batchMs - Date.now();
+      if (wait > 0) {
+        lane.timer = setTimeout(() => { lane.timer = null; schedule(lane); }, wait);
+        return;
+      }
     }
     const alone = lanes.every((l) => l === lane || !l.running) && lanes.reduce((n, l) => n + l.queued, 0) <= o.batchSize / MERGED_SHARE;
-    const group = alone ? lanes.filter((l) => l.queue.length) : [lane];
+    const group = alone ? lanes.filter((l) => l.devices.size) : [lane];
     const batch = group.flatMap(take);
     const run = runBatch(batch).finally(() => {
       for (const l of group) l.running = null;
@@ -98,14 +115,34 @@ export function createIngestPipeline(o: PipelineOptions): IngestPipeline {
     }
   };
 
-  /** The lane's oldest jobs up to batchSize frames (at least one). */
+  /**
+   * Up to batchSize frames of the lane's jobs (at least one), in rounds over its devices in their order, a device's
+   * oldest job each round. A device whose next job does not fit takes no more this batch (its later jobs must not
+   * overtake it); the devices served that still have jobs go behind the others, so the next batch starts with those
+   * this one left out.
+   */
   const take = (lane: Lane): Pending[] => {
     const batch: Pending[] = [];
     let size = 0;
-    while (lane.queue.length && (batch.length === 0 || size + lane.queue[0].size <= o.batchSize)) {
-      const p = lane.queue.shift()!;
-      size += p.size;
-      batch.push(p);
+    const served = new Set<string>();
+    let round = [...lane.devices.keys()];
+    while (round.length && size < o.batchSize) {
+      const next: string[] = [];
+      for (const deviceId of round) {
+        const queue = lane.devices.get(deviceId)!;
+        if (batch.length && size + queue[0].size > o.batchSize) continue;
+        const p = queue.shift()!;
+        batch.push(p);
+        size += p.size;
+        served.add(deviceId);
+        if (queue.length) next.push(deviceId); else lane.devices.delete(deviceId);
+        if (size >= o.batchSize) break;
+      }
+      round = next;
+    }
+    for (const deviceId of served) {
+      const queue = lane.devices.get(deviceId);
+      if (queue) { lane.devices.delete(deviceId); lane.devices.set(deviceId, queue); }
     }
     lane.queued -= size;
     return batch;
@@ -117,7 +154,9 @@ export function createIngestPipeline(o: PipelineOptions): IngestPipeline {
       return new Promise<void>((resolve, reject) => {
         const lane = laneOf(job.deviceId);
         const size = Math.max(1, job.frames.length + job.deadLetters.length);
-        lane.queue.push({ job, size, at: Date.now(), resolve, reject });
+        const pending: Pending = { job, size, at: Date.now(), resolve, reject };
+        const queue = lane.devices.get(job.deviceId);
+        if (queue) queue.push(pending); else lane.devices.set(job.deviceId, [pending]);
         lane.queued += size;
         schedule(lane);
       });

@@ -23,7 +23,17 @@ export function createGatewayMetrics(source: { connectedClients(): number; queue
       name: 'drivewire_gateway_frames_duplicate_total', help: 'Re-sent frames (same device and frame id) not stored again', registers,
     }),
     refused: new Counter({
-      name: 'drivewire_gateway_frames_refused_total', help: 'Frames or payloads refused, by reason', labelNames: ['reason'], registers,
+      name: 'drivewire_gateway_frames_refused_total',
+      help: 'Frames or payloads refused, by reason (rate_frames, rate_bytes: a QoS 0 payload over its device\'s rate limit, counted once)',
+      labelNames: ['reason'], registers,
+    }),
+    delayed: new Counter({
+      name: 'drivewire_gateway_payloads_delayed_total',
+      help: 'QoS 1 payloads over their device\'s rate limit, taken (and acknowledged) once within it, by reason: rate_frames, rate_bytes',
+      labelNames: ['reason'], registers,
+    }),
+    delaySeconds: new Counter({
+      name: 'drivewire_gateway_payload_delay_seconds_total', help: 'Seconds QoS 1 payloads waited for their device\'s rate limit', registers,
     }),
     ignoredFields: new Counter({
       name: 'drivewire_gateway_frame_fields_ignored_total',

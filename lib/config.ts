@@ -34,6 +34,14 @@ export interface Config {
    * frame stamped ahead is the device's newest until real time passes it, and the device's real frames meanwhile are late.
    */
   maxFutureSkewMs: number;
+  /** frames/s a device may publish in the long run (gateway/rate-limit.ts); 0 = no limit. */
+  deviceFramesPerSecond: number;
+  /** frames a device may publish at once, above its rate (the bucket's depth). */
+  deviceFramesBurst: number;
+  /** payload bytes/s a device may publish in the long run; 0 = no limit. */
+  deviceBytesPerSecond: number;
+  /** payload bytes a device may publish at once. */
+  deviceBytesBurst: number;
   allowPrivateWebhooks: boolean;
   webhookTimeoutMs: number;
   webhookConcurrency: number;
@@ -138,6 +146,16 @@ export const CONFIG_FIELDS: Field[] = [
   F('ingestBatchMs', 'INGEST_BATCH_MS', 'int', 20),
   F('maxPayloadBytes', 'MAX_PAYLOAD_BYTES', 'int', 256 * 1024),
   F('maxFutureSkewMs', 'MAX_FUTURE_SKEW_MS', 'int', 60_000),
+  // Per-device rate limit (frames/s and bytes/s, each a bucket with a burst; gateway/rate-limit.ts). A dongle reports
+  // about 1 frame/s while driving (the simulator's default), a fast one 10/s, and after a reconnect uploads what it kept
+  // offline in arrays: 500 frames/s is 50 times a fast dongle and uploads an hour of 1 Hz backlog in ~7 s; one flooding
+  // device sent 11,575 frames/s, and the benches' closed-loop devices reach ~240 frames/s each. The burst is 2 s of the
+  // rate: a burst of 5,000 frames at once kept the batches busy ~1.5 s and another device's PUBACK waited for them.
+  // Bytes: 500 frames/s of ~2 KB (a frame of every PID); the burst 2 s of it, 8 payloads of the largest size (256 KiB).
+  F('deviceFramesPerSecond', 'DEVICE_FRAMES_PER_SECOND', 'number', 500),
+  F('deviceFramesBurst', 'DEVICE_FRAMES_BURST', 'int', 1000),
+  F('deviceBytesPerSecond', 'DEVICE_BYTES_PER_SECOND', 'number', 1024 * 1024),
+  F('deviceBytesBurst', 'DEVICE_BYTES_BURST', 'int', 2 * 1024 * 1024),
   F('allowPrivateWebhooks', 'ALLOW_PRIVATE_WEBHOOKS', 'bool', false),
   F('webhookTimeoutMs', 'WEBHOOK_TIMEOUT_MS', 'int', 10_000),
   // 64: a claim refills a quarter of the slots at once and a record statement takes every call finished meanwhile, so

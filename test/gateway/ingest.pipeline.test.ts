@@ -213,6 +213,37 @@ describe('lanes', () => {
   });
 });
 
+describe('fair scheduling between devices', () => {
+  it('takes another device\'s payload into the next batch while one device has a backlog, each device\'s in order', async () => {
+    const [flood, other, third] = [await t.make.device(), await t.make.device(), await t.make.device()];
+    const name = (id: string) => (id === flood.id ? 'f' : id === other.id ? 'o' : 't');
+    const { p, seen } = pipeline({ batchSize: 3, batchMs: 60_000 });
+    // the third payload fills a batch, which starts at once; the rest wait for it: f4..f9, then o1, t1, o2
+    const jobs = Array.from({ length: 9 }, (_, k) => p.submit(job(flood.id, { id: `${k + 1}`, ts: at(k + 1).getTime() })));
+    jobs.push(p.submit(job(other.id, { id: '1', ts: at(1).getTime() })), p.submit(job(third.id, { id: '1', ts: at(1).getTime() })),
+      p.submit(job(other.id, { id: '2', ts: at(2).getTime() })));
+    await Promise.all(jobs);
+    const batches = seen.map((batch) => batch.map((b) => `${name(b.deviceId)}${b.messages.map((m) => m.frameId).join('')}`).sort());
+    // payloads taken in turn, one per device: the backlog of f does not hold o and t back
+    expect(batches).toEqual([['f123'], ['f4', 'o1', 't1'], ['f56', 'o2'], ['f789']]);
+    await p.close();
+  });
+
+  it('serves first, in the next batch, the devices a full batch left out', async () => {
+    const devices = await Promise.all(Array.from({ length: 5 }, () => t.make.device()));
+    const name = (id: string) => String(devices.findIndex((d) => d.id === id));
+    const { p, seen } = pipeline({ batchSize: 2, batchMs: 60_000 });
+    const jobs = [];
+    // devices 0 and 1 start a batch; then each of the five has two payloads waiting
+    for (const d of devices.slice(0, 2)) jobs.push(p.submit(job(d.id, { id: 'a', ts: at(1).getTime() })));
+    for (const k of ['b', 'c']) for (const d of devices) jobs.push(p.submit(job(d.id, { id: k, ts: at(k === 'b' ? 2 : 3).getTime() })));
+    await Promise.all(jobs);
+    const batches = seen.map((batch) => batch.map((b) => `${name(b.deviceId)}${b.messages.map((m) => m.frameId).join('')}`).sort());
+    expect(batches).toEqual([['0a', '1a'], ['0b', '1b'], ['2b', '3b'], ['0c', '4b'], ['1c', '2c'], ['3c', '4c']]);
+    await p.close();
+  });
+});
+
 describe('stages and events', () => {
   it('stores the events a stage returns with the batch and publishes messages and events after the commit', async () => {
     const d = await t.make.device();

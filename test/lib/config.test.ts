@@ -31,6 +31,15 @@ describe('config', () => {
     expect(() => loadConfig({ maxFutureSkewMs: '-1' }, {})).toThrow('--max-future-skew-ms / DRIVEWIRE_MAX_FUTURE_SKEW_MS: "-1" is not a non-negative integer');
   });
 
+  it('limits each device to 500 frames/s (burst 1000) and 1 MiB/s (burst 2 MiB) unless told otherwise; 0 is no limit', () => {
+    expect(loadConfig({}, {})).toMatchObject({
+      deviceFramesPerSecond: 500, deviceFramesBurst: 1000, deviceBytesPerSecond: 1048576, deviceBytesBurst: 2097152,
+    });
+    const c = loadConfig({ deviceFramesPerSecond: '0.5' }, { DRIVEWIRE_DEVICE_FRAMES_PER_SECOND: '20', DRIVEWIRE_DEVICE_BYTES_PER_SECOND: '0' });
+    expect([c.deviceFramesPerSecond, c.deviceBytesPerSecond]).toEqual([0.5, 0]);
+    expect(() => loadConfig({ deviceFramesBurst: '-1' }, {})).toThrow('--device-frames-burst / DRIVEWIRE_DEVICE_FRAMES_BURST: "-1" is not a non-negative integer');
+  });
+
   it('reads DATABASE_URL from the environment', () => {
     expect(loadConfig({}, { DATABASE_URL: 'postgres://x/y' }).databaseUrl).toBe('postgres://x/y');
   });
