@@ -33,7 +33,7 @@ export interface TripSpan {
 }
 
 /**
- * How much a late frame may re-derive (lib/config.ts tripRecomputeMaxMessages, tripRecomputeMaxAgeMs). A late
+ * How much a late frame may re-derive (lib/config.ts lateRecomputeMaxMessages, lateRecomputeMaxAgeMs). A late
  * frame re-derives its device's trips from the first one it can touch (SEGMENT) when that reads at most `maxMessages`
  * stored messages and starts no more than `maxAgeMs` before the device's newest message. Past the bound, a frame
  * inside a trip that it cannot split, join or end (no startup or shutdown, after the trip's start and before its last

@@ -19,7 +19,7 @@ function mayOpen(m: IngestedMessage, motionKmh: number): boolean {
  */
 export const tripsStage: StageFactory<EventStage> = ({ config }) => {
   const options = { gapMs: config.tripGapMs, stationaryMs: config.tripStationaryMs, motionKmh: config.tripMotionKmh };
-  const bounds = { maxMessages: config.tripRecomputeMaxMessages, maxAgeMs: config.tripRecomputeMaxAgeMs };
+  const bounds = { maxMessages: config.lateRecomputeMaxMessages, maxAgeMs: config.lateRecomputeMaxAgeMs };
   const ignition = (ms: IngestedMessage[]) => ms.some((m) => m.kind === 'startup' || m.kind === 'shutdown');
   /** An in-order span of messages (oldest first). */
   const inOrder = (deviceId: string, ms: IngestedMessage[]): TripSpan => ({

@@ -4,13 +4,13 @@ import { tripStats, type TripStats } from '../../db/trips/formulas.js';
 import { sumsOf } from '../../db/trips/segment.js';
 import { LON, at, batch, drive, feed, longDrive, north, tripEvents, tripsOf, type F } from './trips.fixtures.js';
 
-// Late frames past the re-derivation bound (tripRecomputeMaxMessages): a long trip here is longer than the bound.
+// Late frames past the re-derivation bound (lateRecomputeMaxMessages): a long trip here is longer than the bound.
 let t: TestApp;
 let small: TestApp;
 beforeAll(async () => {
   t = await buildTestApp();
   // a bound of 40 messages, so that drives of a few hundred samples are long trips (compared with a fresh derivation)
-  small = await buildTestApp({ tripRecomputeMaxMessages: 40 });
+  small = await buildTestApp({ lateRecomputeMaxMessages: 40 });
 });
 afterAll(async () => { await t?.close(); await small?.close(); });
 
