@@ -50,6 +50,9 @@ export const BENCH_SCENARIOS: BenchScenarioEntry[] = [
     load: async () => (await import('./flood.bench.js')).floodScenario },
   { name: 'start', description: 'drivewire serve on a new data directory, then restarted: seconds to /health, RSS while idle (--duration s); ratio to PGlite + PostGIS alone',
     load: async () => (await import('./start.bench.js')).startScenario },
+  { name: 'late-trip', description: 'a late frame into a long completed trip (--trip-messages) beside a current frame, --duration rounds of each: PUBACK ms, /health ms meanwhile',
+    load: async () => (await import('./late-trip.bench.js')).lateTripScenario,
+    smoke: { tripMessages: 20_000, durationS: 2 } },
   // Issue 11: the ingest scenario with the trips stage off then on, on fresh platforms, and their ratio.
   { name: 'trips', description: 'the ingest scenario with trips off then on (--trips compare): the cost of the trips stage',
     notInSmoke: true,

@@ -32,6 +32,8 @@ export interface BenchOptions {
   stepSeconds?: number;
   /** Connection attempts in flight at once (connections scenario). */
   parallel?: number;
+  /** Messages of the long completed trip the late-trip scenario's late frames go into. */
+  tripMessages?: number;
   /** `--smoke`: a scenario may shorten what the shared smoke options do not cover (drain waits). */
   smoke?: boolean;
 }

@@ -104,6 +104,14 @@ export interface Config {
   tripMotionKmh: number;
   /** ms between two sweeps for silent devices' open trips. */
   tripSweepMs: number;
+  /**
+   * Messages: how many stored messages a late frame may make the trips, collisions and trouble-code stages re-read;
+   * past it, a trip is spliced or left as it was (db/trips/segment.ts RecomputeBounds), collisions and codes are
+   * re-derived from the bound on only.
+   */
+  lateRecomputeMaxMessages: number;
+  /** ms: nor from further back than this before the device's newest message. */
+  lateRecomputeMaxAgeMs: number;
   /** Derive trips at ingest (the trips stage); off only to measure its cost (`bench ingest --trips compare`). */
   trips: boolean;
   /** Map tiles of the web console (issue 15): a Leaflet URL template with {z}/{x}/{y} (and optional {s}). */
@@ -194,6 +202,8 @@ export const CONFIG_FIELDS: Field[] = [
   F('tripStationaryMs', 'TRIP_STATIONARY_MS', 'int', 180_000),
   F('tripMotionKmh', 'TRIP_MOTION_KMH', 'number', 5),
   F('tripSweepMs', 'TRIP_SWEEP_MS', 'int', 30_000),
+  F('lateRecomputeMaxMessages', 'LATE_RECOMPUTE_MAX_MESSAGES', 'int', 10_000),
+  F('lateRecomputeMaxAgeMs', 'LATE_RECOMPUTE_MAX_AGE_MS', 'int', 24 * 60 * 60_000),
   F('trips', 'TRIPS', 'bool', true),
   F('tileUrl', 'TILE_URL', 'tiles', 'https://tile.openstreetmap.org/{z}/{x}/{y}.png'),
   F('tileAttribution', 'TILE_ATTRIBUTION', 'string', '&copy; <a href="https://www.openstreetmap.org/copyright">OpenStreetMap</a> contributors'),

@@ -58,6 +58,7 @@ export function registerBenchCommands(program: Command): void {
     .option('--steps <list>', 'knee scenario: offered total frames/s of each step, comma-separated, increasing', STEPS)
     .option('--step-seconds <s>', 'knee scenario: seconds each step lasts', '5')
     .option('--parallel <n>', 'connections scenario: connection attempts in flight at once', '250')
+    .option('--trip-messages <n>', 'late-trip scenario: messages of the long completed trip', '231500')
     .option('--no-baselines', 'skip the bare baselines (bare Aedes, raw COPY, the storing floor) measured after the scenario')
     .option('--no-save', 'do not append the results to bench/results/<scenario>.jsonl')
     .option('--smoke', 'every scenario, small and short, without baselines and not saved; exits 1 on lost or duplicated frames or errors (never on a timing)')
@@ -81,6 +82,7 @@ export function registerBenchCommands(program: Command): void {
         steps: stepList(o.steps),
         stepSeconds: count('step-seconds', o.stepSeconds, 1),
         parallel: count('parallel', o.parallel, 1),
+        tripMessages: count('trip-messages', o.tripMessages, 3),
       };
       // Each scenario's options: what the command line gives, else the scenario's devices; --smoke over both.
       const runs = chosen.map((entry) => {

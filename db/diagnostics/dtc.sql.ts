@@ -5,8 +5,14 @@ import { prepared } from '../prepared.js';
 import type { DtcInfo } from './dtc-info.js';
 import { vehicleAt } from '../vehicle-at.sql.js';
 
-/** Where a device's recomputation starts: its oldest message in the batch that carried `dtcs`. */
-export interface DtcSpan { deviceId: string; from: Date }
+/**
+ * Where a device's recomputation starts: its oldest message in the batch that carried `dtcs`; `late`: that message is
+ * at or before the device's newest stored one before the batch.
+ */
+export interface DtcSpan { deviceId: string; from: Date; late: boolean }
+
+/** How far back a late report re-derives (lib/config.ts lateRecomputeMaxMessages, lateRecomputeMaxAgeMs; RECOMPUTE). */
+export interface DtcBounds { maxMessages: number; maxAgeMs: number }
 
 const UPSERT_CODES = `
   INSERT INTO dtc_codes (id, number, make, system, subsystem, description)
@@ -25,10 +31,20 @@ const SPAN = `span AS (SELECT * FROM unnest(?::uuid[], ?::timestamptz[]) AS s(de
  * first and stops at the next report without it. From each device's span start on, the runs are re-derived
  * from the stored reports (gaps and islands over the report sequence), continuing the occurrences that were
  * on just before the span (report 0). Occurrences are upserted by (device, number, start), so an id survives
- * a recomputation that implies it again; those in the span no longer implied are deleted.
+ * a recomputation that implies it again; those in the span no longer implied are deleted. A late span starts no
+ * earlier than the device's `max_n`-th newest message, nor `max_age` before its newest (as the rules' bound,
+ * db/rules/evaluate.ts): its reports before that are stored but change no occurrence, and the span re-reads at most
+ * `max_n` messages. Returns each span with its start, for EVENT_DIFF.
  */
 const RECOMPUTE = `
-  WITH ${SPAN},
+  WITH asked AS (SELECT * FROM unnest(?::uuid[], ?::timestamptz[], ?::boolean[]) AS s(device_id, from_ts, late)),
+  bound AS (SELECT ?::int AS max_n, make_interval(secs => ?::float8 / 1000) AS max_age),
+  span AS (
+    SELECT s.device_id, CASE WHEN s.late THEN greatest(s.from_ts,
+        (SELECT max(m.ts) FROM messages m WHERE m.device_id = s.device_id) - b.max_age,
+        (SELECT m.ts FROM messages m WHERE m.device_id = s.device_id ORDER BY m.ts DESC OFFSET b.max_n - 1 LIMIT 1))
+      ELSE s.from_ts END AS from_ts
+    FROM asked s, bound b),
   prior AS (
     SELECT o.device_id, o.number, o.start, o.vehicle_id, o.code_id
     FROM dtc_occurrences o JOIN span s ON o.device_id = s.device_id
@@ -67,7 +83,8 @@ const RECOMPUTE = `
     WHERE o.device_id = s.device_id AND o.start >= s.from_ts
       AND NOT EXISTS (SELECT 1 FROM derived d WHERE d.device_id = o.device_id AND d.number = o.number AND d.start = o.start)
     RETURNING o.id)
-  SELECT (SELECT count(*) FROM upserted) AS upserted, (SELECT count(*) FROM removed) AS removed`;
+  SELECT s.device_id, s.from_ts, (SELECT count(*) FROM upserted) AS upserted, (SELECT count(*) FROM removed) AS removed
+  FROM span s`;
 
 /**
  * The dtc-on / dtc-off events the occurrences imply from each span start on, against those stored: stored
@@ -108,10 +125,11 @@ export async function upsertCodes(trx: Knex, infos: DtcInfo[]): Promise<void> {
 }
 
 /** Re-derives the occurrences of every span, then returns the events to add: two statements. */
-export async function recomputeOccurrences(trx: Knex, spans: DtcSpan[]): Promise<DtcEventRow[]> {
+export async function recomputeOccurrences(trx: Knex, spans: DtcSpan[], b: DtcBounds): Promise<DtcEventRow[]> {
   if (!spans.length) return [];
-  await prepared(trx, RECOMPUTE, spanParams(spans));
-  const { rows } = await prepared(trx, EVENT_DIFF, spanParams(spans));
+  const { rows: bounded } = await prepared(trx, RECOMPUTE, [...spanParams(spans), spans.map((s) => s.late), b.maxMessages, b.maxAgeMs]);
+  const { rows } = await prepared(trx, EVENT_DIFF, spanParams((bounded as Record<string, any>[]).map((r) => ({
+    deviceId: r.device_id, from: new Date(r.from_ts), late: false }))));
   return (rows as Record<string, any>[]).map((r) => ({
     deviceId: r.device_id, vehicleId: r.vehicle_id, eventType: r.event_type, ts: new Date(r.ts), codeId: r.code_id,
   }));

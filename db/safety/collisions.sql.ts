@@ -10,10 +10,16 @@ export interface CollisionOptions {
   minSpeedKmh: number;
   /** ms: impact samples closer than this are one collision. */
   mergeMs: number;
+  /** How far back a late frame re-derives (lib/config.ts lateRecomputeMaxMessages, lateRecomputeMaxAgeMs; RECOMPUTE). */
+  maxMessages: number;
+  maxAgeMs: number;
 }
 
-/** A device's oldest message in the batch that carried `accel` or `collision`. */
-export interface CollisionBatch { deviceId: string; minTs: Date }
+/**
+ * A device's oldest message in the batch that carried `accel` or `collision`; `late`: the batch holds frames at or
+ * before the device's newest stored one.
+ */
+export interface CollisionBatch { deviceId: string; minTs: Date; late: boolean }
 
 /**
  * Impact magnitude of a frame's accelerometer window (m/s², x forward, y left, z up with +1 g at rest):
@@ -39,14 +45,24 @@ export function impactMagnitudeG(a: Record<string, number>): number {
  * less than mergeMs apart are one impact, recorded at its first sample. Recomputation starts at the batch's
  * oldest such message, or at the first sample of a stored impact that may merge with it; impacts are upserted
  * by (device, ts) and those in the span no longer implied are deleted. Returns each device's span start.
+ * A late batch's span starts no earlier than the device's `max_n`-th newest message, nor `max_age` before its newest
+ * (as the rules' bound, db/rules/evaluate.ts): its frames before that are stored but change no collision, and the
+ * span re-reads at most `max_n` messages (and the stored impact the bound falls in, from its first sample).
  */
 const RECOMPUTE = `
-  WITH batch AS (SELECT * FROM unnest(?::uuid[], ?::timestamptz[]) AS b(device_id, min_ts)),
-  params AS (SELECT ?::float8 AS impact_g, ?::float8 AS min_speed, make_interval(secs => ?::float8 / 1000) AS merge),
+  WITH batch AS (SELECT * FROM unnest(?::uuid[], ?::timestamptz[], ?::boolean[]) AS b(device_id, min_ts, late)),
+  params AS (SELECT ?::float8 AS impact_g, ?::float8 AS min_speed, make_interval(secs => ?::float8 / 1000) AS merge,
+    ?::int AS max_n, make_interval(secs => ?::float8 / 1000) AS max_age),
+  bounded AS (
+    SELECT b.device_id, CASE WHEN b.late THEN greatest(b.min_ts,
+        (SELECT max(m.ts) FROM messages m WHERE m.device_id = b.device_id) - p.max_age,
+        (SELECT m.ts FROM messages m WHERE m.device_id = b.device_id ORDER BY m.ts DESC OFFSET p.max_n - 1 LIMIT 1))
+      ELSE b.min_ts END AS min_ts
+    FROM batch b, params p),
   span AS (
     SELECT b.device_id, coalesce((SELECT min(c.ts) FROM collisions c, params p WHERE c.device_id = b.device_id
       AND c.ts <= b.min_ts AND c.last_ts >= b.min_ts - p.merge), b.min_ts) AS from_ts
-    FROM batch b),
+    FROM bounded b),
   samples AS (
     SELECT m.device_id, m.id AS message_id, m.ts, m.location, m.extra -> 'collision' IS NOT NULL AS reported,
       (m.extra -> 'collision' ->> 'peakG')::float8 AS reported_g,
@@ -112,7 +128,8 @@ export interface CollisionEventRow { deviceId: string; vehicleId: string | null;
 export async function recomputeCollisions(trx: Knex, batches: CollisionBatch[], o: CollisionOptions): Promise<CollisionEventRow[]> {
   if (!batches.length) return [];
   const { rows: spans } = await prepared(trx, RECOMPUTE, [
-    batches.map((b) => b.deviceId), batches.map((b) => b.minTs.toISOString()), o.impactG, o.minSpeedKmh, o.mergeMs,
+    batches.map((b) => b.deviceId), batches.map((b) => b.minTs.toISOString()), batches.map((b) => b.late), o.impactG, o.minSpeedKmh,
+    o.mergeMs, o.maxMessages, o.maxAgeMs,
   ]);
   const { rows } = await prepared(trx, EVENT_DIFF, [
     (spans as any[]).map((s) => s.device_id), (spans as any[]).map((s) => new Date(s.from_ts).toISOString()),

@@ -349,3 +349,131 @@ export const CONTINUE: SqlStatement = {
   // the devices it advanced, column by column (db/fused.ts): ~200 rows a batch
   columns: ['device_id'],
 };
+
+/**
+ * Before SEGMENT, for the devices of a batch with late messages (before the device's previous newest): where the
+ * re-derivation would start (SEGMENT's `from_ts`: the late message, or the start of the first trip ending within a gap
+ * of it) and whether it stays within the bound: from no earlier than `max_age` before the device's newest message, and
+ * reading at most `max_n` stored messages (the trips from there on count their messages, then a probe of the index reads
+ * at most `max_n` entries). Else the trip whose interior holds every late message (`host`: after its start, before its
+ * last counted message, and for a motion trip before its last moving sample, so that no boundary can move; no late
+ * message a startup or shutdown; at most `max_n` stored messages among them), for SPLICE. Parameters: per device its
+ * id, first and last late message, whether one is a startup or shutdown, its newest timestamp; then gap (ms), max_n,
+ * max_age (ms). Reads no message beyond these bounds.
+ */
+export const LATE_PLAN = `
+  WITH late AS (SELECT * FROM unnest(?::uuid[], ?::timestamptz[], ?::timestamptz[], ?::boolean[], ?::timestamptz[])
+    AS l(device_id, first_ts, last_ts, ignition, newest)),
+  p AS (SELECT make_interval(secs => ?::float8 / 1000) AS gap, ?::int AS max_n, make_interval(secs => ?::float8 / 1000) AS max_age),
+  span AS (
+    SELECT l.*, least(l.first_ts, (SELECT min(t.start_ts) FROM trips t WHERE t.device_id = l.device_id
+      AND coalesce(t.stop_ts, 'infinity'::timestamptz) >= l.first_ts - ${P('gap')})) AS from_ts
+    FROM late l)
+  SELECT s.device_id,
+    CASE WHEN s.from_ts < s.newest - ${P('max_age')} THEN false
+      WHEN (SELECT coalesce(sum(t.message_count), 0) FROM trips t WHERE t.device_id = s.device_id AND t.start_ts >= s.from_ts) > ${P('max_n')}
+        THEN false
+      ELSE NOT EXISTS (SELECT 1 FROM (SELECT 1 FROM messages m WHERE m.device_id = s.device_id AND m.ts >= s.from_ts
+        ORDER BY m.ts OFFSET ${P('max_n')} LIMIT 1) x) END AS within,
+    h.id AS host_id
+  FROM span s LEFT JOIN LATERAL (
+    SELECT t.id FROM (SELECT * FROM trips t WHERE t.device_id = s.device_id AND t.start_ts < s.first_ts ORDER BY t.start_ts DESC LIMIT 1) t
+    WHERE NOT s.ignition AND s.last_ts < t.last_ts AND (t.start_reason = 'startup' OR s.last_ts < t.last_moving_ts)
+      AND NOT EXISTS (SELECT 1 FROM (SELECT 1 FROM messages m WHERE m.device_id = s.device_id AND m.ts >= s.first_ts AND m.ts <= s.last_ts
+        ORDER BY m.ts OFFSET ${P('max_n')} LIMIT 1) x)) h ON true`;
+
+/**
+ * A late frame's effect on a trip too long to re-derive (LATE_PLAN's `host`), without reading the trip: the trip's
+ * messages from `n` before the first late message to `n` after the last one (or to the trip's start and end, when
+ * closer) are summed twice by MEMBERS and SUMS, as stored before (version 0: without the batch's messages) and with the
+ * late ones (version 1), and the trip's sums move by the difference. What a message adds depends on its predecessors
+ * alone (the previous message, speed sample and location, and the previous message's hard-event state), and the late
+ * messages cannot move a boundary (LATE_PLAN), so outside the window nothing changes, and the window's first messages
+ * add the same to both versions whatever the window does not see before them. Exact when the window sees what the late
+ * messages' successors and predecessors need: before them, two speed samples (if they carry a speed) and a location (if
+ * they carry one), or the trip's start; after them, a speed sample followed by a message (if they carry a speed), a
+ * location (if they carry one) and a message, or the trip's end (whose carried state, last location and speed, is
+ * then recomputed, as the start point is from the window at the trip's start). A trip whose window does not is left
+ * unchanged (`spliced` false). The map preview is not redrawn. Parameters: per trip its id, device, first and last late
+ * message; the batch's message ids; the late ones; `p`'s; `n`. Returns each trip's id and whether it was spliced, and
+ * the updated trip's row.
+ */
+export const SPLICE = `
+  WITH host AS MATERIALIZED (
+    SELECT t.*, l.first_ts AS l_first, l.last_ts AS l_last
+    FROM unnest(?::uuid[], ?::uuid[], ?::timestamptz[], ?::timestamptz[]) AS l(trip_id, device_id, first_ts, last_ts)
+    JOIN trips t ON t.id = l.trip_id AND t.device_id = l.device_id),
+  batch_ids AS (SELECT ?::uuid[] AS ids), late_ids AS (SELECT ?::uuid[] AS ids), ${PARAMS}, w AS (SELECT ?::int AS n),
+  -- the window: the trip's n messages before the first late one, the messages from it to the last one (LATE_PLAN bounds
+  -- them), the n after it; \`edge\` tells the first two parts from the last (fewer than n: the trip's start or end)
+  win AS (
+    SELECT h.id AS trip_id, h.device_id, h.l_first, h.l_last, m.*
+    FROM host h CROSS JOIN LATERAL (
+      SELECT -1 AS edge, mm.id, mm.ts, mm.received_at, mm.location, mm.vehicle_speed, mm.data, mm.extra
+      FROM (SELECT * FROM messages mm WHERE mm.device_id = h.device_id AND mm.ts < h.l_first AND mm.ts >= h.start_ts
+        ORDER BY mm.ts DESC, mm.id DESC LIMIT (SELECT n FROM w)) mm
+      UNION ALL
+      SELECT 0, mm.id, mm.ts, mm.received_at, mm.location, mm.vehicle_speed, mm.data, mm.extra
+      FROM messages mm WHERE mm.device_id = h.device_id AND mm.ts >= h.l_first AND mm.ts <= h.l_last
+      UNION ALL
+      SELECT 1, mm.id, mm.ts, mm.received_at, mm.location, mm.vehicle_speed, mm.data, mm.extra
+      FROM (SELECT * FROM messages mm WHERE mm.device_id = h.device_id AND mm.ts > h.l_last AND mm.ts <= h.last_ts
+        ORDER BY mm.ts, mm.id LIMIT (SELECT n FROM w)) mm) m),
+  rows0 AS (
+    SELECT m.device_id, v.ver AS sess, 0 AS seg, m.id, m.ts, m.received_at, m.location,
+      coalesce(${VEHICLE_SPEED('m')}, (m.extra -> 'gps' ->> 'speed')::float8) AS spd,
+      (m.data ->> 'calculatedLoadValue')::float8 AS load, (m.data ->> 'engineFuelRate')::float8 AS fuel_rate,
+      (m.data ->> 'massAirFlow')::float8 AS maf, coalesce((m.data ->> 'fuelType') ILIKE '%diesel%', false) AS diesel,
+      (m.data -> 'accel' ->> 'minX')::float8 AS ax_min, (m.data -> 'accel' ->> 'maxX')::float8 AS ax_max,
+      m.id IN (SELECT unnest(ids) FROM late_ids) AS is_late, m.l_first, m.l_last, m.edge
+    FROM win m CROSS JOIN (VALUES (0), (1)) v(ver)
+    -- version 0: the messages stored before the batch; version 1: those and the late ones (not the batch's others)
+    WHERE CASE WHEN m.id IN (SELECT unnest(ids) FROM batch_ids) THEN v.ver = 1 AND m.id IN (SELECT unnest(ids) FROM late_ids)
+      ELSE true END),
+  rows1 AS MATERIALIZED (
+    SELECT r.*, row_number() OVER (PARTITION BY r.device_id, r.sess ORDER BY r.ts, r.received_at, r.id) AS rn,
+      coalesce(r.spd >= ${P('motion')}, false) AS mv, false AS virt,
+      -- what MEMBERS reads of the segment (every row up to the window's end is a member) and of its context (none)
+      'spliced'::text AS end_reason, true AS ignition, NULL::timestamptz AS last_mv_ts, 'infinity'::timestamptz AS end_ts,
+      NULL::float8 AS v_spd, NULL::timestamptz AS v_spd_ts, NULL::geometry AS v_loc, NULL::text AS v_hard, NULL::timestamptz AS v_ts
+    FROM rows0 r),
+  ${MEMBERS('rows1 r', ['device_id', 'sess'], 'r', { seg: 'r' })}, ${SUMS(['device_id', 'sess'])},
+  -- whether the window sees what the late messages need (above), from version 0's rows and the late ones
+  judged AS (
+    SELECT h.id AS trip_id, h.device_id, x.from_start, x.to_end,
+      (x.from_start OR ((NOT x.late_spd OR x.pre_spd >= 2) AND (NOT x.late_loc OR x.pre_loc >= 1)))
+      AND (x.to_end OR (x.post_n >= 1 AND (NOT x.late_loc OR x.post_loc >= 1)
+        AND (NOT x.late_spd OR x.post_last_rn > x.post_first_spd_rn))) AS ok
+    FROM host h JOIN (
+      SELECT r.device_id, count(*) FILTER (WHERE r.sess = 0 AND r.edge = -1) < (SELECT n FROM w) AS from_start,
+        count(*) FILTER (WHERE r.sess = 0 AND r.edge = 1) < (SELECT n FROM w) AS to_end,
+        coalesce(bool_or(r.spd IS NOT NULL) FILTER (WHERE r.is_late), false) AS late_spd,
+        coalesce(bool_or(r.location IS NOT NULL) FILTER (WHERE r.is_late), false) AS late_loc,
+        count(r.spd) FILTER (WHERE r.sess = 0 AND r.ts < r.l_first) AS pre_spd,
+        count(r.location) FILTER (WHERE r.sess = 0 AND r.ts < r.l_first) AS pre_loc,
+        count(*) FILTER (WHERE r.sess = 0 AND r.ts > r.l_last) AS post_n,
+        count(r.location) FILTER (WHERE r.sess = 0 AND r.ts > r.l_last) AS post_loc,
+        max(r.rn) FILTER (WHERE r.sess = 0 AND r.ts > r.l_last) AS post_last_rn,
+        min(r.rn) FILTER (WHERE r.sess = 0 AND r.ts > r.l_last AND r.spd IS NOT NULL) AS post_first_spd_rn
+      FROM rows1 r GROUP BY r.device_id) x ON x.device_id = h.device_id),
+  spliced AS (
+    UPDATE trips t SET
+      ${['message_count', 'location_count', 'gps_m', 'vss_m', 'speed_n', 'moving_n', 'moving_sum', 'moving_sumsq', 'load_n', 'load_sum',
+    'fuel_rate_l', 'air_g', 'fuel_n', 'hard_accel', 'hard_brake', 'stop_count', 'speeding_ms']
+    .map((c) => `${c} = t.${c} + n.${c} - coalesce(o.${c}, 0)`).join(', ')},
+      max_speed = greatest(t.max_speed, n.max_speed), diesel = t.diesel OR coalesce(n.diesel, false),
+      last_moving_ts = greatest(t.last_moving_ts, n.last_moving_ts),
+      start_point = CASE WHEN j.from_start THEN coalesce(n.first_location, t.start_point) ELSE t.start_point END,
+      stop_point = CASE WHEN j.to_end THEN coalesce(n.last_location, t.stop_point) ELSE t.stop_point END,
+      last_location = CASE WHEN j.to_end THEN coalesce(n.last_location, t.last_location) ELSE t.last_location END,
+      last_speed = CASE WHEN j.to_end THEN coalesce(n.last_speed, t.last_speed) ELSE t.last_speed END,
+      last_speed_ts = CASE WHEN j.to_end THEN coalesce(n.last_speed_ts, t.last_speed_ts) ELSE t.last_speed_ts END,
+      last_hard = CASE WHEN j.to_end THEN n.last_hard ELSE t.last_hard END,
+      last_stopped = CASE WHEN j.to_end THEN coalesce(coalesce(n.last_speed, t.last_speed) < ${P('stopped')}, false) ELSE t.last_stopped END,
+      touched_at = now()
+    FROM judged j JOIN sums n ON n.device_id = j.device_id AND n.sess = 1 LEFT JOIN sums o ON o.device_id = j.device_id AND o.sess = 0
+    WHERE t.id = ANY (ARRAY(SELECT trip_id FROM judged WHERE ok)) AND t.id = j.trip_id AND j.ok
+    RETURNING t.*)
+  SELECT s.*, true AS spliced FROM spliced s
+  UNION ALL
+  SELECT h.*, false FROM trips h WHERE h.id = ANY (ARRAY(SELECT trip_id FROM judged WHERE NOT ok))`;

@@ -2,10 +2,11 @@
 // the number of devices: continue (1, when a device's batch is in order without startup or shutdown; at ingest it
 // shares its round trip with the distance statement), segment
 // (1, for the devices the first did not advance), then, when trips closed, preview (1) and report cards (1),
-// then, when a trip opened, closed or was re-derived, events (1).
+// then, when a trip opened, closed or was re-derived, events (1). A batch with late frames adds the bound's plan (1)
+// and, for frames past the bound that a splice applies to, the splice (1) and its report cards (1).
 import type { Knex } from 'knex';
 import type { NewEvent } from '../repositories/events.repository.js';
-import { CONTINUE, SEGMENT } from './segment.sql.js';
+import { CONTINUE, LATE_PLAN, SEGMENT, SPLICE } from './segment.sql.js';
 import { prepared } from '../prepared.js';
 import { boolArray, timestampArray, uuidArray } from '../binary-array.js';
 import type { PartRow, SqlPart } from '../fused.js';
@@ -24,7 +25,29 @@ export interface TripSpan {
   mayOpen: boolean;
   /** The batch holds a startup or a shutdown (a trip boundary): CONTINUE does not apply. */
   ignition: boolean;
+  /**
+   * A late span's parts: its messages before the device's previous newest (`late`: ids, first and last time, whether
+   * one is a startup or shutdown), its newest message's time, and the rest of it as an in-order span (null: none).
+   */
+  parts?: { lateIds: string[]; lateFirst: Date; lateLast: Date; lateIgnition: boolean; newest: Date; rest: TripSpan | null };
 }
+
+/**
+ * How much a late frame may re-derive (lib/config.ts lateRecomputeMaxMessages, lateRecomputeMaxAgeMs). A late
+ * frame re-derives its device's trips from the first one it can touch (SEGMENT) when that reads at most `maxMessages`
+ * stored messages and starts no more than `maxAgeMs` before the device's newest message. Past the bound, a frame
+ * inside a trip that it cannot split, join or end (no startup or shutdown, after the trip's start and before its last
+ * counted message, a motion trip's last moving sample) is spliced into it (SPLICE: the trip's figures as a
+ * re-derivation gives them, from a window of SPLICE_WINDOW messages each side; its map preview is not redrawn); any
+ * other is stored, readable and counted by the other stages, but leaves the trips as they were. The batch's messages
+ * after the device's previous newest advance its trips as in-order messages do.
+ */
+export interface RecomputeBounds { maxMessages: number; maxAgeMs: number }
+
+export const TRIP_RECOMPUTE_DEFAULTS: RecomputeBounds = { maxMessages: 10_000, maxAgeMs: 24 * 60 * 60_000 };
+
+/** Messages a splice reads on each side of a device's late messages (SPLICE's `n`). */
+export const SPLICE_WINDOW = 50;
 
 const ms = (v: Date | string | null) => (v === null ? 0 : new Date(v).getTime());
 
@@ -75,7 +98,13 @@ async function segment(trx: Knex, spans: TripSpan[], o: SegmentOptions) {
 async function finalize(trx: Knex, closed: string[]): Promise<void> {
   if (!closed.length) return;
   const { rows } = await prepared(trx, FINALIZE, [PREVIEW_TOLERANCE_DEG, closed]);
-  const cards = (rows as Record<string, any>[]).map((r) => {
+  await reportCards(trx, rows as Record<string, any>[]);
+}
+
+/** The report cards of closed trips, from their rows: one statement. */
+async function reportCards(trx: Knex, rows: Record<string, any>[]): Promise<void> {
+  if (!rows.length) return;
+  const cards = rows.map((r) => {
     const sums = sumsOf(r);
     const score = reportCardScore(tripStats(sums), sums.speedingMs);
     return { r, grade: gradeFor(score), score };
@@ -97,12 +126,43 @@ async function tripEvents(trx: Knex, touched: string[]): Promise<NewEvent[]> {
 }
 
 /**
- * After `continuePart` (its rows, or null when it had none): segments the devices it did not advance, finalizes the
- * trips that closed and returns the events to store.
+ * The late spans past the bound (RecomputeBounds): those a splice applies to are spliced into their trip (two
+ * statements for all of them: SPLICE, then the report cards of closed trips), the others leave the trips as they were;
+ * both give way to the in-order rest of their batch. One statement (LATE_PLAN) when no span is past it. Returns the
+ * spans for SEGMENT.
  */
-export async function advanceTripsAfter(trx: Knex, spans: TripSpan[], continued: PartRow[] | null, o: SegmentOptions): Promise<NewEvent[]> {
+async function boundLate(trx: Knex, spans: TripSpan[], o: SegmentOptions, b: RecomputeBounds): Promise<TripSpan[]> {
+  const late = spans.filter((s) => s.late && s.parts);
+  if (!late.length) return spans;
+  const { rows } = await prepared(trx, LATE_PLAN, [
+    uuidArray(late.map((s) => s.deviceId)), timestampArray(late.map((s) => s.parts!.lateFirst)),
+    timestampArray(late.map((s) => s.parts!.lateLast)), boolArray(late.map((s) => s.parts!.lateIgnition)),
+    timestampArray(late.map((s) => s.parts!.newest)), o.gapMs, b.maxMessages, b.maxAgeMs,
+  ]);
+  const plan = new Map((rows as Record<string, any>[]).map((r) => [r.device_id as string, r]));
+  const past = late.filter((s) => !plan.get(s.deviceId)?.within);
+  if (!past.length) return spans;
+  const splice = past.filter((s) => plan.get(s.deviceId)?.host_id);
+  if (splice.length) {
+    const { rows: trips } = await prepared(trx, SPLICE, [
+      uuidArray(splice.map((s) => plan.get(s.deviceId)!.host_id)), uuidArray(splice.map((s) => s.deviceId)),
+      timestampArray(splice.map((s) => s.parts!.lateFirst)), timestampArray(splice.map((s) => s.parts!.lateLast)),
+      uuidArray(splice.flatMap((s) => s.messageIds)), uuidArray(splice.flatMap((s) => s.parts!.lateIds)), ...params(o), SPLICE_WINDOW,
+    ]);
+    await reportCards(trx, (trips as Record<string, any>[]).filter((r) => r.spliced && r.stop_ts !== null));
+  }
+  const bounded = new Set(past.map((s) => s.deviceId));
+  return spans.flatMap((s) => (bounded.has(s.deviceId) ? (s.parts!.rest ? [s.parts!.rest] : []) : [s]));
+}
+
+/**
+ * After `continuePart` (its rows, or null when it had none): bounds what late frames re-derive (boundLate), segments
+ * the devices CONTINUE did not advance, finalizes the trips that closed and returns the events to store.
+ */
+export async function advanceTripsAfter(trx: Knex, spans: TripSpan[], continued: PartRow[] | null, o: SegmentOptions,
+  bounds: RecomputeBounds = TRIP_RECOMPUTE_DEFAULTS): Promise<NewEvent[]> {
   const advanced = new Set((continued ?? []).map((r) => r.device_id as string));
-  const rest = spans.filter((s) => !advanced.has(s.deviceId));
+  const rest = await boundLate(trx, spans.filter((s) => !advanced.has(s.deviceId)), o, bounds);
   if (!rest.length) return [];
   const { eventful, closed } = await segment(trx, rest, o);
   await finalize(trx, closed);

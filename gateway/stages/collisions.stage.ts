@@ -21,18 +21,19 @@ function spanStart(d: DeviceBatch, impactG: number): IngestedMessage | undefined
  * Collisions (issue 12, spec 2.14, 4.11): a frame reporting a collision, or an accelerometer impact while
  * moving, makes one collision per impact and a `collision` event. Two statements per batch for all devices
  * whose batch may change them (spanStart), none when no device's may (db/safety/collisions.sql.ts); late
- * frames re-derive their span.
+ * frames re-derive their span, within the bound of lateRecomputeMaxMessages and lateRecomputeMaxAgeMs.
  */
 export const collisionsStage: StageFactory<EventStage> = ({ config }) => ({
   name: 'collisions',
   async apply({ trx, devices }) {
     const batches: CollisionBatch[] = devices.flatMap((d) => {
       const first = spanStart(d, config.collisionImpactG);
-      return first ? [{ deviceId: d.deviceId, minTs: first.timestamp }] : [];
+      return first ? [{ deviceId: d.deviceId, minTs: first.timestamp, late: isLate(d, true) }] : [];
     });
     if (!batches.length) return [];
     const rows = await recomputeCollisions(trx, batches, {
       impactG: config.collisionImpactG, minSpeedKmh: config.collisionMinSpeedKmh, mergeMs: config.collisionMergeMs,
+      maxMessages: config.lateRecomputeMaxMessages, maxAgeMs: config.lateRecomputeMaxAgeMs,
     });
     return rows.map((r): NewEvent => ({
       deviceId: r.deviceId, vehicleId: r.vehicleId, timestamp: r.ts, eventType: 'collision',

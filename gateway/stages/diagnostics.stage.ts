@@ -8,7 +8,8 @@ import type { DeviceBatch, StageFactory, EventStage } from '../ingest.types.js';
 function dtcSpans(devices: DeviceBatch[]): DtcSpan[] {
   return devices.flatMap((d) => {
     const first = d.messages.find((m) => m.dtcs !== null);
-    return first ? [{ deviceId: d.deviceId, from: first.timestamp }] : [];
+    const late = d.previousLatest !== null && first !== undefined && first.timestamp <= d.previousLatest;
+    return first ? [{ deviceId: d.deviceId, from: first.timestamp, late }] : [];
   });
 }
 
@@ -27,16 +28,17 @@ function readingRows(devices: DeviceBatch[]): ReadingRow[] {
  * Diagnostics (issue 12, spec 2.13, 3.2): trouble-code occurrences with dtc-on / dtc-off events, and battery
  * readings. Four statements per batch for all its devices: code records, occurrences, event diff, readings.
  * A frame without `dtcs` says nothing about codes; a late frame with `dtcs` re-derives its device's codes
- * from its time on (db/diagnostics/dtc.sql.ts), keeping the events the data still implies.
+ * from its time on (db/diagnostics/dtc.sql.ts), keeping the events the data still implies, within the bound of
+ * lateRecomputeMaxMessages and lateRecomputeMaxAgeMs.
  */
-export const diagnosticsStage: StageFactory<EventStage> = () => ({
+export const diagnosticsStage: StageFactory<EventStage> = ({ config }) => ({
   name: 'diagnostics',
   async apply({ trx, devices }) {
     await storeReadings(trx, readingRows(devices));
     const spans = dtcSpans(devices);
     if (!spans.length) return [];
     await upsertCodes(trx, codesSeen(devices));
-    const rows = await recomputeOccurrences(trx, spans);
+    const rows = await recomputeOccurrences(trx, spans, { maxMessages: config.lateRecomputeMaxMessages, maxAgeMs: config.lateRecomputeMaxAgeMs });
     return rows.map((r): NewEvent => ({
       deviceId: r.deviceId, vehicleId: r.vehicleId, timestamp: r.ts, eventType: r.eventType,
       objectType: 'vehicle', objectId: r.vehicleId, meta: { code: r.codeId },

@@ -56,8 +56,18 @@ async function store(trx: Knex, deviceId: string, frames: F[]) {
   return rows.sort((a, b) => a.ts.getTime() - b.ts.getTime());
 }
 
-/** One ingest batch for several devices: stores their frames and runs the trips stage in one transaction. */
-export async function batch(t: TestApp, byDevice: Record<string, F[]>, onQuery?: () => void): Promise<NewEvent[]> {
+/** The rows of messages this transaction has read so far (sequential scans and index fetches: pg_stat_xact_user_tables). */
+async function messageRowsRead(trx: Knex): Promise<number> {
+  const { rows } = await trx.raw(`SELECT coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0) AS n FROM pg_stat_xact_user_tables
+    WHERE relname = 'messages'`);
+  return Number(rows[0]?.n ?? 0);
+}
+
+/**
+ * One ingest batch for several devices: stores their frames and runs the trips stage in one transaction. With
+ * `reads`, its `messages` is set to the rows of messages the trips stage read.
+ */
+export async function batch(t: TestApp, byDevice: Record<string, F[]>, onQuery?: () => void, reads?: { messages?: number }): Promise<NewEvent[]> {
   return t.db.knex.transaction(async (trx) => {
     const devices = [];
     for (const [deviceId, frames] of Object.entries(byDevice)) {
@@ -70,8 +80,10 @@ export async function batch(t: TestApp, byDevice: Record<string, F[]>, onQuery?:
     }
     if (onQuery) t.db.knex.on('query', onQuery);
     let events: NewEvent[];
+    const before = reads ? await messageRowsRead(trx) : 0;
     try {
       events = await tripsStage({ config: t.config } as any).apply({ trx, devices });
+      if (reads) reads.messages = (await messageRowsRead(trx)) - before;
     } finally {
       if (onQuery) t.db.knex.off('query', onQuery);
     }
@@ -92,4 +104,35 @@ export async function tripsOf(t: TestApp, deviceId: string) {
 export async function tripEvents(t: TestApp, deviceId: string) {
   const rows = await t.db.knex('events').where({ device_id: deviceId }).whereLike('event_type', 'trip-%').orderBy([{ column: 'ts' }, { column: 'event_type' }]);
   return rows.map((r: any) => `${r.event_type}@${(new Date(r.ts).getTime() - BASE) / 1000}`);
+}
+
+/**
+ * A long drive stored in bulk (one INSERT … SELECT, as a device that drove for hours), then its trips derived as one
+ * in-order batch: a startup at s0, a sample every second at `kmh` northwards with its position, a shutdown at
+ * s0 + n - 1 (with `ignition` false: telemetry only, a motion trip). Returns the frames as `F`, in time order.
+ */
+export async function longDrive(t: TestApp, deviceId: string, s0: number, n: number, kmh = 50, { ignition = true } = {}): Promise<F[]> {
+  const frames: F[] = [];
+  for (let i = 0; i < n; i++) {
+    const kind = !ignition ? 'telemetry' : i === 0 ? 'startup' : i === n - 1 ? 'shutdown' : 'telemetry';
+    const speed = i === 0 || i === n - 1 ? 0 : kmh;
+    frames.push({ s: s0 + i, kind, speed, lat: north(i * kmh / 3.6), lon: LON });
+  }
+  await t.db.knex.transaction(async (trx) => {
+    await trx.raw(`
+      INSERT INTO messages (id, device_id, ts, frame_id, kind, data, location, extra, received_at, vehicle_speed)
+      SELECT gen_random_uuid(), ?::uuid, to_timestamp(f.ts_ms / 1000.0), NULL, f.kind,
+        jsonb_build_object('vehicleSpeed', f.speed, 'location', jsonb_build_object('type', 'Point', 'coordinates', jsonb_build_array(f.lon, f.lat))),
+        ST_SetSRID(ST_MakePoint(f.lon, f.lat), 4326), NULL, now(), f.speed
+      FROM unnest(?::float8[], ?::text[], ?::float8[], ?::float8[], ?::float8[]) AS f(ts_ms, kind, speed, lat, lon)`,
+    [deviceId, frames.map((f) => at(f.s).getTime()), frames.map((f) => f.kind), frames.map((f) => f.speed), frames.map((f) => f.lat),
+      frames.map((f) => f.lon)] as any);
+    // as the platform's auto-analyze does once a table has grown (db/connection.ts): the plans then know a device's rows
+    await trx.raw('ANALYZE messages');
+    const rows = await trx('messages').where({ device_id: deviceId }).orderBy([{ column: 'ts' }, { column: 'received_at' }, { column: 'id' }]);
+    const devices = [{ deviceId, previousLatest: null,
+      messages: rows.map((r: any) => ({ id: r.id, deviceId, timestamp: new Date(r.ts), kind: r.kind, data: r.data })) as any[] }];
+    await t.repos.events.insert(await tripsStage({ config: t.config } as any).apply({ trx, devices }), trx);
+  });
+  return frames;
 }

@@ -1,0 +1,105 @@
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { silentLogger } from '../../lib/logger.js';
+import { diagnosticsStage } from '../../gateway/stages/diagnostics.stage.js';
+import { collisionsStage } from '../../gateway/stages/collisions.stage.js';
+import type { DeviceBatch, IngestedMessage } from '../../gateway/ingest.types.js';
+
+// How far back a late frame makes the collisions and trouble-code stages re-read (lateRecomputeMaxMessages: 200 here).
+let t: TestApp;
+beforeAll(async () => {
+  t = await buildTestApp({ lateRecomputeMaxMessages: 200 });
+  // a fleet around the devices under test (50 devices, 600 frames each), so that the planner sees what it sees in
+  // service: a device's messages are a small part of the table, read through its index
+  const app = await t.make.application();
+  const fleet = [];
+  for (let i = 0; i < 50; i++) fleet.push((await t.make.device(app.principal)).id);
+  await t.db.knex.raw(`
+    INSERT INTO messages (id, device_id, ts, frame_id, kind, data, location, extra, received_at)
+    SELECT gen_random_uuid(), d, to_timestamp(?::float8 / 1000 + i), NULL, 'telemetry', '{}'::jsonb, NULL, NULL, now()
+    FROM unnest(?::uuid[]) AS d, generate_series(0, 599) AS i`, [T0, fleet]);
+});
+afterAll(async () => { await t?.close(); });
+
+const G = 9.80665;
+const T0 = Date.UTC(2026, 2, 1, 9, 0, 0);
+const accel = (minX: number) => ({ maxX: 0.1, minX, maxY: 0.1, minY: -0.1, maxZ: G, minZ: G });
+
+/** A device that drove `n` seconds, a frame a second at 50 km/h with an accelerometer window and no trouble code. */
+async function history(n: number): Promise<string> {
+  const app = await t.make.application();
+  const device = await t.make.device(app.principal);
+  await t.db.knex.raw(`
+    INSERT INTO messages (id, device_id, ts, frame_id, kind, data, location, extra, received_at, vehicle_speed)
+    SELECT gen_random_uuid(), ?::uuid, to_timestamp((?::float8 + i * 1000) / 1000), NULL, 'telemetry',
+      jsonb_build_object('vehicleSpeed', 50, 'accel', ?::jsonb), ST_SetSRID(ST_MakePoint(-96.8, 32.7 + i * 0.0001), 4326),
+      jsonb_build_object('dtcs', '[]'::jsonb), now(), 50
+    FROM generate_series(0, ? - 1) AS i`, [device.id, T0, JSON.stringify(accel(-0.1)), n]);
+  // as the platform's auto-analyze does once a table has grown (db/connection.ts): the plans then know a device's rows
+  await t.db.knex.raw('ANALYZE messages');
+  return device.id;
+}
+
+/** A frame at `s` seconds after T0: an impact of 4 g while moving, reporting P0301. */
+function impactAt(deviceId: string, s: number): IngestedMessage {
+  return {
+    id: randomUUID(), deviceId, timestamp: new Date(T0 + s * 1000), kind: 'telemetry', frameId: null,
+    data: { vehicleSpeed: 50, accel: accel(-4 * G) }, lat: 32.7, lon: -96.8, gps: null, vin: null, dtcs: ['P0301'], battery: null,
+    collision: null, receivedAt: new Date(), vehicleId: null,
+  };
+}
+
+async function messagesRead(trx: Knex): Promise<number> {
+  const { rows } = await trx.raw(`SELECT coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0) AS n FROM pg_stat_xact_user_tables
+    WHERE relname = 'messages'`);
+  return Number(rows[0]?.n ?? 0);
+}
+
+/** Stores the late frame and runs both stages on it, as one batch; returns the messages each stage read. */
+async function late(deviceId: string, m: IngestedMessage) {
+  const deps = { config: t.config, knex: t.db.knex, repos: t.repos, log: silentLogger } as any;
+  const [{ latest }] = await t.db.knex('messages').where({ device_id: deviceId }).max('ts as latest');
+  await t.repos.ingest.insertMessages([{
+    id: m.id, deviceId, timestamp: m.timestamp, frameId: null, kind: m.kind, data: m.data, lon: m.lon, lat: m.lat,
+    extra: { dtcs: m.dtcs }, receivedAt: m.receivedAt,
+  }]);
+  const devices: DeviceBatch[] = [{ deviceId, messages: [m], previousLatest: new Date(latest) }];
+  return t.db.knex.transaction(async (trx) => {
+    const reads: Record<string, number> = {};
+    for (const stage of [diagnosticsStage(deps), collisionsStage(deps)]) {
+      const before = await messagesRead(trx);
+      await stage.apply({ trx, devices });
+      reads[stage.name] = (await messagesRead(trx)) - before;
+    }
+    return reads;
+  });
+}
+
+const collisionsOf = (id: string) => t.db.knex('collisions').where({ device_id: id }).orderBy('ts');
+const occurrencesOf = (id: string) => t.db.knex('dtc_occurrences').where({ device_id: id }).orderBy('start');
+
+describe('a late frame into a long history (collisions and trouble codes)', () => {
+  it('re-reads no more than the bound, and is stored without changing them when older than it', async () => {
+    const id = await history(5_000);
+    const reads = await late(id, impactAt(id, 1_000.5));
+    // a few times the bound of 200 (the probe for it, the span from it): not the 4,000 messages after the frame
+    expect(reads.diagnostics).toBeLessThan(700);
+    expect(reads.collisions).toBeLessThan(700);
+    expect(await collisionsOf(id)).toHaveLength(0);
+    expect(await occurrencesOf(id)).toHaveLength(0);
+    expect(await t.db.knex('messages').where({ device_id: id, ts: new Date(T0 + 1_000_500) })).toHaveLength(1);
+  });
+
+  it('derives the collision and the trouble code of a late frame within the bound as before', async () => {
+    const id = await history(5_000);
+    await late(id, impactAt(id, 4_900.5));
+    const [c, ...more] = await collisionsOf(id);
+    expect(more).toHaveLength(0);
+    expect(new Date(c.ts).getTime()).toBe(T0 + 4_900_500);
+    // P0301 from the late report until the next report (without it), a second later
+    expect((await occurrencesOf(id)).map((o: any) => [o.number, new Date(o.start).getTime() - T0, new Date(o.stop).getTime() - T0]))
+      .toEqual([['P0301', 4_900_500, 4_901_000]]);
+  });
+});
