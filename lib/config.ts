@@ -32,6 +32,14 @@ export interface Config {
   webhookConcurrency: number;
   webhookMaxAttempts: number;
   webhookBackoffMs: number;
+  /** Calls in flight to one receiver's origin from one worker, at most: a slow or hanging receiver holds no more slots. */
+  webhookEndpointConcurrency: number;
+  /** Consecutive failed attempts after which a subscription is paused (with webhookPauseAfterMs); 0 = never paused. */
+  webhookPauseFailures: number;
+  /** ms: how long a subscription's attempts must have been failing, at least, before it is paused. */
+  webhookPauseAfterMs: number;
+  /** Subscriptions an application may have, at most; creating one more is answered 409. */
+  maxSubscriptionsPerApplication: number;
   streamHealthMs: number;
   /** MQTT URL the run scheduler connects dummies to; null = the in-process gateway's (issue 4). */
   simulatorMqttUrl: string | null;
@@ -114,6 +122,11 @@ export const CONFIG_FIELDS: Field[] = [
   F('webhookConcurrency', 'WEBHOOK_CONCURRENCY', 'int', 64),
   F('webhookMaxAttempts', 'WEBHOOK_MAX_ATTEMPTS', 'int', 5),
   F('webhookBackoffMs', 'WEBHOOK_BACKOFF_MS', 'int', 1000),
+  // A quarter of the slots: a receiver that never answers holds 16 of 64 for its timeout, the others keep 48.
+  F('webhookEndpointConcurrency', 'WEBHOOK_ENDPOINT_CONCURRENCY', 'int', 16),
+  F('webhookPauseFailures', 'WEBHOOK_PAUSE_FAILURES', 'int', 20),
+  F('webhookPauseAfterMs', 'WEBHOOK_PAUSE_AFTER_MS', 'int', 10 * 60_000),
+  F('maxSubscriptionsPerApplication', 'MAX_SUBSCRIPTIONS_PER_APPLICATION', 'int', 10_000),
   F('streamHealthMs', 'STREAM_HEALTH_MS', 'int', 15_000),
   F('simulatorMqttUrl', 'SIMULATOR_MQTT_URL', 'string', null),
   F('mqttPublicUrl', 'MQTT_PUBLIC_URL', 'string', null),
@@ -229,6 +242,7 @@ export function loadConfig(flags: Record<string, unknown> = {}, env: NodeJS.Proc
   }
   if (config.mqttConnectTimeoutMs === 0) problems.push('--mqtt-connect-timeout-ms / DRIVEWIRE_MQTT_CONNECT_TIMEOUT_MS: must be at least 1');
   if (config.dbAcquireTimeoutMs === 0) problems.push('--db-acquire-timeout-ms / DRIVEWIRE_DB_ACQUIRE_TIMEOUT_MS: must be at least 1');
+  if (config.webhookEndpointConcurrency === 0) problems.push('--webhook-endpoint-concurrency / DRIVEWIRE_WEBHOOK_ENDPOINT_CONCURRENCY: must be at least 1');
   if (config.httpBodyLimitBytes === 0) problems.push('--http-body-limit-bytes / DRIVEWIRE_HTTP_BODY_LIMIT_BYTES: must be at least 1');
   if (problems.length) throw new ConfigError(problems);
   config.mqttMaxPacketBytes ??= config.maxPayloadBytes + MQTT_PACKET_HEADROOM;

@@ -33,13 +33,13 @@ async function backlog(n: number): Promise<void> {
   await t.db.knex.raw('ANALYZE notifications');
 }
 
-describe('the delivery queue\'s claim (migration 015)', () => {
+describe('the delivery queue\'s claim (migrations 015, 031)', () => {
   it('reads the rows it leases and those leased by calls in flight, not the whole backlog', { timeout: 60_000 }, async () => {
     await backlog(5000);
     // 16 calls in flight: their rows are leased, still due, and skipped by the next claim
     expect(await t.repos.notifications.claim(16, 60_000)).toHaveLength(16);
     // EXPLAIN ANALYZE runs the claim: it leases 16 more, as a worker's next claim would
-    const { rows } = await t.db.knex.raw(`EXPLAIN (ANALYZE, FORMAT JSON) ${CLAIM}`, [16, 60_000]);
+    const { rows } = await t.db.knex.raw(`EXPLAIN (ANALYZE, FORMAT JSON) ${CLAIM}`, [64, '{}', 16, 60_000]);
     const reads = notificationReads(rows[0]['QUERY PLAN']);
     expect(reads.length).toBeGreaterThan(0);
     // 16 leased and skipped, 16 taken (plus the claimed rows' own reads): ordered by the index, not sorted
@@ -60,9 +60,10 @@ describe('recording a burst of attempts', () => {
     // what a prepared statement runs: the generic plan, which cannot know how many attempts the recordset holds
     const plan = await t.db.knex.transaction(async (trx) => {
       await trx.raw('SET LOCAL plan_cache_mode = force_generic_plan');
-      await trx.raw(`PREPARE record_probe(json, bytea) AS ${RECORD_ATTEMPTS.replace('?::json', '$1::json').replace('?::bytea', '$2::bytea')}`);
+      await trx.raw(`PREPARE record_probe(json, bytea, int, bigint) AS ${RECORD_ATTEMPTS.replace('?::json', '$1::json').replace('?::bytea', '$2::bytea')
+        .replace('?::int', '$3::int').replace('?::bigint', '$4::bigint')}`);
       const literal = `'${JSON.stringify(items).replace(/'/g, "''")}'`;
-      const { rows } = await trx.raw(`EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE record_probe(${literal}, convert_to('{}', 'UTF8'))`);
+      const { rows } = await trx.raw(`EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE record_probe(${literal}, convert_to('{}', 'UTF8'), 0, 0)`);
       await trx.raw('DEALLOCATE record_probe');
       return rows[0]['QUERY PLAN'];
     });
