@@ -4,9 +4,10 @@ import { runStatements } from '../sql.js';
 /**
  * A receiver's origin (scheme://host[:port], lower case, no credentials) from a callback URL, as SQL over `col`: what
  * rows stored before this migration get. New ones get the URL's origin as the subscriptions repository computes it.
+ * Each `?` of the pattern is written `\\?`: knex takes a bare one for a binding, even in a statement without any.
  */
 const ORIGIN = (col: string) => `lower(substring(${col} from '^[A-Za-z][A-Za-z0-9+.-]*://'))
-  || lower(substring(${col} from '^[A-Za-z][A-Za-z0-9+.-]*://(?:[^@/?#]*@)?([^/?#]*)'))`;
+  || lower(substring(${col} from '^[A-Za-z][A-Za-z0-9+.-]*://(\\?:[^@/\\?#]*@)\\?([^/\\?#]*)'))`;
 
 /**
  * Webhook endpoints: one receiver cannot hold up the others (workers/notifications/index.ts).
