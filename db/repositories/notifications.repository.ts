@@ -277,9 +277,17 @@ function queueOperations(knex: Knex) {
       return recorded;
     },
 
-    /** Gives leased notifications back without an attempt (a worker stopping mid-call). */
+    /**
+     * Gives leased notifications back without an attempt (a worker stopping mid-call, or not delivering them). Those of
+     * a subscription paused while they were leased are kept as its other notifications are (holdNotifications).
+     */
     async release(ids: string[], trx: Knex = knex): Promise<void> {
-      if (ids.length) await trx('notifications').update({ locked_until: null }).whereIn('id', ids);
+      if (!ids.length) return;
+      const paused = 'EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = notifications.subscription_id AND s.paused_at IS NOT NULL)';
+      await trx('notifications').update({
+        locked_until: null, paused: trx.raw(`paused OR ${paused}`),
+        next_attempt_at: trx.raw(`CASE WHEN ${paused} THEN NULL ELSE next_attempt_at END`),
+      }).whereIn('id', ids);
     },
 
     async attempts(notificationId: string, trx: Knex = knex) {

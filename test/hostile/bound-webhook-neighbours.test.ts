@@ -216,6 +216,20 @@ describe('a subscription whose receiver keeps failing', () => {
       .toEqual({ state: 'active', consecutiveFailures: 0, failingSince: null, pausedAt: null });
   });
 
+  it('keeps a notification that was leased when its subscription was paused once it is given back, and delivers it after resume', async () => {
+    const { app, device, subscription } = await kit.subscribed('http://127.0.0.1:9/leased');
+    const [e] = await kit.fire([{ deviceId: device.id }]);
+    const [n] = await kit.notificationsOf(e.id);
+    expect((await t.repos.notifications.claim(10, 60_000)).map((c) => c.id)).toEqual([n.id]);
+    const self = `/api/v1/subscriptions/${subscription.id}`;
+    expect((await api('PUT', self, app.auth, { subscription: { delivery: { state: 'paused' } } })).status).toBe(200);
+    await t.repos.notifications.release([n.id]); // a worker stopping mid-call, or giving back what it will not deliver
+    expect(await t.repos.notifications.claim(10, 60_000)).toEqual([]);
+    expect(await t.db.knex('notifications').where({ id: n.id }).first()).toMatchObject({ paused: true, next_attempt_at: null, locked_until: null });
+    expect((await api('PUT', self, app.auth, { subscription: { delivery: { state: 'active' } } })).status).toBe(200);
+    expect((await t.repos.notifications.claim(10, 60_000)).map((c) => c.id)).toEqual([n.id]);
+  });
+
   it('can be paused and resumed by hand; an unknown state is refused with 400', async () => {
     const rx = await receiver();
     const { app, device, subscription } = await kit.subscribed(`${rx.base}/ok/hand`);
