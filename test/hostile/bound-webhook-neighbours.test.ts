@@ -145,7 +145,7 @@ describe('subscriptions per application', () => {
       expect(refused.statusCode).toBe(409);
       expect(refused.json()).toEqual({
         statusCode: 409, error: 'Conflict',
-        message: 'this application has 2 subscriptions, the most it may have; delete one before creating another',
+        message: 'An application may have at most 2 subscriptions; delete one first',
       });
       expect((await post(other, otherDevice.id)).statusCode).toBe(201);
       const gone = await capped.app.inject({ method: 'DELETE', url: `/api/v1/subscriptions/${first.json().subscription.id}`, headers: { authorization: app.auth } });

@@ -82,7 +82,7 @@ export async function createSubscription(deps: Deps, app: Principal, deviceId: s
     }, undefined, deps.maxSubscriptionsPerApplication);
   } catch (err) {
     if (!(err instanceof SubscriptionCapReached)) throw err;
-    throw new Conflict(`this application has ${err.count} subscriptions, the most it may have; delete one before creating another`);
+    throw new Conflict(`An application may have at most ${deps.maxSubscriptionsPerApplication} subscriptions; delete one first`);
   }
 }
 
