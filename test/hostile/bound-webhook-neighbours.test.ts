@@ -54,7 +54,7 @@ describe('a tenant whose receiver never answers', () => {
     // X's event first: its 150 notifications are ahead of Y's in the queue
     const [xEvent] = await kit.fire([{ deviceId: x.device.id }]);
     const [yEvent] = await kit.fire([{ deviceId: y.device.id }]);
-    await kit.worker(SLOTS, QUICK_CLOSE);
+    const worker = await kit.worker(SLOTS, QUICK_CLOSE);
     const [yn] = await kit.notificationsOf(yEvent.id);
     const delivered = await waitFor(async () => { const n = await kit.read(y.app, yn.id); return n.state === 'complete' && n; }, "Y's webhook", 10_000);
     expect(delivered).toMatchObject({ responseCode: 201, attempts: 1 });
@@ -65,6 +65,7 @@ describe('a tenant whose receiver never answers', () => {
     expect(xs).toHaveLength(150);
     expect(xs.filter((n) => n.state === 'queued' && n.attempts === 0)).toHaveLength(150);
     expect(hang.received).toHaveLength(2);
+    expect(await worker.metrics!()).toMatch(/^drivewire_webhook_endpoints_full 1$/m);
   });
 
   it('holds at most its endpoint\'s limit of slots with notifications handed over at insert (stored leased to the worker)', async () => {

@@ -332,6 +332,9 @@ class NotificationWorker {
       `drivewire_webhook_handoffs_total{outcome="given_back"} ${this.counts.givenBack}`,
       '# TYPE drivewire_webhook_in_flight gauge',
       `drivewire_webhook_in_flight ${this.calls}`,
+      // endpoints with all the calls they may have (webhookEndpointConcurrency): slow or hanging receivers, held to their share
+      '# TYPE drivewire_webhook_endpoints_full gauge',
+      `drivewire_webhook_endpoints_full ${[...this.endpointCalls.values()].filter((n) => n >= this.perEndpoint).length}`,
     ].join('\n');
   }
 }
