@@ -122,22 +122,25 @@ export function subscriptionsRepository(knex: Knex) {
      * failures are forgotten and its kept notifications are due at once.
      */
     async update(app: Principal, id: string, changes: { url?: string; appData?: string | null; paused?: boolean }, trx: Knex = knex) {
-      const set: Record<string, unknown> = { updated_at: new Date() };
-      if (changes.url !== undefined) Object.assign(set, { url: changes.url, endpoint: endpointOf(changes.url) });
-      if (changes.appData !== undefined) set.app_data = changes.appData;
+      const gone = new Error('the subscription is no longer readable');
       return trx.transaction(async (tx) => {
+        const current = await get(app, id, tx);
+        if (!current) return undefined;
+        const set: Record<string, unknown> = { updated_at: new Date() };
+        if (changes.url !== undefined) Object.assign(set, { url: changes.url, endpoint: endpointOf(changes.url) });
+        if (changes.appData !== undefined) set.app_data = changes.appData;
+        const pausing = changes.paused === true && !current.delivery.pausedAt;
+        const resuming = changes.paused === false && Boolean(current.delivery.pausedAt);
+        if (pausing) set.paused_at = tx.fn.now();
+        if (resuming) Object.assign(set, { paused_at: null, consecutive_failures: 0, failing_since: null });
+        // its notifications are locked before the subscription, as recording attempts does (no deadlock between them)
+        if (pausing) await holdNotifications(tx, [id]);
         const updated = await tx('subscriptions').update(set)
           .where({ id, application_id: app.id }).whereIn('device_id', readableDeviceIds(tx, app));
-        if (!updated) return undefined;
-        if (changes.paused === true && await tx('subscriptions').update({ paused_at: tx.fn.now() }).where({ id }).whereNull('paused_at')) {
-          await holdNotifications(tx, [id]);
-        }
-        if (changes.paused === false && await tx('subscriptions').update({ paused_at: null, consecutive_failures: 0, failing_since: null })
-          .where({ id }).whereNotNull('paused_at')) {
-          await resumeNotifications(tx, id);
-        }
+        if (!updated) throw gone; // its device was deregistered meanwhile: nothing is changed, held notifications neither
+        if (resuming) await resumeNotifications(tx, id);
         return get(app, id, tx);
-      });
+      }).catch((err) => { if (err === gone) return undefined; throw err; });
     },
 
     async delete(app: Principal, id: string, trx: Knex = knex): Promise<boolean> {
