@@ -32,8 +32,9 @@ async function noisyTenant(bench: BenchPlatform, deviceId: string, url: string):
     if (res.status !== 201) throw new Error(`POST ${path}: ${res.status} ${await res.text()}`);
     return res.json();
   };
+  // the load's speeds step 0, 7, 14, … 119 km/h: over 20 from a device's fourth frame on (within a smoke run's seconds)
   const { rule } = await post(`/api/v1/devices/${deviceId}/rules`, { rule: {
-    name: 'noisy speed over 50', boundaries: [{ type: 'parametric', parameter: 'vehicleSpeed', min: 50, max: null }],
+    name: 'noisy speed over 20', boundaries: [{ type: 'parametric', parameter: 'vehicleSpeed', min: 20, max: null }],
   } });
   for (let i = 0; i < NOISY_SUBSCRIPTIONS; i++) {
     await post(`/api/v1/devices/${deviceId}/subscriptions`, { subscription: { eventType: 'rule-*', url, object: { type: 'rule', id: rule.id } } });
