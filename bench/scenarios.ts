@@ -30,6 +30,8 @@ export const BENCH_SCENARIOS: BenchScenarioEntry[] = [
     load: async () => (await import('./rules.bench.js')).rulesScenario },
   { name: 'webhooks', description: 'delivery alone: the queued webhooks of N devices × M rules drained by one worker; webhooks/s, CPU per webhook; ratio to a bare http client',
     load: async () => (await import('./webhooks.bench.js')).webhooksScenario },
+  { name: 'neighbours', description: 'noisy neighbour, hanging receiver: tenant Y\'s publish→webhook p99 with tenant X\'s 150 subscriptions to a receiver that never answers, beside a baseline without them',
+    load: async () => (await import('./neighbours.bench.js')).neighboursScenario },
   { name: 'api', description: 'GET …/messages under autocannon, idle or during ingest; ratio to bare Fastify + pg',
     load: async () => (await import('./api.bench.js')).apiScenario },
   { name: 'connections', description: 'N idle authenticated devices (default 10000); time to connect, RSS and heap per device; ratio to bare Aedes',

@@ -2,7 +2,8 @@
 // own, so what it costs is in neither the platform's CPU nor the bare client's. Answers every POST 204 and counts them,
 // and the distinct notification ids among them (a duplicate delivery shows as fewer ids than posts).
 // With `timing` (the rules scenario) it also reads each body's `notification.event.timestamp` and notes, per webhook,
-// that time and the ms from it to the webhook's arrival.
+// that time and the ms from it to the webhook's arrival. With `hang` (the neighbours scenario's noisy tenant) it counts
+// every POST and never answers one.
 // Driven over IPC: { type: 'expect', n } → { type: 'reached', posts, ids, cpu } once n posts arrived;
 // 'collect' → { type: 'collected', posts, ids, latencies, eventTimes, first, last } (arrivals' epoch ms);
 // 'reset' clears the counts (→ 'reset'); 'close' → exits. Plain JavaScript: child processes start outside tsx's loader.
@@ -10,6 +11,7 @@ import http from 'node:http';
 
 const ID_HEADER = process.argv[2] ?? 'x-notification-id';
 const timing = process.argv[3] === 'timing';
+const hang = process.argv[3] === 'hang';
 let posts = 0;
 let ids = new Set();
 let expected = Infinity;
@@ -39,7 +41,7 @@ const server = http.createServer((req, res) => {
       latencies.push(now - ts);
       eventTimes.push(ts);
     }
-    res.writeHead(204).end();
+    if (!hang) res.writeHead(204).end();
     report();
   });
 });

@@ -47,6 +47,14 @@ export interface Config {
   webhookConcurrency: number;
   webhookMaxAttempts: number;
   webhookBackoffMs: number;
+  /** Calls in flight to one receiver's origin from one worker, at most: a slow or hanging receiver holds no more slots. */
+  webhookEndpointConcurrency: number;
+  /** Consecutive failed attempts after which a subscription is paused (with webhookPauseAfterMs); 0 = never paused. */
+  webhookPauseFailures: number;
+  /** ms: how long a subscription's attempts must have been failing, at least, before it is paused. */
+  webhookPauseAfterMs: number;
+  /** Subscriptions an application may have, at most; creating one more is answered 409. */
+  maxSubscriptionsPerApplication: number;
   streamHealthMs: number;
   /** Live streams one application may hold open at once on this API process; one more is answered 429. */
   streamsPerApplication: number;
@@ -173,6 +181,11 @@ export const CONFIG_FIELDS: Field[] = [
   F('webhookConcurrency', 'WEBHOOK_CONCURRENCY', 'int', 64),
   F('webhookMaxAttempts', 'WEBHOOK_MAX_ATTEMPTS', 'int', 5),
   F('webhookBackoffMs', 'WEBHOOK_BACKOFF_MS', 'int', 1000),
+  // A quarter of the slots: a receiver that never answers holds 16 of 64 for its timeout, the others keep 48.
+  F('webhookEndpointConcurrency', 'WEBHOOK_ENDPOINT_CONCURRENCY', 'int', 16),
+  F('webhookPauseFailures', 'WEBHOOK_PAUSE_FAILURES', 'int', 20),
+  F('webhookPauseAfterMs', 'WEBHOOK_PAUSE_AFTER_MS', 'int', 10 * 60_000),
+  F('maxSubscriptionsPerApplication', 'MAX_SUBSCRIPTIONS_PER_APPLICATION', 'int', 10_000),
   F('streamHealthMs', 'STREAM_HEALTH_MS', 'int', 15_000),
   F('streamsPerApplication', 'STREAMS_PER_APPLICATION', 'int', 32),
   F('streamMaxBufferedBytes', 'STREAM_MAX_BUFFERED_BYTES', 'int', 1024 * 1024),
@@ -308,6 +321,7 @@ export function loadConfig(flags: Record<string, unknown> = {}, env: NodeJS.Proc
   if (config.mqttLogThrottleMs === 0) problems.push('--mqtt-log-throttle-ms / DRIVEWIRE_MQTT_LOG_THROTTLE_MS: must be at least 1');
   if (config.mqttMaxTopicBytes < 64) problems.push('--mqtt-max-topic-bytes / DRIVEWIRE_MQTT_MAX_TOPIC_BYTES: must be at least 64 (a device\'s own topics are 50 bytes)');
   if (config.dbAcquireTimeoutMs === 0) problems.push('--db-acquire-timeout-ms / DRIVEWIRE_DB_ACQUIRE_TIMEOUT_MS: must be at least 1');
+  if (config.webhookEndpointConcurrency === 0) problems.push('--webhook-endpoint-concurrency / DRIVEWIRE_WEBHOOK_ENDPOINT_CONCURRENCY: must be at least 1');
   if (config.httpBodyLimitBytes === 0) problems.push('--http-body-limit-bytes / DRIVEWIRE_HTTP_BODY_LIMIT_BYTES: must be at least 1');
   if (config.streamsPerApplication === 0) problems.push('--streams-per-application / DRIVEWIRE_STREAMS_PER_APPLICATION: must be at least 1');
   if (config.streamMaxBufferedBytes === 0) problems.push('--stream-max-buffered-bytes / DRIVEWIRE_STREAM_MAX_BUFFERED_BYTES: must be at least 1');

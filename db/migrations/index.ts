@@ -28,6 +28,7 @@ import * as m027 from './027_rule_event_meta.js';
 import * as m028 from './028_vehicle_speed.js';
 import * as m029 from './029_rule_boundaries_copy.js';
 import * as m030 from './030_notification_subscription_key.js';
+import * as m031 from './031_webhook_endpoints.js';
 
 export const MIGRATIONS: Record<string, Knex.Migration> = {
   '001_core': m001,
@@ -59,4 +60,5 @@ export const MIGRATIONS: Record<string, Knex.Migration> = {
   '028_vehicle_speed': m028,
   '029_rule_boundaries_copy': m029,
   '030_notification_subscription_key': m030,
+  '031_webhook_endpoints': m031,
 };

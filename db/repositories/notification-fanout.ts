@@ -9,16 +9,20 @@ import { SUBSCRIPTION_COLUMNS, SUBSCRIPTION_NAMES } from './subscriptions.reposi
  * read the device, when the type is equal (or the subscription is `rule-*` and the event a rule event), the
  * subscription's object (if any) is the event's, and a rule event belongs to the subscription's application.
  * They are stored leased for the statement's `lease` CTE (`SELECT ?::bigint AS ms`; null: not leased), to the worker
- * the statement's caller hands them to (lib/bus.ts handOffLeaseMs), so no claim has to find them. The subscriptions
+ * the statement's caller hands them to (lib/bus.ts handOffLeaseMs), so no claim has to find them. A paused
+ * subscription's are kept: `paused`, not leased, with no next attempt (out of the queue until it is resumed). Each
+ * carries its subscription's endpoint, for the worker's per-endpoint limit. The subscriptions
  * notified are key-share locked (migration 030: no per-row key): one deleted meanwhile waits for this transaction to
  * commit and then takes its notifications with it; one deleted since the statement's snapshot is not locked (READ
  * COMMITTED: its newest version is gone) and gets none.
  */
 const FAN_OUT = (events: string) => `
-  INSERT INTO notifications (id, event_id, subscription_id, application_id, device_id, url, state, created_at, next_attempt_at,
-    locked_until)
-  SELECT gen_random_uuid(), e.id, s.id, s.application_id, s.device_id, s.url, 'queued', e.stored, e.stored,
-    statement_timestamp() + (SELECT ms FROM lease) * interval '1 millisecond'
+  INSERT INTO notifications (id, event_id, subscription_id, application_id, device_id, url, endpoint, state, created_at,
+    next_attempt_at, locked_until, paused)
+  SELECT gen_random_uuid(), e.id, s.id, s.application_id, s.device_id, s.url, s.endpoint, 'queued', e.stored,
+    CASE WHEN s.paused_at IS NULL THEN e.stored END,
+    CASE WHEN s.paused_at IS NULL THEN statement_timestamp() + (SELECT ms FROM lease) * interval '1 millisecond' END,
+    s.paused_at IS NOT NULL
   FROM ${events} e
   JOIN subscriptions s ON s.device_id = e.device_id
     AND (s.event_type = e.event_type OR (s.event_type = 'rule-*' AND e.event_type IN ('rule-enter', 'rule-leave')))
@@ -32,7 +36,7 @@ const FAN_OUT = (events: string) => `
 
 /** The `notified` CTE of a statement storing events `events` (the CTE's name): FAN_OUT, returning what EVENTS_AND_LEASED reads. */
 export const NOTIFIED = (events: string) => `notified AS (${FAN_OUT(events)}
-  RETURNING id, event_id, subscription_id, url, application_id, locked_until IS NOT NULL AS leased)`;
+  RETURNING id, event_id, subscription_id, url, endpoint, application_id, locked_until IS NOT NULL AS leased)`;
 
 /** The events table's columns (events.repository.ts toEvent reads them). */
 export const EVENT_COLUMNS = ['id', 'device_id', 'vehicle_id', 'application_id', 'ts', 'stored', 'event_type', 'object_type', 'object_id', 'meta'];
@@ -43,7 +47,8 @@ export const EVENT_COLUMNS = ['id', 'device_id', 'vehicle_id', 'application_id',
  */
 export const LEASED_PREFIX = 'n_';
 const LEASED_FIELDS: (readonly [expression: string, name: string])[] = [
-  ['n.id', 'id'], ['n.event_id', 'event_id'], ['n.subscription_id', 'subscription_id'], ['n.url', 'url'], ['NULL::text', 'payload'],
+  ['n.id', 'id'], ['n.event_id', 'event_id'], ['n.subscription_id', 'subscription_id'], ['n.url', 'url'], ['n.endpoint', 'endpoint'],
+  ['NULL::text', 'payload'],
   ['0', 'attempts'], ['ap.webhook_secret', 'webhook_secret'],
   ...SUBSCRIPTION_COLUMNS.map((col, i) => [col, `sub_${SUBSCRIPTION_NAMES[i]}`] as const),
 ];

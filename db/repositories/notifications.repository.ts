@@ -5,7 +5,11 @@ import { columnsReader, LEASED_PREFIX } from './notification-fanout.js';
 import type { HandedOver } from '../../lib/bus.js';
 import { readableDeviceIds, type Principal } from './scope.js';
 import { EVENT_COLUMNS, toEvent, type EventRecord } from './events.repository.js';
-import { SUBSCRIPTION_COLUMNS, SUBSCRIPTION_NAMES, toSubscription, type Subscription } from './subscriptions.repository.js';
+import { holdNotifications, SUBSCRIPTION_COLUMNS, SUBSCRIPTION_NAMES, toSubscription, type Subscription } from './subscriptions.repository.js';
+import { storableText } from '../../lib/storable-text.js';
+
+/** Characters of a receiver's answer (or of why a call failed) stored with an attempt, at most. */
+export const STORED_RESPONSE_CHARS = 64 * 1024;
 
 export type NotificationState = 'created' | 'queued' | 'complete' | 'error';
 
@@ -44,6 +48,8 @@ const toNotification = (r: Record<string, any>): NotificationRecord => ({
 export interface ClaimedNotification {
   id: string; eventId: string; subscriptionId: string; url: string; payload: string | null; attempts: number;
   webhookSecret: string;
+  /** The receiver's origin (subscriptions.repository.ts endpointOf), as stored with the notification. */
+  endpoint: string;
   /** Without a stored payload: the event and subscription to build it from (null: one of them was deleted). */
   sources: { event: EventRecord; subscription: Subscription } | null;
 }
@@ -54,12 +60,12 @@ export interface ClaimedNotification {
  * (EVENT_COLUMNS; null or without id: the payload is stored, or the event was deleted).
  */
 function claimReader(prefix: string): (r: Record<string, any>, event: Record<string, any> | null) => ClaimedNotification {
-  const [id, eventId, subscriptionId, url, payload, attempts, webhookSecret, subId] = ['id', 'event_id', 'subscription_id',
-    'url', 'payload', 'attempts', 'webhook_secret', 'sub_id'].map((c) => prefix + c);
+  const [id, eventId, subscriptionId, url, payload, attempts, webhookSecret, subId, endpoint] = ['id', 'event_id', 'subscription_id',
+    'url', 'payload', 'attempts', 'webhook_secret', 'sub_id', 'endpoint'].map((c) => prefix + c);
   const subscription = columnsReader(`${prefix}sub_`, SUBSCRIPTION_NAMES);
   return (r, event) => ({
     id: r[id], eventId: r[eventId], subscriptionId: r[subscriptionId], url: r[url], payload: r[payload],
-    attempts: r[attempts], webhookSecret: r[webhookSecret],
+    attempts: r[attempts], webhookSecret: r[webhookSecret], endpoint: r[endpoint],
     // what the payload is built from, read with the notification (only while no payload is stored)
     sources: r[payload] === null && event?.id && r[subId] ? { event: toEvent(event), subscription: toSubscription(subscription(r)) } : null,
   });
@@ -75,18 +81,44 @@ const handedOverRow = claimReader(LEASED_PREFIX);
 export const toHandedOver = (h: HandedOver): ClaimedNotification => handedOverRow(h.row, h.event);
 
 /**
- * Leases up to `limit` due notifications for `leaseMs` ms and, for those without a stored payload, reads the event and
- * subscription to build it from: one statement per claim.
+ * Leases up to `limit` due notifications for `leaseMs` ms, at most `perEndpoint` less its calls in flight (`calls`, a
+ * JSON object: endpoint → calls of the claiming worker) of each endpoint, earliest due first and, for those without a
+ * stored payload, reads the event and subscription to build it from: one statement per claim. Parameters: perEndpoint,
+ * calls, limit, leaseMs.
+ * Set-based: the endpoints with pending notifications are read by a skip scan of notifications_endpoint_due (one index
+ * descent per endpoint, `endpoints`), then each endpoint's earliest due rows up to its room and the claim's limit
+ * (`candidates`: an endpoint at its limit reads none, however long its backlog), the earliest of all of them are locked (SKIP LOCKED: several workers
+ * share the queue) and leased. A notification leased by another worker is skipped as before; its calls count against
+ * that worker's limit, not this one's (migration 031: counting every worker's leases would need `locked_until` in an
+ * index, and a lease would no longer be a HOT update): with P workers an endpoint has at most P × perEndpoint calls.
  */
 export const CLAIM = `
-  WITH due AS (
-    SELECT id FROM notifications
-    WHERE next_attempt_at <= now() AND state IN ('queued', 'error')
-      AND (locked_until IS NULL OR locked_until < now())
-    ORDER BY next_attempt_at, id LIMIT ? FOR UPDATE SKIP LOCKED
+  WITH RECURSIVE l AS (SELECT ?::int AS per_endpoint, ?::jsonb AS calls, ?::int AS lim),
+  endpoints AS (
+    (SELECT endpoint FROM notifications WHERE next_attempt_at IS NOT NULL ORDER BY endpoint LIMIT 1)
+    UNION ALL
+    SELECT (SELECT n.endpoint FROM notifications n WHERE n.next_attempt_at IS NOT NULL AND n.endpoint > e.endpoint
+      ORDER BY n.endpoint LIMIT 1)
+    FROM endpoints e WHERE e.endpoint IS NOT NULL
+  ), room AS (
+    SELECT e.endpoint, least(l.lim, greatest(0, l.per_endpoint - coalesce((l.calls ->> e.endpoint)::int, 0))) AS free
+    FROM endpoints e, l WHERE e.endpoint IS NOT NULL
+  ), candidates AS (
+    SELECT d.id, d.next_attempt_at FROM room r CROSS JOIN LATERAL (
+      SELECT n.id, n.next_attempt_at FROM notifications n
+      WHERE n.endpoint = r.endpoint AND n.next_attempt_at <= now() AND n.state IN ('queued', 'error')
+        AND (n.locked_until IS NULL OR n.locked_until < now())
+      ORDER BY n.next_attempt_at, n.id LIMIT r.free
+    ) d
+    ORDER BY d.next_attempt_at, d.id LIMIT (SELECT lim FROM l)
+  ), due AS (
+    SELECT n.id FROM notifications n
+    WHERE n.id = ANY (ARRAY(SELECT id FROM candidates)) AND n.next_attempt_at <= now() AND n.state IN ('queued', 'error')
+      AND (n.locked_until IS NULL OR n.locked_until < now())
+    FOR UPDATE SKIP LOCKED
   ), claimed AS (
     UPDATE notifications n SET locked_until = now() + ? * interval '1 millisecond' FROM due WHERE n.id = due.id
-    RETURNING n.id, n.event_id, n.subscription_id, n.application_id, n.url, n.payload, n.attempts, n.next_attempt_at
+    RETURNING n.id, n.event_id, n.subscription_id, n.application_id, n.url, n.endpoint, n.payload, n.attempts, n.next_attempt_at
   )
   SELECT c.*, ap.webhook_secret,
     ${EVENT_COLUMNS.map((col) => `e.${col} AS ev_${col}`).join(', ')},
@@ -106,6 +138,10 @@ export interface AttemptOutcome {
   retryInMs: number | null;
 }
 
+/** When recorded failures pause a subscription: after `failures` in a row (0: never) over at least `afterMs`. */
+export interface PausePolicy { failures: number; afterMs: number }
+const NEVER_PAUSE: PausePolicy = { failures: 0, afterMs: 0 };
+
 /**
  * An attempt to record: the notification, its attempts count when it was claimed, the body posted (its UTF-8 bytes) when
  * it was the first one (stored as the notification's payload; null: the stored payload was posted), the outcome.
@@ -113,7 +149,10 @@ export interface AttemptOutcome {
 export interface AttemptRecord { id: string; previousAttempts: number; body: Buffer | null; outcome: AttemptOutcome }
 
 /**
- * Records a burst of attempts (recordAttempts). The `= ANY (ARRAY(…))` puts the recorded ids in the notifications scan's
+ * Records a burst of attempts (recordAttempts), and what they say of their subscriptions: a success resets its
+ * failures; failures add up, and past the pause policy (parameters failures, after_ms) pause it. Returns the attempts
+ * recorded (`id`) and the subscriptions this statement paused (`paused`): their other pending notifications are held
+ * after it (holdNotifications), and a notification recorded for a retry while its subscription is paused is held here. The `= ANY (ARRAY(…))` puts the recorded ids in the notifications scan's
  * own condition, so a generic plan reads them through the primary key: joined to the recordset alone (estimated at
  * 100 rows, whatever it holds) the plan was a hash join over a sequential scan of the whole table once the queue
  * held a few thousand rows (7,321: 3.4 ms of a 7.6 ms statement recording 23 attempts). The first attempts' bodies come
@@ -129,12 +168,35 @@ export const RECORD_ATTEMPTS = `
     UPDATE notifications n SET state = v.state, attempts = v.prev + 1, response_code = v.response_code, response = v.response,
       payload = coalesce(n.payload, convert_from(substring(?::bytea FROM v.payload_at + 1 FOR v.payload_bytes), 'UTF8')),
       notified_at = v.notified_at, responded_at = CASE WHEN v.state = 'complete' THEN v.responded_at END, locked_until = NULL,
-      next_attempt_at = CASE WHEN v.retry_ms IS NULL THEN NULL ELSE now() + v.retry_ms * interval '1 millisecond' END
-    FROM v WHERE n.id = ANY (ARRAY(SELECT id FROM v)) AND n.id = v.id AND n.attempts = v.prev RETURNING n.id)
-  INSERT INTO notification_attempts (notification_id, attempt, outcome, response_code, response, notified_at, responded_at)
-  SELECT v.id, v.prev + 1, v.state, v.response_code, v.response, v.notified_at, v.responded_at
-  FROM v JOIN n ON n.id = v.id
-  RETURNING notification_id AS id`;
+      next_attempt_at = CASE WHEN v.retry_ms IS NULL THEN NULL
+        WHEN EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = n.subscription_id AND s.paused_at IS NOT NULL) THEN NULL
+        ELSE now() + v.retry_ms * interval '1 millisecond' END,
+      paused = CASE WHEN v.retry_ms IS NULL THEN false
+        ELSE EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = n.subscription_id AND s.paused_at IS NOT NULL) END
+    FROM v WHERE n.id = ANY (ARRAY(SELECT id FROM v)) AND n.id = v.id AND n.attempts = v.prev
+    RETURNING n.id, n.subscription_id, v.state, v.notified_at),
+  f AS (
+    SELECT subscription_id AS id, bool_or(state = 'complete') AS ok, count(*) FILTER (WHERE state = 'error') AS failed,
+      min(notified_at) AS since
+    FROM n GROUP BY subscription_id),
+  s AS (
+    UPDATE subscriptions s SET
+      consecutive_failures = CASE WHEN f.ok THEN 0 ELSE s.consecutive_failures + f.failed END,
+      failing_since = CASE WHEN f.ok THEN NULL ELSE coalesce(s.failing_since, f.since) END,
+      paused_at = CASE WHEN s.paused_at IS NULL AND NOT f.ok AND p.failures > 0 AND s.consecutive_failures + f.failed >= p.failures
+          AND coalesce(s.failing_since, f.since) <= now() - p.after_ms * interval '1 millisecond' THEN now()
+        ELSE s.paused_at END
+    FROM f, (SELECT ?::int AS failures, ?::bigint AS after_ms) p
+    WHERE s.id = f.id AND (NOT f.ok OR s.consecutive_failures > 0)
+    RETURNING s.id, s.paused_at = now() AS paused),
+  a AS (
+    INSERT INTO notification_attempts (notification_id, attempt, outcome, response_code, response, notified_at, responded_at)
+    SELECT v.id, v.prev + 1, v.state, v.response_code, v.response, v.notified_at, v.responded_at
+    FROM v JOIN n ON n.id = v.id
+    RETURNING notification_id)
+  SELECT notification_id AS id, NULL::uuid AS paused FROM a
+  UNION ALL
+  SELECT NULL, id FROM s WHERE paused`;
 
 export function notificationsRepository(knex: Knex) {
   const own = (app: Principal, trx: Knex) => trx('notifications as n').join('events as e', 'e.id', 'n.event_id')
@@ -179,35 +241,53 @@ function queueOperations(knex: Knex) {
      * Leases up to `limit` due notifications for `leaseMs`: queued or awaiting a retry, due, and not
      * leased by a live worker. A crashed worker's lease expires and its rows become due again.
      */
-    async claim(limit: number, leaseMs: number, trx: Knex = knex): Promise<ClaimedNotification[]> {
-      const { rows } = await prepared(trx, CLAIM, [limit, leaseMs]);
+    async claim(limit: number, leaseMs: number, endpoints: { perEndpoint: number; calls?: Record<string, number> } = { perEndpoint: limit },
+      trx: Knex = knex): Promise<ClaimedNotification[]> {
+      const { rows } = await prepared(trx, CLAIM, [endpoints.perEndpoint, JSON.stringify(endpoints.calls ?? {}), limit, leaseMs]);
       return (rows as Record<string, any>[]).map(toClaimed);
     },
 
     /**
      * Records attempts and their notifications' new states, any number in one statement, each only if no
-     * other worker recorded that attempt first (its lease had expired); returns the ids recorded.
+     * other worker recorded that attempt first (its lease had expired); returns the ids recorded. Whatever a receiver
+     * answered is stored: its text bounded and made storable (lib/storable-text.ts), so no answer can fail the
+     * statement, nor the other attempts recorded with it. Failures past `pause` pause their subscription.
      */
-    async recordAttempts(items: AttemptRecord[], trx: Knex = knex): Promise<Set<string>> {
+    async recordAttempts(items: AttemptRecord[], pause: PausePolicy = NEVER_PAUSE, trx: Knex = knex): Promise<Set<string>> {
       if (!items.length) return new Set();
       const bodies: Buffer[] = [];
       let at = 0;
       const rows = items.map(({ id, previousAttempts: prev, body, outcome: o }) => {
         if (body) bodies.push(body);
         const row = {
-          id, prev, state: o.state, response_code: o.responseCode, response: o.response, notified_at: o.notifiedAt,
+          id, prev, state: o.state, response_code: o.responseCode, response: storableText(o.response, STORED_RESPONSE_CHARS),
+          notified_at: o.notifiedAt,
           responded_at: o.respondedAt, retry_ms: o.retryInMs, payload_at: body && at, payload_bytes: body && body.length,
         };
         at += body?.length ?? 0;
         return row;
       });
-      const { rows: recorded } = await prepared(trx, RECORD_ATTEMPTS, [JSON.stringify(rows), Buffer.concat(bodies)]);
-      return new Set((recorded as { id: string }[]).map((r) => r.id));
+      const { rows: out } = await prepared(trx, RECORD_ATTEMPTS, [JSON.stringify(rows), Buffer.concat(bodies), pause.failures, pause.afterMs]);
+      const recorded = new Set<string>();
+      const paused: string[] = [];
+      for (const r of out as { id: string | null; paused: string | null }[]) {
+        if (r.id) recorded.add(r.id); else if (r.paused) paused.push(r.paused);
+      }
+      if (paused.length) await holdNotifications(trx, paused);
+      return recorded;
     },
 
-    /** Gives leased notifications back without an attempt (a worker stopping mid-call). */
+    /**
+     * Gives leased notifications back without an attempt (a worker stopping mid-call, or not delivering them). Those of
+     * a subscription paused while they were leased are kept as its other notifications are (holdNotifications).
+     */
     async release(ids: string[], trx: Knex = knex): Promise<void> {
-      if (ids.length) await trx('notifications').update({ locked_until: null }).whereIn('id', ids);
+      if (!ids.length) return;
+      const paused = 'EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = notifications.subscription_id AND s.paused_at IS NOT NULL)';
+      await trx('notifications').update({
+        locked_until: null, paused: trx.raw(`paused OR ${paused}`),
+        next_attempt_at: trx.raw(`CASE WHEN ${paused} THEN NULL ELSE next_attempt_at END`),
+      }).whereIn('id', ids);
     },
 
     async attempts(notificationId: string, trx: Knex = knex) {

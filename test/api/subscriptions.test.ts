@@ -36,6 +36,7 @@ describe('POST /devices/{deviceId}/subscriptions', () => {
     expect(s).toEqual({
       id: s.id, deviceId: device.id, eventType: 'startup', url: 'http://127.0.0.1:9/hook', object: null, appData: null,
       createdAt: s.createdAt, updatedAt: s.createdAt,
+      delivery: { state: 'active', consecutiveFailures: 0, failingSince: null, pausedAt: null },
       links: { self: `${B}/subscriptions/${s.id}`, notifications: `${B}/subscriptions/${s.id}/notifications` },
     });
     expect(Date.parse(s.createdAt)).toBeGreaterThan(Date.now() - 60_000);
@@ -167,7 +168,7 @@ describe('GET, PUT, DELETE /subscriptions/{id}', () => {
     const cases: [unknown, string][] = [
       [{ eventType: 'startup', url: 'http://127.0.0.1:9/b' }, 'eventType cannot be changed; create a new subscription instead'],
       [{ object: { type: 'vehicle', id: randomUUID() } }, 'object cannot be changed; create a new subscription instead'],
-      [{}, 'give url and/or appData to change'],
+      [{}, 'give url, appData and/or delivery.state to change'],
       [{ url: 'mailto:me@example.com' }, 'url must use http or https, got "mailto"'],
     ];
     for (const [subscription, message] of cases) {

@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { deliveryKit } from '../workers/helpers.js';
 import { CLAIM, RECORD_ATTEMPTS } from '../../db/repositories/notifications.repository.js';
+import { endpointOf } from '../../db/repositories/subscriptions.repository.js';
+import * as m031 from '../../db/migrations/031_webhook_endpoints.js';
 
 let t: TestApp;
 beforeAll(async () => { t = await buildTestApp(); });
@@ -27,23 +29,58 @@ async function backlog(n: number): Promise<void> {
   const [event] = await kit.fire([{ deviceId: device.id }]);
   await t.db.knex('notifications').where({ event_id: event.id }).del();
   // a batch's notifications are all due at the same instant (the events' storage time): here 1,000 per instant
-  await t.db.knex.raw(`INSERT INTO notifications (id, event_id, subscription_id, application_id, device_id, url, state, created_at, next_attempt_at)
-    SELECT gen_random_uuid(), ?, s.id, s.application_id, s.device_id, s.url, 'queued', now(), now() - make_interval(mins => i / 1000)
+  await t.db.knex.raw(`INSERT INTO notifications (id, event_id, subscription_id, application_id, device_id, url, endpoint, state, created_at, next_attempt_at)
+    SELECT gen_random_uuid(), ?, s.id, s.application_id, s.device_id, s.url, s.endpoint, 'queued', now(), now() - make_interval(mins => i / 1000)
     FROM subscriptions s, generate_series(1, ?) i WHERE s.id = ?`, [event.id, n, subscription.id]);
   await t.db.knex.raw('ANALYZE notifications');
 }
 
-describe('the delivery queue\'s claim (migration 015)', () => {
+describe('the delivery queue\'s claim (migrations 015, 031)', () => {
   it('reads the rows it leases and those leased by calls in flight, not the whole backlog', { timeout: 60_000 }, async () => {
     await backlog(5000);
     // 16 calls in flight: their rows are leased, still due, and skipped by the next claim
     expect(await t.repos.notifications.claim(16, 60_000)).toHaveLength(16);
     // EXPLAIN ANALYZE runs the claim: it leases 16 more, as a worker's next claim would
-    const { rows } = await t.db.knex.raw(`EXPLAIN (ANALYZE, FORMAT JSON) ${CLAIM}`, [16, 60_000]);
+    const { rows } = await t.db.knex.raw(`EXPLAIN (ANALYZE, FORMAT JSON) ${CLAIM}`, [64, '{}', 16, 60_000]);
     const reads = notificationReads(rows[0]['QUERY PLAN']);
     expect(reads.length).toBeGreaterThan(0);
     // 16 leased and skipped, 16 taken (plus the claimed rows' own reads): ordered by the index, not sorted
     expect(Math.max(...reads)).toBeLessThanOrEqual(64);
+  });
+});
+
+describe('the claim\'s per-endpoint limit (migration 031)', () => {
+  it('reads none of the backlog of an endpoint at its limit, and takes the other endpoints\' due rows', { timeout: 60_000 }, async () => {
+    await t.db.knex.raw('DELETE FROM notifications');
+    await backlog(5000); // one endpoint, due earlier than anything else
+    const other = await kit.subscribed('http://127.0.0.2:9/other');
+    const [event] = await kit.fire([{ deviceId: other.device.id }]);
+    const slow = endpointOf('http://127.0.0.1:9/r');
+    // this worker has 16 calls in flight to the slow endpoint: its limit
+    const params = [16, JSON.stringify({ [slow]: 16 }), 64, 60_000];
+    const { rows } = await t.db.knex.raw(`EXPLAIN (ANALYZE, FORMAT JSON) ${CLAIM}`, params);
+    // the skip scan's descents and the one due row taken: none of the 5,000
+    expect(Math.max(...notificationReads(rows[0]['QUERY PLAN']))).toBeLessThanOrEqual(4);
+    const taken = await t.db.knex('notifications').whereNotNull('locked_until').select('event_id', 'endpoint');
+    expect(taken).toEqual([{ event_id: event.id, endpoint: 'http://127.0.0.2:9' }]);
+    // with room for 3 more, it takes 3 of the backlog, the earliest due
+    const claimed = await t.repos.notifications.claim(64, 60_000, { perEndpoint: 16, calls: { [slow]: 13 } });
+    expect(claimed.map((c) => c.endpoint)).toEqual([slow, slow, slow]);
+  });
+});
+
+describe('migration 031', () => {
+  it('runs again on a migrated database without a change, and gives rows stored before it the origin of their url', async () => {
+    const { subscription, device } = await kit.subscribed('http://127.0.0.1:9/r');
+    await m031.up(t.db.knex);
+    const urls = ['https://User:Pw@Hooks.Example.COM:8443/a/b?c=1#d', 'http://127.0.0.1:9', 'HTTP://[2606:4700::1111]:8080/x'];
+    for (const url of urls) {
+      await t.db.knex('subscriptions').where({ id: subscription.id }).update({ url, endpoint: '' });
+      await m031.up(t.db.knex);
+      const [row] = await t.db.knex('subscriptions').where({ id: subscription.id }).select('endpoint');
+      expect(row.endpoint, url).toBe(endpointOf(url));
+    }
+    expect(device.id).toBeTruthy();
   });
 });
 
@@ -60,9 +97,10 @@ describe('recording a burst of attempts', () => {
     // what a prepared statement runs: the generic plan, which cannot know how many attempts the recordset holds
     const plan = await t.db.knex.transaction(async (trx) => {
       await trx.raw('SET LOCAL plan_cache_mode = force_generic_plan');
-      await trx.raw(`PREPARE record_probe(json, bytea) AS ${RECORD_ATTEMPTS.replace('?::json', '$1::json').replace('?::bytea', '$2::bytea')}`);
+      await trx.raw(`PREPARE record_probe(json, bytea, int, bigint) AS ${RECORD_ATTEMPTS.replace('?::json', '$1::json').replace('?::bytea', '$2::bytea')
+        .replace('?::int', '$3::int').replace('?::bigint', '$4::bigint')}`);
       const literal = `'${JSON.stringify(items).replace(/'/g, "''")}'`;
-      const { rows } = await trx.raw(`EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE record_probe(${literal}, convert_to('{}', 'UTF8'))`);
+      const { rows } = await trx.raw(`EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE record_probe(${literal}, convert_to('{}', 'UTF8'), 0, 0)`);
       await trx.raw('DEALLOCATE record_probe');
       return rows[0]['QUERY PLAN'];
     });

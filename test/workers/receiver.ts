@@ -8,7 +8,8 @@ export interface Received { path: string; headers: IncomingHttpHeaders; body: st
  * A real webhook receiver on 127.0.0.1 (port 0). Paths decide the answer:
  * `/ok/…` 201 with a JSON body, `/fail/…` 500, `/flaky/…` 500 on the first call then 200,
  * `/hang/…` never answers, `/trickle/…` sends its status and a first chunk but never ends the body,
- * `/hold/…` answers 200 once `release(path)` is called.
+ * `/hold/…` answers 200 once `release(path)` is called, `/until/…` 503 until `heal(path)` is called and 200 after,
+ * `/nul/…` 200 with a body holding a NUL byte (`ok\u0000nul`).
  * `/signed/…` is what a careful integrator runs (README, "Verifying webhooks"): 401 unless the
  * signature verifies against `opts.secret` within the tolerance, 200 `duplicate` for a notification
  * id already accepted (kept in `accepted` once), else 200 `accepted`.
@@ -26,6 +27,7 @@ export async function startReceiver(opts: { secret?: string; toleranceS?: number
   };
   const held = new Map<string, ServerResponse[]>();
   const seen = new Map<string, number>();
+  const healed = new Set<string>();
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -41,6 +43,8 @@ export async function startReceiver(opts: { secret?: string; toleranceS?: number
       else if (path.startsWith('/signed/')) signed(r, res);
       else if (path.startsWith('/trickle/')) { res.writeHead(200, { 'content-type': 'text/plain' }); res.write('partial'); }
       else if (path.startsWith('/hold/')) held.set(path, [...(held.get(path) ?? []), res]);
+      else if (path.startsWith('/until/')) res.writeHead(healed.has(path) ? 200 : 503).end(healed.has(path) ? 'healed' : 'down');
+      else if (path.startsWith('/nul/')) res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\u0000nul');
       else if (!path.startsWith('/hang/')) res.writeHead(404).end();
     });
   });
@@ -57,6 +61,7 @@ export async function startReceiver(opts: { secret?: string; toleranceS?: number
       for (const res of held.get(path) ?? []) res.writeHead(200).end('released');
       held.delete(path);
     },
+    heal(path: string) { healed.add(path); },
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

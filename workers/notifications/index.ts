@@ -3,7 +3,7 @@ import type { Config } from '../../lib/config.js';
 import type { LinkBuilder } from '../../api/context.js';
 import { deliver, webhookClient } from './deliver.js';
 import { linksFromConfig, readyPayloads, type ReadyNotification } from './payload.js';
-import { toHandedOver, type AttemptRecord, type ClaimedNotification } from '../../db/repositories/notifications.repository.js';
+import { toHandedOver, type AttemptRecord, type ClaimedNotification, type PausePolicy } from '../../db/repositories/notifications.repository.js';
 import type { StoredEvent } from '../../lib/bus.js';
 
 /** Attempts recorded in one statement at most. */
@@ -26,9 +26,14 @@ export interface NotificationWorkerOptions {
 /**
  * The notification delivery worker (spec 3.1, 6.3). The notifications table is the queue: due rows
  * are leased with FOR UPDATE SKIP LOCKED (several workers can share it), up to
- * config.webhookConcurrency calls run at once, each finishing on its own (a slow receiver holds one
- * slot, never the others). Failures are retried after webhookBackoffMs × 2^(attempt−1), up to
- * webhookMaxAttempts attempts. Wakes on events stored in this process, polls for the rest.
+ * config.webhookConcurrency calls run at once, each finishing on its own, and at most
+ * config.webhookEndpointConcurrency of them to one endpoint (a receiver's origin): a receiver that is slow or never
+ * answers holds that many slots for its timeout, never the others' (the claim takes no more of an endpoint's
+ * notifications than it has room for, and one handed over past it goes back to the queue). The limit is this worker's:
+ * with several workers, an endpoint has at most as many calls as their limits add up to (CLAIM). Failures are retried
+ * after webhookBackoffMs × 2^(attempt−1), up to webhookMaxAttempts attempts; a subscription whose attempts failed
+ * webhookPauseFailures times in a row over at least webhookPauseAfterMs is paused (RECORD_ATTEMPTS), its notifications
+ * kept until it is resumed. Wakes on events stored in this process, polls for the rest.
  * Notifications the ingest of this process stored already leased to it (lib/bus.ts handOffLeaseMs) come with their
  * events and are delivered without a claim: the claim statement is only run when the queue may hold due rows.
  */
@@ -54,6 +59,10 @@ class NotificationWorker {
   private readonly links: LinkBuilder;
   private readonly leaseMs: number;
   private readonly concurrency: number;
+  private readonly perEndpoint: number;
+  private readonly pause: PausePolicy;
+  /** Calls in flight per endpoint (ClaimedNotification.endpoint); an endpoint without calls has no entry. */
+  private readonly endpointCalls = new Map<string, number>();
   /** A finished call refills once a quarter of the slots are free (one claim per batch, not per call). */
   private readonly refillBelow: number;
   private readonly client: ReturnType<typeof webhookClient>;
@@ -81,6 +90,8 @@ class NotificationWorker {
     this.links = linksFromConfig(deps.config);
     this.leaseMs = opts.leaseMs ?? 2 * this.config.webhookTimeoutMs + 5_000;
     this.concurrency = Math.max(1, this.config.webhookConcurrency);
+    this.perEndpoint = Math.max(1, this.config.webhookEndpointConcurrency ?? this.concurrency);
+    this.pause = { failures: this.config.webhookPauseFailures ?? 0, afterMs: this.config.webhookPauseAfterMs ?? 0 };
     this.client = webhookClient({ timeoutMs: this.config.webhookTimeoutMs, allowPrivate: this.config.allowPrivateWebhooks });
     this.refillBelow = this.concurrency - Math.max(1, Math.floor(this.concurrency / 4));
   }
@@ -152,9 +163,14 @@ class NotificationWorker {
     return Math.min(this.concurrency - this.calls, HELD_PER_SLOT * this.concurrency - this.inFlight.size);
   }
 
+  private endpointFull(endpoint: string): boolean {
+    return (this.endpointCalls.get(endpoint) ?? 0) >= this.perEndpoint;
+  }
+
   /**
    * Launches handed-over notifications, oldest first, into the free slots; one kept past half its lease is not launched
-   * but returned as stale, to give back (a claim elsewhere could take it once the lease expires). The slots left.
+   * but returned as stale, to give back (a claim elsewhere could take it once the lease expires), and so is one whose
+   * endpoint has all the calls it may have (the queue keeps it; a claim takes it once the endpoint has room). The slots left.
    */
   private launchHanded(): { free: number; stale: string[] } {
     let free = this.freeSlots();
@@ -162,7 +178,7 @@ class NotificationWorker {
     const now = Date.now();
     while (free > 0 && this.handed.length) {
       const { n, at } = this.handed.shift()!;
-      if (now - at > this.leaseMs / 2) { stale.push(n.id); continue; }
+      if (now - at > this.leaseMs / 2 || this.endpointFull(n.endpoint)) { stale.push(n.id); continue; }
       this.launch(n);
       free--;
     }
@@ -179,7 +195,7 @@ class NotificationWorker {
       this.giveBack(stale);
       if (free <= 0 || !this.dirty) return;
       this.dirty = false;
-      const claimed = await notifications.claim(free, this.leaseMs);
+      const claimed = await notifications.claim(free, this.leaseMs, { perEndpoint: this.perEndpoint, calls: Object.fromEntries(this.endpointCalls) });
       let ready: ReadyNotification[];
       try {
         ready = readyPayloads(this.links, claimed);
@@ -188,13 +204,20 @@ class NotificationWorker {
         throw err;
       }
       if (this.closed) return notifications.release(ready.map((n) => n.id));
-      for (const n of ready) this.launch(n);
+      // the claim gave each endpoint no more than its room: only a hand-over launched meanwhile could fill one first
+      const over: string[] = [];
+      for (const n of ready) {
+        if (this.endpointFull(n.endpoint)) over.push(n.id); else this.launch(n);
+      }
+      if (over.length) await notifications.release(over);
       if (claimed.length === free) this.again = this.dirty = true;
     } while (this.again);
   }
 
   private launch(n: ReadyNotification): void {
     this.calls++;
+    const endpointCalls = (this.endpointCalls.get(n.endpoint) ?? 0) + 1;
+    this.endpointCalls.set(n.endpoint, endpointCalls);
     let answered = false;
     // The slot goes back as soon as the call has its answer, not once its attempt is recorded: on a loaded machine the
     // group-committed record statement and the claim after it took as long as the call, so slots held until then
@@ -204,6 +227,10 @@ class NotificationWorker {
       if (answered) return;
       answered = true;
       this.calls--;
+      const left = (this.endpointCalls.get(n.endpoint) ?? 1) - 1;
+      if (left > 0) this.endpointCalls.set(n.endpoint, left); else this.endpointCalls.delete(n.endpoint);
+      // an endpoint that was full may have due notifications the last claim left for want of room
+      if (left === this.perEndpoint - 1) this.dirty = true;
       if (this.calls <= this.refillBelow) this.wake(false);
     };
     const run = this.deliverOne(n, answer)
@@ -246,9 +273,26 @@ class NotificationWorker {
   private flushRecords(): void {
     if (this.recording || !this.recordQueue.length) return;
     const batch = this.recordQueue.splice(0, RECORD_BATCH);
-    this.recording = this.deps.repos.notifications.recordAttempts(batch.map((b) => b.item))
-      .then((recorded) => batch.forEach((b) => b.resolve(recorded.has(b.item.id))), (err) => batch.forEach((b) => b.reject(err)))
-      .finally(() => { this.recording = null; this.flushRecords(); });
+    this.recording = this.recordBatch(batch).finally(() => { this.recording = null; this.flushRecords(); });
+  }
+
+  /**
+   * One statement for the batch; if it fails, each attempt on its own, so that one that cannot be recorded does not
+   * leave the others unrecorded (each then posted again once its lease expires).
+   */
+  private async recordBatch(batch: typeof this.recordQueue): Promise<void> {
+    const { notifications } = this.deps.repos;
+    try {
+      const recorded = await notifications.recordAttempts(batch.map((b) => b.item), this.pause);
+      batch.forEach((b) => b.resolve(recorded.has(b.item.id)));
+      return;
+    } catch (err) {
+      if (batch.length === 1) return batch[0].reject(err);
+      this.deps.log.warn({ err, attempts: batch.length }, 'notification worker could not record a batch of attempts; recording them one by one');
+    }
+    for (const b of batch) {
+      await notifications.recordAttempts([b.item], this.pause).then((recorded) => b.resolve(recorded.has(b.item.id)), b.reject);
+    }
   }
 
   /**
@@ -288,6 +332,9 @@ class NotificationWorker {
       `drivewire_webhook_handoffs_total{outcome="given_back"} ${this.counts.givenBack}`,
       '# TYPE drivewire_webhook_in_flight gauge',
       `drivewire_webhook_in_flight ${this.calls}`,
+      // endpoints with all the calls they may have (webhookEndpointConcurrency): slow or hanging receivers, held to their share
+      '# TYPE drivewire_webhook_endpoints_full gauge',
+      `drivewire_webhook_endpoints_full ${[...this.endpointCalls.values()].filter((n) => n >= this.perEndpoint).length}`,
     ].join('\n');
   }
 }

@@ -10,12 +10,20 @@ import { presentEvent } from '../events/events.presenters.js';
  * subscription in a delivered payload are exactly what the API shows.
  */
 
-/** Subscription (spec 2.7, reference-notes §4): object and appData are always present, null when unset. */
+/**
+ * Subscription (spec 2.7, reference-notes §4): object and appData are always present, null when unset; `delivery` (added
+ * to the spec's fields) is how its receiver has been answering and whether it is paused.
+ */
 export function presentSubscription(links: LinkBuilder, s: Subscription) {
+  const d = s.delivery;
   return {
     id: s.id, deviceId: s.deviceId, eventType: s.eventType, url: s.url,
     object: s.object ? { id: s.object.id, type: s.object.type } : null,
     appData: s.appData, createdAt: iso(s.createdAt)!, updatedAt: iso(s.updatedAt)!,
+    delivery: {
+      state: d.pausedAt ? 'paused' as const : 'active' as const, consecutiveFailures: d.consecutiveFailures,
+      failingSince: iso(d.failingSince), pausedAt: iso(d.pausedAt),
+    },
     links: {
       self: links.url('event', `/api/v1/subscriptions/${s.id}`),
       notifications: links.url('event', `/api/v1/subscriptions/${s.id}/notifications`),

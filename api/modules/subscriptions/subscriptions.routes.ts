@@ -12,8 +12,8 @@ import notificationsRoutes from './notifications.routes.js';
 
 /** Subscriptions (spec 4.5, reference-notes §1.3 and §9) and, registered from here, notification reads. */
 export default async function subscriptionsRoutes(app: FastifyInstance) {
-  const { repos, config: { allowPrivateWebhooks } } = app.deps;
-  const deps = { repos, allowPrivateWebhooks };
+  const { repos, config: { allowPrivateWebhooks, maxSubscriptionsPerApplication } } = app.deps;
+  const deps = { repos, allowPrivateWebhooks, maxSubscriptionsPerApplication };
   const config = { service: 'event' as const };
   const tags = ['event'];
 
@@ -21,7 +21,7 @@ export default async function subscriptionsRoutes(app: FastifyInstance) {
     config,
     schema: {
       tags, summary: 'Subscribe to events of a device', params: DeviceIdParams, body: CreateBody,
-      response: { 201: SubscriptionResponse, ...errorResponses(404, 413, 415) },
+      response: { 201: SubscriptionResponse, ...errorResponses(404, 409, 413, 415) },
     },
   }, async (request, reply) => {
     const { deviceId } = request.params as { deviceId: string };
@@ -66,7 +66,7 @@ export default async function subscriptionsRoutes(app: FastifyInstance) {
   app.put('/api/v1/subscriptions/:subscriptionId', {
     config,
     schema: {
-      tags, summary: 'Change the url and/or appData of a subscription', params: SubscriptionIdParams, body: UpdateBody,
+      tags, summary: 'Change the url, appData and/or delivery state (pause, resume) of a subscription', params: SubscriptionIdParams, body: UpdateBody,
       response: { 200: SubscriptionResponse, ...errorResponses(404, 413, 415) },
     },
   }, async (request) => {

@@ -7,6 +7,13 @@ const EventObject = Type.Object({
   type: Type.String({ description: 'rule, vehicle, trip or odometer-trigger' }),
 }, { description: 'The object an event is about' });
 
+const Delivery = Type.Object({
+  state: Type.String({ description: 'active, or paused: its notifications are kept and none is delivered until it is resumed (PUT delivery.state "active")' }),
+  consecutiveFailures: Type.Integer({ description: 'Failed delivery attempts in a row; a successful one resets it' }),
+  failingSince: Nullable(Timestamp('When the first of those failed attempts was made (null when the latest attempt succeeded)')),
+  pausedAt: Nullable(Timestamp('When the subscription was paused: by the platform after repeated failures, or by a PUT (null when active)')),
+}, { description: 'How the receiver has been answering (added to spec 2.7)' });
+
 export const Subscription = Type.Object({
   id: Uuid('Subscription id'),
   deviceId: Uuid('Device the subscription listens to'),
@@ -16,6 +23,7 @@ export const Subscription = Type.Object({
   appData: Nullable(Type.String({ description: 'Application data echoed in every notification' })),
   createdAt: Timestamp('When the subscription was made'),
   updatedAt: Timestamp('When the subscription was last changed'),
+  delivery: Delivery,
   links: Links('self, notifications'),
 }, { description: 'Subscription (spec 2.7)' });
 
@@ -32,7 +40,7 @@ export const Notification = Type.Object({
   response: Type.Optional(Nullable(Type.String({ description: 'Body received, or why the call failed (complete and error only)' }))),
   notifiedAt: Type.Optional(Nullable(Timestamp('When the latest HTTP call was initiated (complete and error only)'))),
   respondedAt: Type.Optional(Nullable(Timestamp('When the successful call completed (complete; null in error)'))),
-  nextAttemptAt: Type.Optional(Nullable(Timestamp('When the next retry is due (error only; null when none is left)'))),
+  nextAttemptAt: Type.Optional(Nullable(Timestamp('When the next retry is due (error only; null when none is left, or while its subscription is paused)'))),
   attempts: Type.Integer({ description: 'Delivery attempts made so far' }),
   createdAt: Timestamp('When the notification was made'),
   links: Links('self, event, subscription'),
@@ -53,7 +61,10 @@ export const UpdateBody = Type.Object({
     appData: Type.Optional(Nullable(Type.String({ description: 'New application data (null clears it); at most 16 KB (UTF-8), else 413' }))),
     eventType: Type.Optional(Type.String({ description: 'Immutable: accepted only when unchanged' })),
     object: Type.Optional(Nullable(EventObject)),
-  }, { description: 'Only url and appData can change; other fields of a fetched subscription are ignored' }),
+    delivery: Type.Optional(Type.Object({
+      state: Type.Optional(Type.String({ description: '"paused" pauses the subscription, "active" resumes it (its kept notifications are delivered)' })),
+    }, { description: 'Only state is read; the other fields of a fetched subscription\'s delivery are ignored' })),
+  }, { description: 'Only url, appData and delivery.state can change; other fields of a fetched subscription are ignored' }),
 });
 
 export const SubscriptionIdParams = Type.Object({ subscriptionId: Uuid('Subscription id') });

@@ -1,7 +1,7 @@
-import { AppError, NotFound, ValidationError } from '../../../lib/errors.js';
+import { AppError, Conflict, NotFound, ValidationError } from '../../../lib/errors.js';
 import { assertPublicHost, PrivateAddressError } from '../../../lib/net-guard.js';
 import type { Principal, Repositories } from '../../../db/index.js';
-import type { EventObject, Subscription } from '../../../db/repositories/subscriptions.repository.js';
+import { SubscriptionCapReached, type EventObject, type Subscription } from '../../../db/repositories/subscriptions.repository.js';
 import { isUuid } from '../../../lib/uuid.js';
 
 /** The object type each event type carries (spec 6.1, reference-notes §5); `rule-*` is subscription-only. */
@@ -24,7 +24,7 @@ function checkAppData(appData: string | null | undefined): void {
   }
 }
 
-interface Deps { repos: Repositories; allowPrivateWebhooks: boolean }
+interface Deps { repos: Repositories; allowPrivateWebhooks: boolean; maxSubscriptionsPerApplication: number }
 
 /** A callback URL: absolute http(s), and (unless allowed by configuration) on a public address only. */
 export async function checkCallbackUrl(url: string, allowPrivate: boolean): Promise<string> {
@@ -76,12 +76,31 @@ export async function createSubscription(deps: Deps, app: Principal, deviceId: s
   }
   const object = await checkObject(deps, app, deviceId, input.eventType, input.object);
   const url = await checkCallbackUrl(input.url, deps.allowPrivateWebhooks);
-  return deps.repos.subscriptions.create(app, {
-    deviceId, eventType: input.eventType, url, object, appData: input.appData ?? null,
-  });
+  try {
+    return await deps.repos.subscriptions.create(app, {
+      deviceId, eventType: input.eventType, url, object, appData: input.appData ?? null,
+    }, undefined, deps.maxSubscriptionsPerApplication);
+  } catch (err) {
+    if (!(err instanceof SubscriptionCapReached)) throw err;
+    throw new Conflict(`An application may have at most ${deps.maxSubscriptionsPerApplication} subscriptions; delete one first`);
+  }
 }
 
-export interface UpdateInput { url?: string; appData?: string | null; eventType?: string; object?: EventObject | null }
+export interface UpdateInput {
+  url?: string; appData?: string | null; eventType?: string; object?: EventObject | null;
+  /** A fetched subscription's delivery state; only `state` is read (the rest is the platform's). */
+  delivery?: { state?: unknown };
+}
+
+/** `delivery.state` of a PUT: "paused" pauses, "active" resumes; absent leaves the state as it is. */
+function pausedOf(delivery: UpdateInput['delivery']): boolean | undefined {
+  const state = delivery?.state;
+  if (state === undefined) return undefined;
+  if (state !== 'active' && state !== 'paused') {
+    throw new ValidationError(`delivery.state must be "active" or "paused", got ${JSON.stringify(state)}`);
+  }
+  return state === 'paused';
+}
 
 const sameObject = (a: EventObject | null | undefined, b: EventObject | null) =>
   (a ?? null) === null ? b === null : b !== null && a!.type === b.type && a!.id.toLowerCase() === b.id;
@@ -96,12 +115,13 @@ export async function updateSubscription(deps: Deps, app: Principal, id: string,
   if (input.object !== undefined && !sameObject(input.object, current.object)) {
     throw new ValidationError('object cannot be changed; create a new subscription instead');
   }
-  if (input.url === undefined && input.appData === undefined) {
-    throw new ValidationError('give url and/or appData to change');
+  const paused = pausedOf(input.delivery);
+  if (input.url === undefined && input.appData === undefined && paused === undefined) {
+    throw new ValidationError('give url, appData and/or delivery.state to change');
   }
   checkAppData(input.appData);
   const url = input.url === undefined ? undefined : await checkCallbackUrl(input.url, deps.allowPrivateWebhooks);
-  const updated = await deps.repos.subscriptions.update(app, id, { url, appData: input.appData });
+  const updated = await deps.repos.subscriptions.update(app, id, { url, appData: input.appData, paused });
   if (!updated) throw new NotFound();
   return updated;
 }
