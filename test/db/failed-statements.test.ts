@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDb } from '../helpers/db.js';
+import { unwindOnError } from '../../db/pglite-stack.js';
 
 let db: Awaited<ReturnType<typeof createTestDb>>;
 beforeAll(async () => {
@@ -55,4 +56,12 @@ describe('failed statements on the database', () => {
     const { rows } = await db.knex.raw('SELECT 1 + 1 AS two, (SELECT count(*)::int FROM failing_kept) AS kept');
     expect(rows).toEqual([{ two: 2, kept: committed }]);
   }, 120_000);
+
+  it('leaves a PGlite whose internals it does not know as it is, and answers false (the embedded database warns)', () => {
+    const run = (m: Uint8Array) => m;
+    const other = { mod: { _PostgresMainLongJmp: () => {} }, execProtocolRawSync: run }; // no stack pointer global
+    expect(unwindOnError(other as never)).toBe(false);
+    expect(other.execProtocolRawSync).toBe(run);
+    expect(Object.getOwnPropertyDescriptor(other.mod, '_PostgresMainLongJmp')?.get).toBe(undefined);
+  });
 });
