@@ -20,8 +20,8 @@ interface PgliteBackend {
  * unwinds its own frames, but the C stack lives in linear memory behind the `__stack_pointer` global, which only
  * the functions' epilogues move back up; Emscripten's own `invoke_*` wrappers save it before such a call and restore
  * it in their catch, PGlite's catch does not. So every failed statement left the stack pointer as deep as the
- * frames under the error (~700 B for a unique violation, ~1.1 KB for a float8 overflow or a timestamp out of range,
- * ~5.6 KB for a syntax error, a whole 2 MB for a statement that exhausts the stack), until `check_stack_depth()`
+ * frames it had open when the error left the backend (~700 B for a unique violation, ~1.1 KB for a float8 overflow
+ * or a timestamp out of range, ~5.6 KB for a syntax error, whatever the path), until `check_stack_depth()`
  * found the 2 MB of `max_stack_depth` used and every later statement, `SELECT 1` included, failed with "stack depth
  * limit exceeded" for the life of the process (after ~370 syntax errors, ~1,870 overflows, ~2,980 unique violations).
  * Nothing at the SQL level gives it back: not a sync, ROLLBACK, DISCARD ALL, nor any successful statement.
