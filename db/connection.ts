@@ -8,6 +8,7 @@ import { acquireDataDirLock } from './data-dir-lock.js';
 import { slimPostgis } from './pglite-postgis.js';
 import { installAcquireLimit } from './acquire-limit.js';
 import { runOnPglite } from './prepared.js';
+import { unwindOnError } from './pglite-stack.js';
 import { ArrayParam, plainBinding } from './binary-array.js';
 import { maskedDatabaseUrl } from '../lib/database-url.js';
 import { embeddedDbDir } from '../lib/config.js';
@@ -140,6 +141,11 @@ export async function openDatabase(opts: OpenOptions): Promise<Db> {
     parsers: { [INT8]: (v: string) => Number(v), [NUMERIC]: (v: string) => Number(v) },
   });
   await pglite.waitReady.catch((err) => { lock?.release(); throw err; });
+  // each failed statement would keep its C stack until every statement failed (db/pglite-stack.ts)
+  if (!unwindOnError(pglite)) {
+    (opts.warn ?? ((m: string) => process.stderr.write(`drivewire: ${m}\n`)))(
+      "PGlite's error recovery is not the one db/pglite-stack.ts knows; its C stack is not given back after a failed statement");
+  }
   const knex = knexFactory({ log: KNEX_LOG, client: ClientPGlite as unknown as Knex.Config['client'], connection: { pglite } as never, useNullAsDefault: true });
   installAcquireLimit(knex);
   return {
