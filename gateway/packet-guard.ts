@@ -1,4 +1,4 @@
-// Limits on MQTT packets before anything buffers or handles them. Size (issue 10, item 2): mqtt-packet, which Aedes
+// Limits on MQTT packets before anything buffers or handles them. Size: mqtt-packet, which Aedes
 // uses, collects a whole packet in memory before parsing it and has no size limit (aedes#831), so a client declaring
 // a 256 MB CONNECT was read to the end. Filters per SUBSCRIBE: Aedes authorizes each filter of a SUBSCRIBE, so one
 // packet of 10,000 filters cost 10,000 refusals (and as many log lines). This guard reads the fixed header of each
