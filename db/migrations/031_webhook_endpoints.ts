@@ -20,6 +20,7 @@ const ORIGIN = (col: string) => `lower(substring(${col} from '^[A-Za-z][A-Za-z0-
  * - A subscription's delivery state: its consecutive failed attempts, since when, and when it was paused. A paused
  *   subscription's pending notifications are kept with `paused` set and no next attempt (out of the due index), and
  *   are due again when it is resumed (`notifications_paused` finds them).
+ * - The two new columns of the growing `notifications` table get a small sample, as its others (migration 023).
  * Safe to re-run: every step is conditional or idempotent.
  */
 export async function up(knex: Knex): Promise<void> {
@@ -31,6 +32,7 @@ export async function up(knex: Knex): Promise<void> {
     UPDATE subscriptions SET endpoint = ${ORIGIN('url')} WHERE endpoint = '';
     ALTER TABLE notifications ADD COLUMN IF NOT EXISTS endpoint text NOT NULL DEFAULT '',
       ADD COLUMN IF NOT EXISTS paused boolean NOT NULL DEFAULT false;
+    ALTER TABLE notifications ALTER COLUMN endpoint SET STATISTICS 10, ALTER COLUMN paused SET STATISTICS 10;
     UPDATE notifications SET endpoint = ${ORIGIN('url')} WHERE next_attempt_at IS NOT NULL AND endpoint = '';
     CREATE INDEX IF NOT EXISTS notifications_endpoint_due ON notifications (endpoint, next_attempt_at, id)
       WHERE next_attempt_at IS NOT NULL;
