@@ -53,8 +53,8 @@ describe('slow request bodies and headers', () => {
     const slow = dribble(post('/api/v1/routes', 100_000, app.auth), ' ', 100);
     const served = await http('GET', '/api/v1/devices', { auth: app.auth });
     expect(served.status).toBe(200);
-    const after = await closedWithin(slow, 1_800);
-    expect(after).toBeLessThan(1_800); // the grace (500 ms), and one more check: well before the total timeout
+    // the minimum rate's answer (its message), not the total timeout's (2 s), and long before the body could end
+    expect(await closedWithin(slow, 10_000)).toBeLessThan(10_000);
     expect(slow.text()).toMatch(/^HTTP\/1\.1 408 /);
     expect(bodyOf(slow.text())).toEqual({ statusCode: 408, error: 'Request Timeout', message: expect.stringContaining('240 bytes/s') });
     expect((await http('GET', '/api/v1/devices', { auth: app.auth })).status).toBe(200);
@@ -62,8 +62,8 @@ describe('slow request bodies and headers', () => {
 
   it('closes the socket of an unauthenticated request at once once answered, whatever body it still declares', async () => {
     const slow = dribble(post('/api/v1/routes', 100_000), ' ', 100);
-    const after = await closedWithin(slow, 1_000);
-    expect(after).toBeLessThan(1_000);
+    // the body would take 10,000 s at this pace: closed when answered, not read to its end
+    expect(await closedWithin(slow, 10_000)).toBeLessThan(10_000);
     expect(slow.text()).toMatch(/^HTTP\/1\.1 401 /);
     expect(bodyOf(slow.text())).toMatchObject({ statusCode: 401, error: 'Unauthorized' });
   });
@@ -72,17 +72,16 @@ describe('slow request bodies and headers', () => {
     const { app } = await setup();
     // 100 bytes every 100 ms (1,000 bytes/s, over the minimum rate) of a 1,000,000-byte body: ~1,000 s to finish.
     const slow = dribble(post('/api/v1/routes', 1_000_000, app.auth), ' '.repeat(100), 100);
-    const after = await closedWithin(slow, 4_000);
-    expect(after).toBeGreaterThanOrEqual(1_900);
-    expect(after).toBeLessThan(4_000); // the request timeout (2 s), and the next check of the connections
+    const after = await closedWithin(slow, 15_000);
+    expect(after).toBeGreaterThanOrEqual(1_900); // not before the request timeout (2 s)
+    expect(after).toBeLessThan(15_000);
     expect(slow.text()).toMatch(/^HTTP\/1\.1 408 /);
     expect(bodyOf(slow.text())).toEqual({ statusCode: 408, error: 'Request Timeout', message: expect.stringContaining('2000 ms') });
   });
 
   it('answers headers that dribble in with 408 and closes the socket after the headers timeout', async () => {
     const slow = dribble('GET /api/v1/devices HTTP/1.1\r\nHost: 127.0.0.1\r\n', 'X', 100);
-    const after = await closedWithin(slow, 3_000);
-    expect(after).toBeLessThan(3_000);
+    expect(await closedWithin(slow, 10_000)).toBeLessThan(10_000);
     expect(slow.text()).toMatch(/^HTTP\/1\.1 408 /);
   });
 
@@ -92,11 +91,11 @@ describe('slow request bodies and headers', () => {
     const idle = Array.from({ length: 6 }, () => dribble('GET /api/v1/devices HTTP/1.1\r\n', '', 60_000));
     await new Promise((r) => setTimeout(r, 100));
     const over = dribble('GET /api/v1/devices HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n', '', 60_000);
-    expect(await closedWithin(over, 1_000)).toBeLessThan(1_000);
+    expect(await closedWithin(over, 10_000)).toBeLessThan(10_000);
     expect(over.text()).toMatch(/^HTTP\/1\.1 503 /);
     expect(bodyOf(over.text())).toEqual({ statusCode: 503, error: 'Service Unavailable', message: 'Too many connections from this address: at most 6 at once' });
     // The headers timeout (1 s) frees them; then the address is served again.
-    for (const s of idle) expect(await closedWithin(s, 3_000)).toBeLessThan(3_000);
+    for (const s of idle) expect(await closedWithin(s, 10_000)).toBeLessThan(10_000); // not the 60 s they would wait
     expect((await http('GET', '/api/v1/devices', { auth: app.auth })).status).toBe(200);
   });
 
