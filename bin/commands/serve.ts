@@ -107,7 +107,7 @@ export function registerServeCommands(program: Command): void {
     .option('--mqtt-max-packet-bytes <bytes>', 'largest MQTT packet a connection may send; larger cuts it (default: max payload + 65536)')
     .option('--mqtt-connect-timeout-ms <ms>', 'close connections that send no CONNECT within this time (default 10000)')
     .option('--mqtt-max-subscribe-filters <n>', 'filters one SUBSCRIBE may carry; more closes the connection (default 8)')
-    .option('--mqtt-max-topic-bytes <bytes>', 'longest topic or filter; longer ones are refused and cut in logs (default 256)')
+    .option('--mqtt-max-topic-bytes <bytes>', 'longest topic a PUBLISH may have; a longer one closes the connection; topics are cut to it in logs (default 256)')
     .option('--mqtt-log-throttle-ms <ms>', 'log a client\'s repeated refusal once per this window, with the count of the others (default 10000)')
     .option('--mqtt-credentials-check-ms <ms>', 'check every MQTT session\'s device credentials this often; a changed secret closes the session (default 10000)')
     .option('--db-acquire-timeout-ms <ms>', 'an API request that gets no database connection within this time is answered 503 (default 5000)')
