@@ -84,12 +84,25 @@ describe('a late frame into a long history (collisions and trouble codes)', () =
   it('re-reads no more than the bound, and is stored without changing them when older than it', async () => {
     const id = await history(5_000);
     const reads = await late(id, impactAt(id, 1_000.5));
-    // a few times the bound of 200 (the probe for it, the span from it): not the 4,000 messages after the frame
+    // a few times the bound of 200 (the walk back to the frame, the read of where the bound stops, the span from it):
+    // not the 4,000 messages after the frame
     expect(reads.diagnostics).toBeLessThan(700);
     expect(reads.collisions).toBeLessThan(700);
     expect(await collisionsOf(id)).toHaveLength(0);
     expect(await occurrencesOf(id)).toHaveLength(0);
     expect(await t.db.knex('messages').where({ device_id: id, ts: new Date(T0 + 1_000_500) })).toHaveLength(1);
+  });
+
+  it('reads a handful of messages for a frame one message late, not the bound', async () => {
+    const id = await history(5_000);
+    const reads = await late(id, impactAt(id, 4_998.5));
+    // the newest message, the walk back past the frame (three entries), the span (the frame and the one after it): not the
+    // 200 newest messages of the bound
+    expect(reads.diagnostics).toBeLessThan(20);
+    expect(reads.collisions).toBeLessThan(20);
+    expect((await collisionsOf(id)).map((c: any) => new Date(c.ts).getTime() - T0)).toEqual([4_998_500]);
+    expect((await occurrencesOf(id)).map((o: any) => [o.number, new Date(o.start).getTime() - T0, new Date(o.stop).getTime() - T0]))
+      .toEqual([['P0301', 4_998_500, 4_999_000]]);
   });
 
   it('derives the collision and the trouble code of a late frame within the bound as before', async () => {
