@@ -326,6 +326,16 @@ export function loadConfig(flags: Record<string, unknown> = {}, env: NodeJS.Proc
   if (config.streamsPerApplication === 0) problems.push('--streams-per-application / DRIVEWIRE_STREAMS_PER_APPLICATION: must be at least 1');
   if (config.streamMaxBufferedBytes === 0) problems.push('--stream-max-buffered-bytes / DRIVEWIRE_STREAM_MAX_BUFFERED_BYTES: must be at least 1');
   if (config.httpRequestTimeoutMs === 0) problems.push('--http-request-timeout-ms / DRIVEWIRE_HTTP_REQUEST_TIMEOUT_MS: must be at least 1');
+  // 0 would bound a late span to nothing (and OFFSET max_n - 1 is negative in db/late-bound.sql.ts)
+  if (config.lateRecomputeMaxMessages === 0) problems.push('--late-recompute-max-messages / DRIVEWIRE_LATE_RECOMPUTE_MAX_MESSAGES: must be at least 1');
+  if (config.lateRecomputeMaxAgeMs === 0) problems.push('--late-recompute-max-age-ms / DRIVEWIRE_LATE_RECOMPUTE_MAX_AGE_MS: must be at least 1');
+  // a bucket 0 deep never holds the unit a payload needs, so every payload would be refused or wait (rate 0: no limit)
+  if (config.deviceFramesPerSecond > 0 && config.deviceFramesBurst === 0) {
+    problems.push('--device-frames-burst / DRIVEWIRE_DEVICE_FRAMES_BURST: must be at least 1 while the rate is above 0');
+  }
+  if (config.deviceBytesPerSecond > 0 && config.deviceBytesBurst === 0) {
+    problems.push('--device-bytes-burst / DRIVEWIRE_DEVICE_BYTES_BURST: must be at least 1 while the rate is above 0');
+  }
   if (config.httpHeadersTimeoutMs === 0 || config.httpHeadersTimeoutMs > config.httpRequestTimeoutMs) {
     problems.push('--http-headers-timeout-ms / DRIVEWIRE_HTTP_HEADERS_TIMEOUT_MS: must be at least 1 and at most the request timeout');
   }
