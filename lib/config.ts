@@ -162,11 +162,12 @@ export const CONFIG_FIELDS: Field[] = [
   F('ingestBatchMs', 'INGEST_BATCH_MS', 'int', 20),
   F('maxPayloadBytes', 'MAX_PAYLOAD_BYTES', 'int', 256 * 1024),
   F('maxFutureSkewMs', 'MAX_FUTURE_SKEW_MS', 'int', 60_000),
-  // Per-device rate limit (frames/s and bytes/s, each a bucket with a burst; gateway/rate-limit.ts). A dongle reports
-  // about 1 frame/s while driving (the simulator's default), a fast one 10/s, and after a reconnect uploads what it kept
-  // offline in arrays: 500 frames/s is 50 times a fast dongle and uploads an hour of 1 Hz backlog in ~7 s; one flooding
-  // device sent 11,575 frames/s, and the benches' closed-loop devices reach ~240 frames/s each. The burst is 2 s of the
-  // rate: a burst of 5,000 frames at once kept the batches busy ~1.5 s and another device's PUBACK waited for them.
+  // Per-device rate limit (frames/s and bytes/s, each a bucket with a burst; gateway/rate-limit.ts; a rate of 0 turns
+  // that limit off). A dongle reports about 1 frame/s while driving (the simulator's default), a fast one 10/s, and after
+  // a reconnect uploads what it kept offline in arrays: 500 frames/s is 50 times a fast dongle and uploads an hour of
+  // 1 Hz backlog in ~7 s, and stays above the benches' closed-loop devices (~240 frames/s each), while one flooding
+  // device cannot take the ingest from the others. The burst is 2 s of the rate: a much larger burst lets one device
+  // fill the batches for long enough that other devices' PUBACKs wait behind it.
   // Bytes: 500 frames/s of ~2 KB (a frame of every PID); the burst 2 s of it, 8 payloads of the largest size (256 KiB).
   F('deviceFramesPerSecond', 'DEVICE_FRAMES_PER_SECOND', 'number', 500),
   F('deviceFramesBurst', 'DEVICE_FRAMES_BURST', 'int', 1000),
@@ -295,6 +296,11 @@ function parts(field: Field, raw: unknown, problems: string[]): PartName[] {
     else out.add(name as PartName);
   }
   return [...out];
+}
+
+/** A setting's default, for code that also runs without a Config (the frame decoder outside the gateway). */
+export function configDefault<K extends keyof Config>(key: K): Config[K] {
+  return CONFIG_FIELDS.find((f) => f.key === key)!.def as Config[K];
 }
 
 /** flags: camelCase keys as commander gives them (`url.telemetry` for per-service URLs). */
