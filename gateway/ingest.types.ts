@@ -49,16 +49,21 @@ export interface DeviceBatch {
 }
 
 /**
- * Whether the batch's first message is older than the device's newest stored one. A first message at that very
- * millisecond is in order (frames stamped with Date.now() share milliseconds) unless `tiesLate`, for a stage
- * that would rather re-derive than miss one.
+ * Whether a stage's span, starting at message `from` of the device's batch, is late: older than the device's newest
+ * stored message before the batch. A span starting at that very millisecond is in order (frames stamped with Date.now()
+ * share milliseconds) unless `tiesLate`, for a stage that would rather re-derive than miss one. A stage whose span
+ * starts at its first relevant message (collisions, trouble codes) asks about that message, so the batch's late frames
+ * that the stage does not read leave it on its in-order path.
  */
-export function isLate(d: DeviceBatch, tiesLate = false): boolean {
+export function isLateFrom(d: DeviceBatch, from: IngestedMessage, tiesLate = false): boolean {
   if (d.previousLatest === null) return false;
-  const first = d.messages[0].timestamp.getTime();
+  const first = from.timestamp.getTime();
   const latest = d.previousLatest.getTime();
   return tiesLate ? first <= latest : first < latest;
 }
+
+/** Whether the batch's first message is late (isLateFrom): the span of a stage that reads every message (trips). */
+export const isLate = (d: DeviceBatch, tiesLate = false): boolean => isLateFrom(d, d.messages[0], tiesLate);
 
 export interface StageContext {
   /** The batch transaction: everything a stage writes commits, or not, with the messages. */

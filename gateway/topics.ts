@@ -26,7 +26,7 @@ export function maySubscribe(deviceId: string, topic: string): boolean {
 
 /**
  * A topic as logs and dead letters keep it: at most `maxBytes` bytes' worth of characters, and the whole length
- * when it was longer (a topic may be 65,535 bytes; one logged whole made a 60,220-character line).
+ * when it was longer. A topic may be 65,535 bytes, and a log line or dead letter should stay one readable line.
  */
 export function clipTopic(topic: string, maxBytes: number): string {
   const bytes = Buffer.byteLength(topic);

@@ -162,11 +162,12 @@ export const CONFIG_FIELDS: Field[] = [
   F('ingestBatchMs', 'INGEST_BATCH_MS', 'int', 20),
   F('maxPayloadBytes', 'MAX_PAYLOAD_BYTES', 'int', 256 * 1024),
   F('maxFutureSkewMs', 'MAX_FUTURE_SKEW_MS', 'int', 60_000),
-  // Per-device rate limit (frames/s and bytes/s, each a bucket with a burst; gateway/rate-limit.ts). A dongle reports
-  // about 1 frame/s while driving (the simulator's default), a fast one 10/s, and after a reconnect uploads what it kept
-  // offline in arrays: 500 frames/s is 50 times a fast dongle and uploads an hour of 1 Hz backlog in ~7 s; one flooding
-  // device sent 11,575 frames/s, and the benches' closed-loop devices reach ~240 frames/s each. The burst is 2 s of the
-  // rate: a burst of 5,000 frames at once kept the batches busy ~1.5 s and another device's PUBACK waited for them.
+  // Per-device rate limit (frames/s and bytes/s, each a bucket with a burst; gateway/rate-limit.ts; a rate of 0 turns
+  // that limit off). A dongle reports about 1 frame/s while driving (the simulator's default), a fast one 10/s, and after
+  // a reconnect uploads what it kept offline in arrays: 500 frames/s is 50 times a fast dongle and uploads an hour of
+  // 1 Hz backlog in ~7 s, and stays above the benches' closed-loop devices (~240 frames/s each), while one flooding
+  // device cannot take the ingest from the others. The burst is 2 s of the rate: a much larger burst lets one device
+  // fill the batches for long enough that other devices' PUBACKs wait behind it.
   // Bytes: 500 frames/s of ~2 KB (a frame of every PID); the burst 2 s of it, 8 payloads of the largest size (256 KiB).
   F('deviceFramesPerSecond', 'DEVICE_FRAMES_PER_SECOND', 'number', 500),
   F('deviceFramesBurst', 'DEVICE_FRAMES_BURST', 'int', 1000),
@@ -297,6 +298,11 @@ function parts(field: Field, raw: unknown, problems: string[]): PartName[] {
   return [...out];
 }
 
+/** A setting's default, for code that also runs without a Config (the frame decoder outside the gateway). */
+export function configDefault<K extends keyof Config>(key: K): Config[K] {
+  return CONFIG_FIELDS.find((f) => f.key === key)!.def as Config[K];
+}
+
 /** flags: camelCase keys as commander gives them (`url.telemetry` for per-service URLs). */
 /** Where the embedded PGlite keeps its cluster in a data directory (`--data-dir`). */
 export const embeddedDbDir = (dataDir: string) => path.join(dataDir, 'pgdata');
@@ -326,6 +332,16 @@ export function loadConfig(flags: Record<string, unknown> = {}, env: NodeJS.Proc
   if (config.streamsPerApplication === 0) problems.push('--streams-per-application / DRIVEWIRE_STREAMS_PER_APPLICATION: must be at least 1');
   if (config.streamMaxBufferedBytes === 0) problems.push('--stream-max-buffered-bytes / DRIVEWIRE_STREAM_MAX_BUFFERED_BYTES: must be at least 1');
   if (config.httpRequestTimeoutMs === 0) problems.push('--http-request-timeout-ms / DRIVEWIRE_HTTP_REQUEST_TIMEOUT_MS: must be at least 1');
+  // 0 would bound a late span to nothing (and OFFSET max_n - 1 is negative in db/late-bound.sql.ts)
+  if (config.lateRecomputeMaxMessages === 0) problems.push('--late-recompute-max-messages / DRIVEWIRE_LATE_RECOMPUTE_MAX_MESSAGES: must be at least 1');
+  if (config.lateRecomputeMaxAgeMs === 0) problems.push('--late-recompute-max-age-ms / DRIVEWIRE_LATE_RECOMPUTE_MAX_AGE_MS: must be at least 1');
+  // a bucket 0 deep never holds the unit a payload needs, so every payload would be refused or wait (rate 0: no limit)
+  if (config.deviceFramesPerSecond > 0 && config.deviceFramesBurst === 0) {
+    problems.push('--device-frames-burst / DRIVEWIRE_DEVICE_FRAMES_BURST: must be at least 1 while the rate is above 0');
+  }
+  if (config.deviceBytesPerSecond > 0 && config.deviceBytesBurst === 0) {
+    problems.push('--device-bytes-burst / DRIVEWIRE_DEVICE_BYTES_BURST: must be at least 1 while the rate is above 0');
+  }
   if (config.httpHeadersTimeoutMs === 0 || config.httpHeadersTimeoutMs > config.httpRequestTimeoutMs) {
     problems.push('--http-headers-timeout-ms / DRIVEWIRE_HTTP_HEADERS_TIMEOUT_MS: must be at least 1 and at most the request timeout');
   }

@@ -3,8 +3,9 @@ import { ValidationError } from './errors.js';
 /**
  * Instants taken from outside (query parameters, bodies, device frames): 1970-01-01T00:00:00.000Z through
  * 9999-12-31T23:59:59.999Z. PostgreSQL's timestamptz holds them all and Date#toISOString writes them with a
- * four-digit year; JavaScript's own range (±8.64e15 ms, years −271821..275760) is wider than both, and its edges
- * failed in the database as 500s ("time zone displacement out of range").
+ * four-digit year; JavaScript's own range (±8.64e15 ms, years −271821..275760) is wider than both, and PostgreSQL
+ * rejects its edges ("time zone displacement out of range"), so parseInstant refuses an instant outside this range
+ * before it reaches the database (a 400, or a refused frame, not a failed statement).
  */
 export const MIN_TIME_MS = 0;
 export const MAX_TIME_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);

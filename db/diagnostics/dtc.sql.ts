@@ -4,6 +4,7 @@ import type { Knex } from 'knex';
 import { prepared } from '../prepared.js';
 import type { DtcInfo } from './dtc-info.js';
 import { vehicleAt } from '../vehicle-at.sql.js';
+import { lateSpanStart } from '../late-bound.sql.js';
 
 /**
  * Where a device's recomputation starts: its oldest message in the batch that carried `dtcs`; `late`: that message is
@@ -32,7 +33,7 @@ const SPAN = `span AS (SELECT * FROM unnest(?::uuid[], ?::timestamptz[]) AS s(de
  * from the stored reports (gaps and islands over the report sequence), continuing the occurrences that were
  * on just before the span (report 0). Occurrences are upserted by (device, number, start), so an id survives
  * a recomputation that implies it again; those in the span no longer implied are deleted. A late span starts no
- * earlier than the device's `max_n`-th newest message, nor `max_age` before its newest (as the rules' bound,
+ * earlier than the device's `max_n`-th newest message, nor `max_age` before its newest (lateSpanStart, as the rules' bound,
  * db/rules/evaluate.ts): its reports before that are stored but change no occurrence, and the span re-reads at most
  * `max_n` messages. Returns each span with its start, for EVENT_DIFF.
  */
@@ -40,9 +41,7 @@ const RECOMPUTE = `
   WITH asked AS (SELECT * FROM unnest(?::uuid[], ?::timestamptz[], ?::boolean[]) AS s(device_id, from_ts, late)),
   bound AS (SELECT ?::int AS max_n, make_interval(secs => ?::float8 / 1000) AS max_age),
   span AS (
-    SELECT s.device_id, CASE WHEN s.late THEN greatest(s.from_ts,
-        (SELECT max(m.ts) FROM messages m WHERE m.device_id = s.device_id) - b.max_age,
-        (SELECT m.ts FROM messages m WHERE m.device_id = s.device_id ORDER BY m.ts DESC OFFSET b.max_n - 1 LIMIT 1))
+    SELECT s.device_id, CASE WHEN s.late THEN ${lateSpanStart('s.device_id', 's.from_ts', 'b.max_n', 'b.max_age')}
       ELSE s.from_ts END AS from_ts
     FROM asked s, bound b),
   prior AS (

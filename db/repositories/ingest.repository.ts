@@ -35,8 +35,8 @@ const noNul = (s: string) => s.replace(/\u0000/g, '\uFFFD');
 /**
  * Bytes of a dead letter's `raw` kept: a frame is well under 1 KB (the catalog's longest string value is 1,024
  * characters), and what a letter is for, seeing what the device sent, needs its start. A longer one is cut, marked
- * with its full length: one hostile payload of 2,201 frames each kept with the whole 260 KB payload grew
- * dead_letters by 545 MB.
+ * with its full length, so that a payload refused frame by frame (one letter per frame, each of which could otherwise
+ * hold the whole payload) stores a few KB per frame, not the payload's size times its number of frames.
  */
 export const DEAD_LETTER_RAW_BYTES = 8 * 1024;
 /** Characters of a dead letter's reason kept: one line; the decoder's reasons are well under 200. */

@@ -2,6 +2,7 @@
 import type { Knex } from 'knex';
 import { prepared } from '../prepared.js';
 import { vehicleAt } from '../vehicle-at.sql.js';
+import { lateSpanStart } from '../late-bound.sql.js';
 
 export interface CollisionOptions {
   /** g (9.80665 m/s²): the accelerometer magnitude that is an impact. */
@@ -46,17 +47,17 @@ export function impactMagnitudeG(a: Record<string, number>): number {
  * oldest such message, or at the first sample of a stored impact that may merge with it; impacts are upserted
  * by (device, ts) and those in the span no longer implied are deleted. Returns each device's span start.
  * A late batch's span starts no earlier than the device's `max_n`-th newest message, nor `max_age` before its newest
- * (as the rules' bound, db/rules/evaluate.ts): its frames before that are stored but change no collision, and the
- * span re-reads at most `max_n` messages (and the stored impact the bound falls in, from its first sample).
+ * (lateSpanStart, as the rules' bound, db/rules/evaluate.ts): its frames before that are stored but change no
+ * collision, and the span re-reads at most `max_n` messages (and the stored impact the bound falls in, from its first
+ * sample).
  */
 const RECOMPUTE = `
   WITH batch AS (SELECT * FROM unnest(?::uuid[], ?::timestamptz[], ?::boolean[]) AS b(device_id, min_ts, late)),
   params AS (SELECT ?::float8 AS impact_g, ?::float8 AS min_speed, make_interval(secs => ?::float8 / 1000) AS merge,
     ?::int AS max_n, make_interval(secs => ?::float8 / 1000) AS max_age),
-  bounded AS (
-    SELECT b.device_id, CASE WHEN b.late THEN greatest(b.min_ts,
-        (SELECT max(m.ts) FROM messages m WHERE m.device_id = b.device_id) - p.max_age,
-        (SELECT m.ts FROM messages m WHERE m.device_id = b.device_id ORDER BY m.ts DESC OFFSET p.max_n - 1 LIMIT 1))
+  -- materialized: span reads min_ts twice, and the bound is computed once
+  bounded AS MATERIALIZED (
+    SELECT b.device_id, CASE WHEN b.late THEN ${lateSpanStart('b.device_id', 'b.min_ts', 'p.max_n', 'p.max_age')}
       ELSE b.min_ts END AS min_ts
     FROM batch b, params p),
   span AS (

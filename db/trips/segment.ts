@@ -44,8 +44,6 @@ export interface TripSpan {
  */
 export interface RecomputeBounds { maxMessages: number; maxAgeMs: number }
 
-export const TRIP_RECOMPUTE_DEFAULTS: RecomputeBounds = { maxMessages: 10_000, maxAgeMs: 24 * 60 * 60_000 };
-
 /** Messages a splice reads on each side of a device's late messages (SPLICE's `n`). */
 export const SPLICE_WINDOW = 50;
 
@@ -156,11 +154,12 @@ async function boundLate(trx: Knex, spans: TripSpan[], o: SegmentOptions, b: Rec
 }
 
 /**
- * After `continuePart` (its rows, or null when it had none): bounds what late frames re-derive (boundLate), segments
+ * After `continuePart` (its rows, or null when it had none): bounds what late frames re-derive (boundLate; `bounds`:
+ * the configured lateRecomputeMaxMessages and lateRecomputeMaxAgeMs, which have their defaults in lib/config.ts), segments
  * the devices CONTINUE did not advance, finalizes the trips that closed and returns the events to store.
  */
 export async function advanceTripsAfter(trx: Knex, spans: TripSpan[], continued: PartRow[] | null, o: SegmentOptions,
-  bounds: RecomputeBounds = TRIP_RECOMPUTE_DEFAULTS): Promise<NewEvent[]> {
+  bounds: RecomputeBounds): Promise<NewEvent[]> {
   const advanced = new Set((continued ?? []).map((r) => r.device_id as string));
   const rest = await boundLate(trx, spans.filter((s) => !advanced.has(s.deviceId)), o, bounds);
   if (!rest.length) return [];

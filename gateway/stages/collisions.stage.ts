@@ -1,24 +1,26 @@
 import type { NewEvent } from '../../db/repositories/events.repository.js';
 import { impactMagnitudeG, recomputeCollisions, type CollisionBatch } from '../../db/safety/collisions.sql.js';
-import { isLate, type DeviceBatch, type IngestedMessage, type StageFactory, type EventStage } from '../ingest.types.js';
+import { isLateFrom, type DeviceBatch, type IngestedMessage, type StageFactory, type EventStage } from '../ingest.types.js';
 
 /**
- * Where a device's collisions must be re-derived from, or undefined when its batch cannot change them. A
- * batch of new frames changes them only through a candidate sample (a reported collision, or an impact at or
- * above the threshold: the statement's own test, done here first, so that ordinary driving costs no
- * statement — issue 13). A late frame may give an older stored sample the speed it lacked, so a batch with
- * late frames re-derives from its first frame with `accel` or `collision`, as before.
+ * Where a device's collisions must be re-derived from, and whether that span is late, or undefined when its batch
+ * cannot change them. A batch of new frames changes them only through a candidate sample (a reported collision, or an
+ * impact at or above the threshold: the statement's own test, done here first, so that ordinary driving costs no
+ * statement). A late frame with `accel` or `collision` may be a sample that a stored message's speed makes a candidate,
+ * or merge with a stored impact, so a span whose first such frame is late re-derives from it, whatever its magnitude.
  */
-function spanStart(d: DeviceBatch, impactG: number): IngestedMessage | undefined {
-  // a frame at the newest stored millisecond may still be the speed a stored sample there lacked
-  const late = isLate(d, true);
+function spanStart(d: DeviceBatch, impactG: number): { from: IngestedMessage; late: boolean } | undefined {
   const accel = (m: IngestedMessage) => m.data.accel as Record<string, number> | undefined;
-  if (late) return d.messages.find((m) => m.collision !== null || accel(m) !== undefined);
-  return d.messages.find((m) => m.collision !== null || (accel(m) !== undefined && !(impactMagnitudeG(accel(m)!) < impactG - 1e-9)));
+  const first = d.messages.find((m) => m.collision !== null || accel(m) !== undefined);
+  if (!first) return undefined;
+  // a frame at the newest stored millisecond may still be the speed a stored sample there lacked
+  if (isLateFrom(d, first, true)) return { from: first, late: true };
+  const from = d.messages.find((m) => m.collision !== null || (accel(m) !== undefined && !(impactMagnitudeG(accel(m)!) < impactG - 1e-9)));
+  return from ? { from, late: false } : undefined;
 }
 
 /**
- * Collisions (issue 12, spec 2.14, 4.11): a frame reporting a collision, or an accelerometer impact while
+ * Collisions (spec 2.14, 4.11): a frame reporting a collision, or an accelerometer impact while
  * moving, makes one collision per impact and a `collision` event. Two statements per batch for all devices
  * whose batch may change them (spanStart), none when no device's may (db/safety/collisions.sql.ts); late
  * frames re-derive their span, within the bound of lateRecomputeMaxMessages and lateRecomputeMaxAgeMs.
@@ -27,8 +29,8 @@ export const collisionsStage: StageFactory<EventStage> = ({ config }) => ({
   name: 'collisions',
   async apply({ trx, devices }) {
     const batches: CollisionBatch[] = devices.flatMap((d) => {
-      const first = spanStart(d, config.collisionImpactG);
-      return first ? [{ deviceId: d.deviceId, minTs: first.timestamp, late: isLate(d, true) }] : [];
+      const span = spanStart(d, config.collisionImpactG);
+      return span ? [{ deviceId: d.deviceId, minTs: span.from.timestamp, late: span.late }] : [];
     });
     if (!batches.length) return [];
     const rows = await recomputeCollisions(trx, batches, {

@@ -2,14 +2,13 @@ import type { NewEvent } from '../../db/repositories/events.repository.js';
 import { dtcInfo, type DtcInfo } from '../../db/diagnostics/dtc-info.js';
 import { recomputeOccurrences, upsertCodes, type DtcSpan } from '../../db/diagnostics/dtc.sql.js';
 import { batteryReadings, storeReadings, type ReadingRow } from '../../db/diagnostics/battery.js';
-import type { DeviceBatch, StageFactory, EventStage } from '../ingest.types.js';
+import { isLateFrom, type DeviceBatch, type StageFactory, type EventStage } from '../ingest.types.js';
 
 /** Where each device's trouble-code history must be re-derived: from its oldest frame in the batch with `dtcs`. */
 function dtcSpans(devices: DeviceBatch[]): DtcSpan[] {
   return devices.flatMap((d) => {
     const first = d.messages.find((m) => m.dtcs !== null);
-    const late = d.previousLatest !== null && first !== undefined && first.timestamp <= d.previousLatest;
-    return first ? [{ deviceId: d.deviceId, from: first.timestamp, late }] : [];
+    return first ? [{ deviceId: d.deviceId, from: first.timestamp, late: isLateFrom(d, first, true) }] : [];
   });
 }
 
@@ -25,7 +24,7 @@ function readingRows(devices: DeviceBatch[]): ReadingRow[] {
 }
 
 /**
- * Diagnostics (issue 12, spec 2.13, 3.2): trouble-code occurrences with dtc-on / dtc-off events, and battery
+ * Diagnostics (spec 2.13, 3.2): trouble-code occurrences with dtc-on / dtc-off events, and battery
  * readings. Four statements per batch for all its devices: code records, occurrences, event diff, readings.
  * A frame without `dtcs` says nothing about codes; a late frame with `dtcs` re-derives its device's codes
  * from its time on (db/diagnostics/dtc.sql.ts), keeping the events the data still implies, within the bound of

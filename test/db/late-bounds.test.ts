@@ -57,15 +57,15 @@ async function messagesRead(trx: Knex): Promise<number> {
   return Number(rows[0]?.n ?? 0);
 }
 
-/** Stores the late frame and runs both stages on it, as one batch; returns the messages each stage read. */
-async function late(deviceId: string, m: IngestedMessage) {
+/** Stores the late frames and runs both stages on them, as one batch; returns the messages each stage read. */
+async function late(deviceId: string, ...ms: IngestedMessage[]) {
   const deps = { config: t.config, knex: t.db.knex, repos: t.repos, log: silentLogger } as any;
   const [{ latest }] = await t.db.knex('messages').where({ device_id: deviceId }).max('ts as latest');
-  await t.repos.ingest.insertMessages([{
+  await t.repos.ingest.insertMessages(ms.map((m) => ({
     id: m.id, deviceId, timestamp: m.timestamp, frameId: null, kind: m.kind, data: m.data, lon: m.lon, lat: m.lat,
-    extra: { dtcs: m.dtcs }, receivedAt: m.receivedAt,
-  }]);
-  const devices: DeviceBatch[] = [{ deviceId, messages: [m], previousLatest: new Date(latest) }];
+    extra: m.dtcs ? { dtcs: m.dtcs } : null, receivedAt: m.receivedAt,
+  })));
+  const devices: DeviceBatch[] = [{ deviceId, messages: ms, previousLatest: new Date(latest) }];
   return t.db.knex.transaction(async (trx) => {
     const reads: Record<string, number> = {};
     for (const stage of [diagnosticsStage(deps), collisionsStage(deps)]) {
@@ -84,12 +84,35 @@ describe('a late frame into a long history (collisions and trouble codes)', () =
   it('re-reads no more than the bound, and is stored without changing them when older than it', async () => {
     const id = await history(5_000);
     const reads = await late(id, impactAt(id, 1_000.5));
-    // a few times the bound of 200 (the probe for it, the span from it): not the 4,000 messages after the frame
+    // a few times the bound of 200 (the walk back to the frame, the read of where the bound stops, the span from it):
+    // not the 4,000 messages after the frame
     expect(reads.diagnostics).toBeLessThan(700);
     expect(reads.collisions).toBeLessThan(700);
     expect(await collisionsOf(id)).toHaveLength(0);
     expect(await occurrencesOf(id)).toHaveLength(0);
     expect(await t.db.knex('messages').where({ device_id: id, ts: new Date(T0 + 1_000_500) })).toHaveLength(1);
+  });
+
+  it('reads a handful of messages for a frame one message late, not the bound', async () => {
+    const id = await history(5_000);
+    const reads = await late(id, impactAt(id, 4_998.5));
+    // the newest message, the walk back past the frame (three entries), the span (the frame and the one after it): not the
+    // 200 newest messages of the bound
+    expect(reads.diagnostics).toBeLessThan(20);
+    expect(reads.collisions).toBeLessThan(20);
+    expect((await collisionsOf(id)).map((c: any) => new Date(c.ts).getTime() - T0)).toEqual([4_998_500]);
+    expect((await occurrencesOf(id)).map((o: any) => [o.number, new Date(o.start).getTime() - T0, new Date(o.stop).getTime() - T0]))
+      .toEqual([['P0301', 4_998_500, 4_999_000]]);
+  });
+
+  it('costs no statement for a batch whose late frames carry no accelerometer window, trouble codes or collision', async () => {
+    const id = await history(5_000);
+    // a late frame with a speed only, then an in-order frame whose accelerometer window is below the impact threshold
+    const speedOnly: IngestedMessage = { ...impactAt(id, 4_000.5), data: { vehicleSpeed: 50 }, dtcs: null };
+    const calm: IngestedMessage = { ...impactAt(id, 5_000), data: { vehicleSpeed: 50, accel: accel(-0.2) }, dtcs: null };
+    const reads = await late(id, speedOnly, calm);
+    expect(reads).toEqual({ diagnostics: 0, collisions: 0 });
+    expect(await collisionsOf(id)).toHaveLength(0);
   });
 
   it('derives the collision and the trouble code of a late frame within the bound as before', async () => {

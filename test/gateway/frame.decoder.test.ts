@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../lib/config.js';
 import { decodeFrame, decodePayload, type DecodedFrame, type RefusedFrame } from '../../gateway/frame.decoder.js';
 
 const NOW = new Date('2024-06-01T12:00:00Z');
@@ -134,6 +135,9 @@ describe('decodePayload', () => {
 
   it('takes a frame stamped up to the allowed skew ahead of the clock (60 s unless told), and refuses one beyond it', () => {
     expect(decode({ ts: '2024-06-01T12:01:00Z' }).frames.map((f) => f.ts)).toEqual([new Date('2024-06-01T12:01:00Z')]);
+    // untold, the skew is the setting's default
+    const skew = loadConfig({}, {}).maxFutureSkewMs;
+    expect(decode({ ts: new Date(NOW.getTime() + skew + 1).toISOString() }).refused.map((r) => r.index)).toEqual([0]);
     expect(decode({ ts: '2024-06-01T12:00:05Z' }, { maxFutureSkewMs: 5000 }).refused).toEqual([]);
     expect(decode({ ts: '2024-06-01T12:00:05.001Z' }, { maxFutureSkewMs: 5000 }).refused.map((r) => r.reason)).toEqual([
       "frame 0: ts 2024-06-01T12:00:05.001Z is more than 5 s ahead of the gateway's clock (2024-06-01T12:00:00.000Z)",

@@ -85,3 +85,25 @@ describe('live stream limits', () => {
     expect(() => loadConfig({ streamMaxBufferedBytes: '0' }, {})).toThrow('must be at least 1');
   });
 });
+
+describe('late recompute bounds and per-device rate limit bursts', () => {
+  it('refuses a late recompute bound of 0 messages or 0 ms', () => {
+    expect(loadConfig({}, {})).toMatchObject({ lateRecomputeMaxMessages: 10_000, lateRecomputeMaxAgeMs: 24 * 60 * 60_000 });
+    expect(loadConfig({}, { DRIVEWIRE_LATE_RECOMPUTE_MAX_MESSAGES: '1', DRIVEWIRE_LATE_RECOMPUTE_MAX_AGE_MS: '1' }))
+      .toMatchObject({ lateRecomputeMaxMessages: 1, lateRecomputeMaxAgeMs: 1 });
+    expect(() => loadConfig({}, { DRIVEWIRE_LATE_RECOMPUTE_MAX_MESSAGES: '0' }))
+      .toThrow('--late-recompute-max-messages / DRIVEWIRE_LATE_RECOMPUTE_MAX_MESSAGES: must be at least 1');
+    expect(() => loadConfig({ lateRecomputeMaxAgeMs: '0' }, {}))
+      .toThrow('--late-recompute-max-age-ms / DRIVEWIRE_LATE_RECOMPUTE_MAX_AGE_MS: must be at least 1');
+  });
+
+  it('refuses a burst of 0 for a rate above 0, and accepts it with the limit off (rate 0)', () => {
+    expect(() => loadConfig({}, { DRIVEWIRE_DEVICE_FRAMES_BURST: '0' }))
+      .toThrow('--device-frames-burst / DRIVEWIRE_DEVICE_FRAMES_BURST: must be at least 1 while the rate is above 0');
+    expect(() => loadConfig({ deviceBytesBurst: '0' }, {}))
+      .toThrow('--device-bytes-burst / DRIVEWIRE_DEVICE_BYTES_BURST: must be at least 1 while the rate is above 0');
+    expect(loadConfig({ deviceFramesBurst: '0', deviceFramesPerSecond: '0' }, { DRIVEWIRE_DEVICE_BYTES_BURST: '0', DRIVEWIRE_DEVICE_BYTES_PER_SECOND: '0' }))
+      .toMatchObject({ deviceFramesBurst: 0, deviceFramesPerSecond: 0, deviceBytesBurst: 0, deviceBytesPerSecond: 0 });
+    expect(loadConfig({ deviceFramesBurst: '1', deviceBytesBurst: '1' }, {})).toMatchObject({ deviceFramesBurst: 1, deviceBytesBurst: 1 });
+  });
+});

@@ -5,8 +5,9 @@ const Unit = (description: string) => Type.String({ description });
 
 /**
  * Largest odometer reading or trigger threshold, in the unit it is given in: 1e8 km is 2,500 times round the Earth and
- * past any odometer's 6 or 7 digits. A bound well inside float8: a reading of 1e308 mi was stored, then answered as
- * null, its meters (1.6e311) being beyond it.
+ * past any odometer's 6 or 7 digits. A bound well inside float8, so that the reading converted to meters (stored) is
+ * still a finite float8: near float8's maximum, a reading in miles would overflow to infinity in meters and be
+ * answered as null.
  */
 export const MAX_DISTANCE = 100_000_000;
 
