@@ -154,6 +154,31 @@ describe('the claim\'s per-application share', () => {
   });
 });
 
+describe('the claim with one application\'s many endpoints', () => {
+  it('visits a bounded number of an application\'s endpoints, and takes another application\'s due row past them', { timeout: 60_000 }, async () => {
+    await t.db.knex.raw('DELETE FROM notifications');
+    const { app, subscription, device } = await kit.subscribed('http://127.0.0.1:9/x');
+    const [event] = await kit.fire([{ deviceId: device.id }]);
+    await t.db.knex('notifications').where({ event_id: event.id }).del();
+    // 1,000 endpoints (one port each), all of one application, due, and ordered before the other application's
+    await t.db.knex.raw(`INSERT INTO notifications (id, event_id, subscription_id, application_id, device_id, url, endpoint, state, created_at, next_attempt_at)
+      SELECT gen_random_uuid(), ?, s.id, s.application_id, s.device_id, s.url, 'http://127.0.0.1:' || (10000 + i), 'queued', now(), now() - interval '1 minute'
+      FROM subscriptions s, generate_series(1, 1000) i WHERE s.id = ?`, [event.id, subscription.id]);
+    const y = await kit.subscribed('http://127.0.0.2:9/y');
+    const [yEvent] = await kit.fire([{ deviceId: y.device.id }]);
+    await t.db.knex.raw('ANALYZE notifications');
+    // the first application has no room left: one descent for it, then the other's endpoint
+    const params = [16, '{}', 4, JSON.stringify({ [app.id]: 4 }), 64, 60_000];
+    const { rows } = await t.db.knex.raw(`EXPLAIN (ANALYZE, FORMAT JSON) ${CLAIM}`, params);
+    expect(Math.max(...notificationReads(rows[0]['QUERY PLAN']))).toBeLessThanOrEqual(8);
+    expect(await t.db.knex('notifications').whereNotNull('locked_until').pluck('event_id')).toEqual([yEvent.id]);
+    // with room, at most CLAIM_ENDPOINTS_PER_APPLICATION (64) of its endpoints are visited, not the 1,000
+    const again = await t.db.knex.raw(`EXPLAIN (ANALYZE, FORMAT JSON) ${CLAIM}`, [16, '{}', 64, '{}', 64, 60_000]);
+    expect(Math.max(...notificationReads(again.rows[0]['QUERY PLAN']))).toBeLessThanOrEqual(3 * 64);
+    expect(Number((await t.db.knex('notifications').whereNotNull('locked_until').count({ n: '*' }))[0].n)).toBe(65);
+  });
+});
+
 describe('recording a burst of attempts', () => {
   it('reads the notifications it records through their key, not the backlog, in the generic plan', { timeout: 60_000 }, async () => {
     await backlog(5000);
