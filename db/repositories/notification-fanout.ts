@@ -47,7 +47,7 @@ export const EVENT_COLUMNS = ['id', 'device_id', 'vehicle_id', 'application_id',
  */
 export const LEASED_PREFIX = 'n_';
 const LEASED_FIELDS: (readonly [expression: string, name: string])[] = [
-  ['n.id', 'id'], ['n.event_id', 'event_id'], ['n.subscription_id', 'subscription_id'], ['n.url', 'url'], ['n.endpoint', 'endpoint'],
+  ['n.id', 'id'], ['n.event_id', 'event_id'], ['n.subscription_id', 'subscription_id'], ['n.application_id', 'application_id'], ['n.url', 'url'], ['n.endpoint', 'endpoint'],
   ['NULL::text', 'payload'],
   ['0', 'attempts'], ['ap.webhook_secret', 'webhook_secret'],
   ...SUBSCRIPTION_COLUMNS.map((col, i) => [col, `sub_${SUBSCRIPTION_NAMES[i]}`] as const),

@@ -5,7 +5,7 @@ import { columnsReader, LEASED_PREFIX } from './notification-fanout.js';
 import type { HandedOver } from '../../lib/bus.js';
 import { readableDeviceIds, type Principal } from './scope.js';
 import { EVENT_COLUMNS, toEvent, type EventRecord } from './events.repository.js';
-import { holdNotifications, SUBSCRIPTION_COLUMNS, SUBSCRIPTION_NAMES, toSubscription, type Subscription } from './subscriptions.repository.js';
+import { PAUSED_SUBSCRIPTION, SUBSCRIPTION_COLUMNS, SUBSCRIPTION_NAMES, toSubscription, type Subscription } from './subscriptions.repository.js';
 import { storableText } from '../../lib/storable-text.js';
 
 /** Characters of a receiver's answer (or of why a call failed) stored with an attempt, at most. */
@@ -46,7 +46,7 @@ const toNotification = (r: Record<string, any>): NotificationRecord => ({
 
 /** What a worker needs to deliver a claimed notification. */
 export interface ClaimedNotification {
-  id: string; eventId: string; subscriptionId: string; url: string; payload: string | null; attempts: number;
+  id: string; eventId: string; subscriptionId: string; applicationId: string; url: string; payload: string | null; attempts: number;
   webhookSecret: string;
   /** The receiver's origin (subscriptions.repository.ts endpointOf), as stored with the notification. */
   endpoint: string;
@@ -60,11 +60,11 @@ export interface ClaimedNotification {
  * (EVENT_COLUMNS; null or without id: the payload is stored, or the event was deleted).
  */
 function claimReader(prefix: string): (r: Record<string, any>, event: Record<string, any> | null) => ClaimedNotification {
-  const [id, eventId, subscriptionId, url, payload, attempts, webhookSecret, subId, endpoint] = ['id', 'event_id', 'subscription_id',
-    'url', 'payload', 'attempts', 'webhook_secret', 'sub_id', 'endpoint'].map((c) => prefix + c);
+  const [id, eventId, subscriptionId, applicationId, url, payload, attempts, webhookSecret, subId, endpoint] = ['id', 'event_id',
+    'subscription_id', 'application_id', 'url', 'payload', 'attempts', 'webhook_secret', 'sub_id', 'endpoint'].map((c) => prefix + c);
   const subscription = columnsReader(`${prefix}sub_`, SUBSCRIPTION_NAMES);
   return (r, event) => ({
-    id: r[id], eventId: r[eventId], subscriptionId: r[subscriptionId], url: r[url], payload: r[payload],
+    id: r[id], eventId: r[eventId], subscriptionId: r[subscriptionId], applicationId: r[applicationId], url: r[url], payload: r[payload],
     attempts: r[attempts], webhookSecret: r[webhookSecret], endpoint: r[endpoint],
     // what the payload is built from, read with the notification (only while no payload is stored)
     sources: r[payload] === null && event?.id && r[subId] ? { event: toEvent(event), subscription: toSubscription(subscription(r)) } : null,
@@ -81,51 +81,103 @@ const handedOverRow = claimReader(LEASED_PREFIX);
 export const toHandedOver = (h: HandedOver): ClaimedNotification => handedOverRow(h.row, h.event);
 
 /**
- * Leases up to `limit` due notifications for `leaseMs` ms, at most `perEndpoint` less its calls in flight (`calls`, a
- * JSON object: endpoint → calls of the claiming worker) of each endpoint, earliest due first and, for those without a
- * stored payload, reads the event and subscription to build it from: one statement per claim. Parameters: perEndpoint,
- * calls, limit, leaseMs.
- * Set-based: the endpoints with pending notifications are read by a skip scan of notifications_endpoint_due (one index
- * descent per endpoint, `endpoints`), then each endpoint's earliest due rows up to its room and the claim's limit
- * (`candidates`: an endpoint at its limit reads none, however long its backlog), the earliest of all of them are locked (SKIP LOCKED: several workers
- * share the queue) and leased. A notification leased by another worker is skipped as before; its calls count against
- * that worker's limit, not this one's (migration 031: counting every worker's leases would need `locked_until` in an
- * index, and a lease would no longer be a HOT update): with P workers an endpoint has at most P × perEndpoint calls.
+ * Endpoints of one application a claim visits at most, in (endpoint) order: with thousands of distinct origins pending
+ * (one tenant's wildcard DNS names or ports), a claim still reads a bounded number of them per application, and every
+ * application has its turn in every claim. Those past the first ones are visited once these have no pending rows left:
+ * rows not due yet (a retry's backoff) keep their place for as long as they wait.
+ */
+export const CLAIM_ENDPOINTS_PER_APPLICATION = 64;
+
+/**
+ * Leases up to `lim` due notifications for `leaseMs` ms, earliest due first, at most `per_endpoint` less its calls in
+ * flight (`calls`, a JSON object: endpoint → calls of the claiming worker) of each endpoint and at most `per_app` less
+ * its calls (`app_calls`: application id → calls) of each application, and, for those without a stored payload, reads
+ * the event and subscription to build it from: one statement per claim. Parameters: per_endpoint, calls, per_app,
+ * app_calls, lim, leaseMs.
+ * Set-based: the (application, endpoint) pairs with pending notifications are read by a skip scan of
+ * notifications_application_endpoint_due (one index descent per pair, `walk`): at most CLAIM_ENDPOINTS_PER_APPLICATION
+ * of each application, and none past the first of an application without room. Then each pair's earliest due rows up
+ * to its room (`candidates`: an endpoint or application at its limit reads none, however long its backlog), twice as
+ * many as it may take: those locked by another worker's claim (SKIP LOCKED: several workers share the queue) leave
+ * the others to take, so two workers claiming together both take what is due. The rows of a paused subscription are
+ * never leased, whatever left them due (a pause racing a fan-out or a lease, a crash): they are held here (`hold`).
+ * The rows locked are cut to the rooms and the limit (`chosen`) and leased. A notification leased by another worker is
+ * skipped; its calls count against that worker's limits, not this one's (migration 031: counting every worker's
+ * leases would need `locked_until` in an index, and a lease would no longer be a HOT update): with P workers an
+ * endpoint has at most P × per_endpoint calls, an application P × per_app.
+ * Every row returned holds `wanted`: how many of the due rows seen fitted the rooms and the limit (or were held). A
+ * claim that leased fewer (another worker took or locked some) can claim again at once; it returns one row of nulls
+ * but `wanted` when it leased none.
  */
 export const CLAIM = `
-  WITH RECURSIVE l AS (SELECT ?::int AS per_endpoint, ?::jsonb AS calls, ?::int AS lim),
-  endpoints AS (
-    (SELECT endpoint FROM notifications WHERE next_attempt_at IS NOT NULL ORDER BY endpoint LIMIT 1)
+  WITH RECURSIVE l AS (SELECT ?::int AS per_endpoint, ?::jsonb AS calls, ?::int AS per_app, ?::jsonb AS app_calls, ?::int AS lim),
+  walk AS (
+    (SELECT application_id AS app, endpoint, 1 AS k FROM notifications WHERE next_attempt_at IS NOT NULL
+      ORDER BY application_id, endpoint LIMIT 1)
     UNION ALL
-    SELECT (SELECT n.endpoint FROM notifications n WHERE n.next_attempt_at IS NOT NULL AND n.endpoint > e.endpoint
-      ORDER BY n.endpoint LIMIT 1)
-    FROM endpoints e WHERE e.endpoint IS NOT NULL
+    SELECT x.app, x.endpoint, CASE WHEN x.app = w.app THEN w.k + 1 ELSE 1 END
+    FROM walk w CROSS JOIN l CROSS JOIN LATERAL (
+      (SELECT n.application_id AS app, n.endpoint FROM notifications n
+        WHERE w.k < ${CLAIM_ENDPOINTS_PER_APPLICATION} AND l.per_app > coalesce((l.app_calls ->> w.app::text)::int, 0)
+          AND n.next_attempt_at IS NOT NULL AND (n.application_id, n.endpoint) > (w.app, w.endpoint)
+        ORDER BY n.application_id, n.endpoint LIMIT 1)
+      UNION ALL
+      (SELECT n.application_id, n.endpoint FROM notifications n
+        WHERE n.next_attempt_at IS NOT NULL AND n.application_id > w.app
+        ORDER BY n.application_id, n.endpoint LIMIT 1)
+      LIMIT 1) x
   ), room AS (
-    SELECT e.endpoint, least(l.lim, greatest(0, l.per_endpoint - coalesce((l.calls ->> e.endpoint)::int, 0))) AS free
-    FROM endpoints e, l WHERE e.endpoint IS NOT NULL
+    SELECT w.app, w.endpoint, greatest(0, l.per_endpoint - coalesce((l.calls ->> w.endpoint)::int, 0)) AS endpoint_free,
+      greatest(0, l.per_app - coalesce((l.app_calls ->> w.app::text)::int, 0)) AS app_free
+    FROM walk w, l
   ), candidates AS (
-    SELECT d.id, d.next_attempt_at FROM room r CROSS JOIN LATERAL (
-      SELECT n.id, n.next_attempt_at FROM notifications n
-      WHERE n.endpoint = r.endpoint AND n.next_attempt_at <= now() AND n.state IN ('queued', 'error')
-        AND (n.locked_until IS NULL OR n.locked_until < now())
-      ORDER BY n.next_attempt_at, n.id LIMIT r.free
+    SELECT d.id, d.next_attempt_at, d.held, r.app, r.endpoint, r.endpoint_free, r.app_free FROM room r, l CROSS JOIN LATERAL (
+      SELECT n.id, n.next_attempt_at, ${PAUSED_SUBSCRIPTION('n.subscription_id')} AS held FROM notifications n
+      WHERE n.application_id = r.app AND n.endpoint = r.endpoint AND n.next_attempt_at IS NOT NULL AND n.next_attempt_at <= now()
+        AND n.state IN ('queued', 'error') AND (n.locked_until IS NULL OR n.locked_until < now())
+      ORDER BY n.next_attempt_at, n.id LIMIT 2 * least(l.lim, r.endpoint_free, r.app_free)
     ) d
-    ORDER BY d.next_attempt_at, d.id LIMIT (SELECT lim FROM l)
+  ), ranked AS (
+    SELECT c.*, row_number() OVER (PARTITION BY c.endpoint ORDER BY c.next_attempt_at, c.id) AS in_endpoint,
+      row_number() OVER (PARTITION BY c.app ORDER BY c.next_attempt_at, c.id) AS in_app
+    FROM candidates c WHERE NOT c.held
+  ), picked AS (
+    SELECT r.id, r.in_endpoint <= r.endpoint_free AND r.in_app <= r.app_free AS fits FROM ranked r, l
+    WHERE r.in_endpoint <= 2 * r.endpoint_free AND r.in_app <= 2 * r.app_free
+    ORDER BY r.next_attempt_at, r.id LIMIT 2 * (SELECT lim FROM l)
+  ), hold AS (
+    UPDATE notifications n SET paused = true, next_attempt_at = NULL
+    WHERE n.id IN (SELECT h.id FROM notifications h
+      WHERE h.id = ANY (ARRAY(SELECT id FROM candidates WHERE held)) AND h.next_attempt_at IS NOT NULL
+        AND (h.locked_until IS NULL OR h.locked_until < now()) AND ${PAUSED_SUBSCRIPTION('h.subscription_id')}
+      FOR UPDATE SKIP LOCKED)
+    RETURNING n.id
   ), due AS (
-    SELECT n.id FROM notifications n
-    WHERE n.id = ANY (ARRAY(SELECT id FROM candidates)) AND n.next_attempt_at <= now() AND n.state IN ('queued', 'error')
-      AND (n.locked_until IS NULL OR n.locked_until < now())
+    SELECT n.id, n.next_attempt_at, n.application_id, n.endpoint FROM notifications n
+    WHERE n.id = ANY (ARRAY(SELECT id FROM picked)) AND n.next_attempt_at <= now() AND n.state IN ('queued', 'error')
+      AND (n.locked_until IS NULL OR n.locked_until < now()) AND NOT ${PAUSED_SUBSCRIPTION('n.subscription_id')}
     FOR UPDATE SKIP LOCKED
+  ), chosen AS (
+    SELECT d.id FROM (
+      SELECT d.*, row_number() OVER (PARTITION BY d.endpoint ORDER BY d.next_attempt_at, d.id) AS in_endpoint,
+        row_number() OVER (PARTITION BY d.application_id ORDER BY d.next_attempt_at, d.id) AS in_app
+      FROM due d) d, l
+    WHERE d.in_endpoint <= l.per_endpoint - coalesce((l.calls ->> d.endpoint)::int, 0)
+      AND d.in_app <= l.per_app - coalesce((l.app_calls ->> d.application_id::text)::int, 0)
+    ORDER BY d.next_attempt_at, d.id LIMIT (SELECT lim FROM l)
   ), claimed AS (
-    UPDATE notifications n SET locked_until = now() + ? * interval '1 millisecond' FROM due WHERE n.id = due.id
+    UPDATE notifications n SET locked_until = now() + ? * interval '1 millisecond' FROM chosen WHERE n.id = chosen.id
     RETURNING n.id, n.event_id, n.subscription_id, n.application_id, n.url, n.endpoint, n.payload, n.attempts, n.next_attempt_at
+  ), wanted AS (
+    SELECT least((SELECT lim FROM l), (SELECT count(*) FROM picked WHERE fits)) + (SELECT count(*) FROM candidates WHERE held) AS wanted
   )
   SELECT c.*, ap.webhook_secret,
     ${EVENT_COLUMNS.map((col) => `e.${col} AS ev_${col}`).join(', ')},
-    ${SUBSCRIPTION_COLUMNS.map((col, i) => `${col} AS sub_${SUBSCRIPTION_NAMES[i]}`).join(', ')}
-  FROM claimed c JOIN applications ap ON ap.id = c.application_id
-  LEFT JOIN events e ON c.payload IS NULL AND e.id = c.event_id
-  LEFT JOIN subscriptions s ON c.payload IS NULL AND s.id = c.subscription_id
+    ${SUBSCRIPTION_COLUMNS.map((col, i) => `${col} AS sub_${SUBSCRIPTION_NAMES[i]}`).join(', ')},
+    k.wanted
+  FROM wanted k LEFT JOIN (claimed c JOIN applications ap ON ap.id = c.application_id
+    LEFT JOIN events e ON c.payload IS NULL AND e.id = c.event_id
+    LEFT JOIN subscriptions s ON c.payload IS NULL AND s.id = c.subscription_id) ON true
   ORDER BY c.next_attempt_at, c.id`;
 
 export interface AttemptOutcome {
@@ -151,8 +203,9 @@ export interface AttemptRecord { id: string; previousAttempts: number; body: Buf
 /**
  * Records a burst of attempts (recordAttempts), and what they say of their subscriptions: a success resets its
  * failures; failures add up, and past the pause policy (parameters failures, after_ms) pause it. Returns the attempts
- * recorded (`id`) and the subscriptions this statement paused (`paused`): their other pending notifications are held
- * after it (holdNotifications), and a notification recorded for a retry while its subscription is paused is held here. The `= ANY (ARRAY(…))` puts the recorded ids in the notifications scan's
+ * recorded (`id`) and the subscriptions this statement paused (`paused`): their pending notifications are held after it,
+ * in the same transaction (HOLD_PAUSED), and a notification recorded for a retry while its subscription is paused is
+ * held here. The `= ANY (ARRAY(…))` puts the recorded ids in the notifications scan's
  * own condition, so a generic plan reads them through the primary key: joined to the recordset alone (estimated at
  * 100 rows, whatever it holds) the plan was a hash join over a sequential scan of the whole table once the queue
  * held a few thousand rows (7,321: 3.4 ms of a 7.6 ms statement recording 23 attempts). The first attempts' bodies come
@@ -169,10 +222,10 @@ export const RECORD_ATTEMPTS = `
       payload = coalesce(n.payload, convert_from(substring(?::bytea FROM v.payload_at + 1 FOR v.payload_bytes), 'UTF8')),
       notified_at = v.notified_at, responded_at = CASE WHEN v.state = 'complete' THEN v.responded_at END, locked_until = NULL,
       next_attempt_at = CASE WHEN v.retry_ms IS NULL THEN NULL
-        WHEN EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = n.subscription_id AND s.paused_at IS NOT NULL) THEN NULL
+        WHEN ${PAUSED_SUBSCRIPTION('n.subscription_id')} THEN NULL
         ELSE now() + v.retry_ms * interval '1 millisecond' END,
       paused = CASE WHEN v.retry_ms IS NULL THEN false
-        ELSE EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = n.subscription_id AND s.paused_at IS NOT NULL) END
+        ELSE ${PAUSED_SUBSCRIPTION('n.subscription_id')} END
     FROM v WHERE n.id = ANY (ARRAY(SELECT id FROM v)) AND n.id = v.id AND n.attempts = v.prev
     RETURNING n.id, n.subscription_id, v.state, v.notified_at),
   f AS (
@@ -197,6 +250,17 @@ export const RECORD_ATTEMPTS = `
   SELECT notification_id AS id, NULL::uuid AS paused FROM a
   UNION ALL
   SELECT NULL, id FROM s WHERE paused`;
+
+/**
+ * Holds the pending notifications of subscriptions just paused (parameter: their ids), in the transaction that paused
+ * them (recordAttempts). Those another statement has locked are skipped, not waited for: a pause through the API locks
+ * its notifications before its subscription, this transaction the subscription first (RECORD_ATTEMPTS), and waiting
+ * could deadlock; that statement holds them, or the claim that finds them due does (CLAIM).
+ */
+const HOLD_PAUSED = `
+  UPDATE notifications SET paused = true, next_attempt_at = NULL
+  WHERE id IN (SELECT id FROM notifications WHERE subscription_id = ANY (?::uuid[]) AND next_attempt_at IS NOT NULL
+    AND (locked_until IS NULL OR locked_until < now()) FOR UPDATE SKIP LOCKED)`;
 
 export function notificationsRepository(knex: Knex) {
   const own = (app: Principal, trx: Knex) => trx('notifications as n').join('events as e', 'e.id', 'n.event_id')
@@ -234,6 +298,12 @@ export function notificationsRepository(knex: Knex) {
 }
 export type NotificationsRepository = ReturnType<typeof notificationsRepository>;
 
+/**
+ * A claim's rooms: at most `perEndpoint` calls per endpoint and `perApplication` per application (default: the claim's
+ * limit), less the claiming worker's calls in flight (`calls`: endpoint → calls; `applicationCalls`: application id → calls).
+ */
+export interface ClaimRooms { perEndpoint?: number; calls?: Record<string, number>; perApplication?: number; applicationCalls?: Record<string, number> }
+
 /** The notifications table as a queue (DESIGN.md: several workers share it through row locks). */
 function queueOperations(knex: Knex) {
   return {
@@ -241,10 +311,16 @@ function queueOperations(knex: Knex) {
      * Leases up to `limit` due notifications for `leaseMs`: queued or awaiting a retry, due, and not
      * leased by a live worker. A crashed worker's lease expires and its rows become due again.
      */
-    async claim(limit: number, leaseMs: number, endpoints: { perEndpoint: number; calls?: Record<string, number> } = { perEndpoint: limit },
-      trx: Knex = knex): Promise<ClaimedNotification[]> {
-      const { rows } = await prepared(trx, CLAIM, [endpoints.perEndpoint, JSON.stringify(endpoints.calls ?? {}), limit, leaseMs]);
-      return (rows as Record<string, any>[]).map(toClaimed);
+    async claim(limit: number, leaseMs: number, rooms: ClaimRooms = {}, trx: Knex = knex): Promise<ClaimedNotification[]> {
+      return (await this.claimRound(limit, leaseMs, rooms, trx)).claimed;
+    },
+
+    /** claim, and how many of the due rows it saw it would have taken (CLAIM `wanted`): more than it took, claim again. */
+    async claimRound(limit: number, leaseMs: number, rooms: ClaimRooms = {}, trx: Knex = knex) {
+      const { rows } = await prepared(trx, CLAIM, [rooms.perEndpoint ?? limit, JSON.stringify(rooms.calls ?? {}),
+        rooms.perApplication ?? limit, JSON.stringify(rooms.applicationCalls ?? {}), limit, leaseMs]);
+      const all = rows as Record<string, any>[];
+      return { claimed: all.filter((r) => r.id !== null).map(toClaimed), wanted: Number(all[0]?.wanted ?? 0) };
     },
 
     /**
@@ -267,14 +343,15 @@ function queueOperations(knex: Knex) {
         at += body?.length ?? 0;
         return row;
       });
-      const { rows: out } = await prepared(trx, RECORD_ATTEMPTS, [JSON.stringify(rows), Buffer.concat(bodies), pause.failures, pause.afterMs]);
-      const recorded = new Set<string>();
-      const paused: string[] = [];
-      for (const r of out as { id: string | null; paused: string | null }[]) {
-        if (r.id) recorded.add(r.id); else if (r.paused) paused.push(r.paused);
-      }
-      if (paused.length) await holdNotifications(trx, paused);
-      return recorded;
+      const params = [JSON.stringify(rows), Buffer.concat(bodies), pause.failures, pause.afterMs];
+      // one transaction: no claim sees a subscription paused with its notifications still due, nor does a crash leave it so
+      const out = await trx.transaction(async (tx) => {
+        const { rows: recorded } = await prepared(tx, RECORD_ATTEMPTS, params);
+        const paused = (recorded as { paused: string | null }[]).flatMap((r) => (r.paused ? [r.paused] : []));
+        if (paused.length) await tx.raw(HOLD_PAUSED, [paused]);
+        return recorded as { id: string | null }[];
+      });
+      return new Set(out.flatMap((r) => (r.id ? [r.id] : [])));
     },
 
     /**
@@ -283,7 +360,7 @@ function queueOperations(knex: Knex) {
      */
     async release(ids: string[], trx: Knex = knex): Promise<void> {
       if (!ids.length) return;
-      const paused = 'EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = notifications.subscription_id AND s.paused_at IS NOT NULL)';
+      const paused = PAUSED_SUBSCRIPTION('notifications.subscription_id');
       await trx('notifications').update({
         locked_until: null, paused: trx.raw(`paused OR ${paused}`),
         next_attempt_at: trx.raw(`CASE WHEN ${paused} THEN NULL ELSE next_attempt_at END`),

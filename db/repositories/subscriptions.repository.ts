@@ -51,8 +51,15 @@ export class SubscriptionCapReached extends Error {
 }
 
 /**
+ * SQL: the subscription `id` (a column or expression) is paused. Its notifications are not claimed, and those pending
+ * are kept (held: `paused`, no next attempt) by whatever statement finds them due or gives them back.
+ */
+export const PAUSED_SUBSCRIPTION = (id: string) => `EXISTS (SELECT 1 FROM subscriptions ps WHERE ps.id = ${id} AND ps.paused_at IS NOT NULL)`;
+
+/**
  * Keeps the pending notifications of paused subscriptions (`ids`): out of the queue (no next attempt), marked `paused`.
- * A notification leased by a call in flight is left to its record, which keeps it the same way.
+ * A notification leased by a call in flight is left to its record, which keeps it the same way, or to the claim that
+ * finds it due once its lease expired (CLAIM).
  */
 export function holdNotifications(trx: Knex, ids: string[]): Promise<number> {
   return trx('notifications').update({ paused: true, next_attempt_at: null }).whereIn('subscription_id', ids)

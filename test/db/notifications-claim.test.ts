@@ -41,7 +41,7 @@ describe('the delivery queue\'s claim (migrations 015, 031)', () => {
     // 16 calls in flight: their rows are leased, still due, and skipped by the next claim
     expect(await t.repos.notifications.claim(16, 60_000)).toHaveLength(16);
     // EXPLAIN ANALYZE runs the claim: it leases 16 more, as a worker's next claim would
-    const { rows } = await t.db.knex.raw(`EXPLAIN (ANALYZE, FORMAT JSON) ${CLAIM}`, [64, '{}', 16, 60_000]);
+    const { rows } = await t.db.knex.raw(`EXPLAIN (ANALYZE, FORMAT JSON) ${CLAIM}`, [64, '{}', 64, '{}', 16, 60_000]);
     const reads = notificationReads(rows[0]['QUERY PLAN']);
     expect(reads.length).toBeGreaterThan(0);
     // 16 leased and skipped, 16 taken (plus the claimed rows' own reads): ordered by the index, not sorted
@@ -57,7 +57,7 @@ describe('the claim\'s per-endpoint limit (migration 031)', () => {
     const [event] = await kit.fire([{ deviceId: other.device.id }]);
     const slow = endpointOf('http://127.0.0.1:9/r');
     // this worker has 16 calls in flight to the slow endpoint: its limit
-    const params = [16, JSON.stringify({ [slow]: 16 }), 64, 60_000];
+    const params = [16, JSON.stringify({ [slow]: 16 }), 64, '{}', 64, 60_000];
     const { rows } = await t.db.knex.raw(`EXPLAIN (ANALYZE, FORMAT JSON) ${CLAIM}`, params);
     // the skip scan's descents and the one due row taken: none of the 5,000
     expect(Math.max(...notificationReads(rows[0]['QUERY PLAN']))).toBeLessThanOrEqual(4);
@@ -73,7 +73,10 @@ describe('migration 031', () => {
   it('runs again on a migrated database without a change, and gives rows stored before it the origin of their url', async () => {
     const { subscription, device } = await kit.subscribed('http://127.0.0.1:9/r');
     await m031.up(t.db.knex);
-    const urls = ['https://User:Pw@Hooks.Example.COM:8443/a/b?c=1#d', 'http://127.0.0.1:9', 'HTTP://[2606:4700::1111]:8080/x'];
+    const urls = ['https://User:Pw@Hooks.Example.COM:8443/a/b?c=1#d', 'http://127.0.0.1:9', 'HTTP://[2606:4700::1111]:8080/x',
+      // default ports and a host that is not ASCII: the same endpoint as the URL's origin in the code
+      'https://Hooks.Example.com:443/a', 'http://hooks.example.com:80/b', 'HTTP://[::1]:80/c', 'http://bücher.example:8080/d',
+      'https://BÜCHER.example/e'];
     for (const url of urls) {
       await t.db.knex('subscriptions').where({ id: subscription.id }).update({ url, endpoint: '' });
       await m031.up(t.db.knex);
@@ -81,6 +84,98 @@ describe('migration 031', () => {
       expect(row.endpoint, url).toBe(endpointOf(url));
     }
     expect(device.id).toBeTruthy();
+  });
+});
+
+describe('the claim and paused subscriptions', () => {
+  it('leases none of the due notifications of a paused subscription and holds them, even left due by a pause that did not hold them', async () => {
+    await t.db.knex.raw('DELETE FROM notifications');
+    const paused = await kit.subscribed('http://127.0.0.1:9/paused');
+    const active = await kit.subscribed('http://127.0.0.1:9/active');
+    const [pe] = await kit.fire([{ deviceId: paused.device.id }]);
+    const [ae] = await kit.fire([{ deviceId: active.device.id }]);
+    // paused with its notification still due: a pause racing a fan-out, a lease expiring after the pause, a crash
+    await t.db.knex('subscriptions').where({ id: paused.subscription.id }).update({ paused_at: new Date() });
+    const claimed = await t.repos.notifications.claim(10, 60_000);
+    expect(claimed.map((c) => c.eventId)).toEqual([ae.id]);
+    const [held] = await kit.notificationsOf(pe.id);
+    expect(held).toMatchObject({ paused: true, next_attempt_at: null, locked_until: null, state: 'queued' });
+  });
+});
+
+describe('the claim beside another claim', () => {
+  // PGlite has one connection: another worker's transaction cannot hold locks while this claim runs
+  it.skipIf(!process.env.TEST_DATABASE_URL)('takes due rows past those another worker has locked, up to its limit', async () => {
+    await t.db.knex.raw('DELETE FROM notifications');
+    const { app, device } = await kit.subscribed('http://127.0.0.1:9/a');
+    for (let i = 0; i < 3; i++) {
+      await t.repos.subscriptions.create(app.principal, { deviceId: device.id, eventType: 'startup', url: `http://127.0.0.${i + 2}:9/b`, object: null, appData: null });
+    }
+    await kit.fire([{ deviceId: device.id }]);
+    const due = (await t.db.knex('notifications').select('id', 'created_at').orderBy(['next_attempt_at', 'id'])).map((r: { id: string }) => r.id);
+    expect(due).toHaveLength(4);
+    // another worker's claim holds the locks of the two earliest (in its statement, not leased yet)
+    let unlock!: () => void;
+    const locked = new Promise<void>((r) => { unlock = r; });
+    let ready!: () => void;
+    const holding = new Promise<void>((r) => { ready = r; });
+    const other = t.db.knex.transaction(async (trx) => {
+      await trx.raw('SELECT id FROM notifications WHERE id = ANY(?::uuid[]) FOR UPDATE', [due.slice(0, 2)]);
+      ready();
+      await locked;
+    });
+    await holding;
+    try {
+      const claimed = await t.repos.notifications.claim(2, 60_000);
+      expect(claimed.map((c) => c.id).sort()).toEqual(due.slice(2).sort());
+    } finally {
+      unlock();
+      await other;
+    }
+  });
+});
+
+describe('the claim\'s per-application share', () => {
+  it('takes no more of an application\'s due rows than its share less its calls in flight, across its endpoints', async () => {
+    await t.db.knex.raw('DELETE FROM notifications');
+    const x = await kit.subscribed('http://127.0.0.1:9/x');
+    for (let i = 0; i < 7; i++) {
+      await t.repos.subscriptions.create(x.app.principal, { deviceId: x.device.id, eventType: 'startup', url: `http://127.0.0.1:${100 + i}/x`, object: null, appData: null });
+    }
+    const y = await kit.subscribed('http://127.0.0.2:9/y');
+    await kit.fire([{ deviceId: x.device.id }]);
+    await kit.fire([{ deviceId: y.device.id }]);
+    const claimed = await t.repos.notifications.claim(64, 60_000, {
+      perEndpoint: 16, perApplication: 4, applicationCalls: { [x.app.id]: 1 },
+    });
+    const byApp = (id: string) => claimed.filter((c) => c.applicationId === id).length;
+    expect([byApp(x.app.id), byApp(y.app.id)]).toEqual([3, 1]);
+    expect(new Set(claimed.filter((c) => c.applicationId === x.app.id).map((c) => c.endpoint)).size).toBe(3);
+  });
+});
+
+describe('the claim with one application\'s many endpoints', () => {
+  it('visits a bounded number of an application\'s endpoints, and takes another application\'s due row past them', { timeout: 60_000 }, async () => {
+    await t.db.knex.raw('DELETE FROM notifications');
+    const { app, subscription, device } = await kit.subscribed('http://127.0.0.1:9/x');
+    const [event] = await kit.fire([{ deviceId: device.id }]);
+    await t.db.knex('notifications').where({ event_id: event.id }).del();
+    // 1,000 endpoints (one port each), all of one application, due, and ordered before the other application's
+    await t.db.knex.raw(`INSERT INTO notifications (id, event_id, subscription_id, application_id, device_id, url, endpoint, state, created_at, next_attempt_at)
+      SELECT gen_random_uuid(), ?, s.id, s.application_id, s.device_id, s.url, 'http://127.0.0.1:' || (10000 + i), 'queued', now(), now() - interval '1 minute'
+      FROM subscriptions s, generate_series(1, 1000) i WHERE s.id = ?`, [event.id, subscription.id]);
+    const y = await kit.subscribed('http://127.0.0.2:9/y');
+    const [yEvent] = await kit.fire([{ deviceId: y.device.id }]);
+    await t.db.knex.raw('ANALYZE notifications');
+    // the first application has no room left: one descent for it, then the other's endpoint
+    const params = [16, '{}', 4, JSON.stringify({ [app.id]: 4 }), 64, 60_000];
+    const { rows } = await t.db.knex.raw(`EXPLAIN (ANALYZE, FORMAT JSON) ${CLAIM}`, params);
+    expect(Math.max(...notificationReads(rows[0]['QUERY PLAN']))).toBeLessThanOrEqual(8);
+    expect(await t.db.knex('notifications').whereNotNull('locked_until').pluck('event_id')).toEqual([yEvent.id]);
+    // with room, at most CLAIM_ENDPOINTS_PER_APPLICATION (64) of its endpoints are visited, not the 1,000
+    const again = await t.db.knex.raw(`EXPLAIN (ANALYZE, FORMAT JSON) ${CLAIM}`, [16, '{}', 64, '{}', 64, 60_000]);
+    expect(Math.max(...notificationReads(again.rows[0]['QUERY PLAN']))).toBeLessThanOrEqual(3 * 64);
+    expect(Number((await t.db.knex('notifications').whereNotNull('locked_until').count({ n: '*' }))[0].n)).toBe(65);
   });
 });
 

@@ -28,8 +28,20 @@ async function receiver() {
 
 /** Hanging calls are given up when the test's worker closes, not after the delivery timeout. */
 const QUICK_CLOSE = { pollMs: 50, closeTimeoutMs: 100 };
-/** Slots: 8 in all, 2 per endpoint; a call lasts until the test ends (no timeout within it). */
-const SLOTS = { webhookConcurrency: 8, webhookEndpointConcurrency: 2, webhookTimeoutMs: 120_000 };
+/** Slots: 8 in all, 2 per endpoint, 4 per application; a call lasts until the test ends (no timeout within it). */
+const SLOTS = { webhookConcurrency: 8, webhookEndpointConcurrency: 2, webhookApplicationConcurrency: 4, webhookTimeoutMs: 120_000 };
+
+/** The worker's claim statements run so far (its metrics). */
+async function claims(worker: { metrics?: () => Promise<string> }): Promise<number> {
+  return Number(/^drivewire_webhook_claims_total (\d+)$/m.exec(await worker.metrics!())?.[1] ?? NaN);
+}
+
+/** Waits until the worker has run `n` more claims: each would have taken whatever was due. */
+async function claimRounds(worker: { metrics?: () => Promise<string> }, n: number) {
+  const from = await claims(worker);
+  expect(from).toBeGreaterThanOrEqual(0);
+  await waitFor(async () => (await claims(worker)) >= from + n, `${n} claims`, 20_000);
+}
 
 /** Tenant X: one device, 150 subscriptions to a receiver that never answers. */
 async function hangingTenant(hang: Receiver) {
@@ -89,6 +101,34 @@ describe('a tenant whose receiver never answers', () => {
     await waitFor(() => hang.received.length === 2, "X's calls");
     expect(ok.on('/ok/y')).toHaveLength(1);
     expect(hang.received).toHaveLength(2);
+  });
+});
+
+describe('a tenant with many receivers that never answer', () => {
+  it("holds at most its application's share of slots, however many origins (ports) its subscriptions post to: another tenant's webhook is delivered", async () => {
+    // 12 origins (a never-answering server on each of 12 ports), 3 subscriptions each: 36 notifications per event
+    const hangs = await Promise.all(Array.from({ length: 12 }, () => receiver()));
+    const ok = await receiver();
+    const x = await kit.subscribed(`${hangs[0].base}/hang/x`);
+    for (const [i, h] of hangs.entries()) {
+      for (let k = i === 0 ? 1 : 0; k < 3; k++) {
+        await t.repos.subscriptions.create(x.app.principal, { deviceId: x.device.id, eventType: 'startup', url: `${h.base}/hang/x`, object: null, appData: null });
+      }
+    }
+    const y = await kit.subscribed(`${ok.base}/ok/y`);
+    // X's event first: its 36 notifications are ahead of Y's in the queue, on 12 endpoints with room for 2 calls each
+    const [xEvent] = await kit.fire([{ deviceId: x.device.id }]);
+    const [yEvent] = await kit.fire([{ deviceId: y.device.id }]);
+    const worker = await kit.worker(SLOTS, QUICK_CLOSE);
+    const [yn] = await kit.notificationsOf(yEvent.id);
+    const delivered = await waitFor(async () => { const n = await kit.read(y.app, yn.id); return n.state === 'complete' && n; }, "Y's webhook", 10_000);
+    expect(delivered).toMatchObject({ responseCode: 201, attempts: 1 });
+    // X's calls: its application's share (4), all still hanging, however many claims ran since
+    await waitFor(() => hangs.reduce((k, h) => k + h.received.length, 0) === 4, "X's calls");
+    await claimRounds(worker, 5);
+    expect(hangs.reduce((k, h) => k + h.received.length, 0)).toBe(4);
+    const xs = await kit.notificationsOf(xEvent.id);
+    expect(xs.filter((n) => n.state === 'queued' && n.attempts === 0)).toHaveLength(36);
   });
 });
 
@@ -185,7 +225,8 @@ describe('a subscription whose receiver keeps failing', () => {
     const [nb] = await kit.notificationsOf(b.id);
     expect(await kit.read(app, na.id)).toMatchObject({ state: 'error', attempts: 3, responseCode: 503, nextAttemptAt: null });
     expect(await kit.read(app, nb.id)).toMatchObject({ state: 'queued', attempts: 0 });
-    await new Promise((r) => setTimeout(r, 300)); // several polls and retry delays
+    const worker = kit.workers()[0];
+    await claimRounds(worker, 5); // several polls, each past the retry delay
     expect(rx.on('/until/p')).toHaveLength(3);
 
     rx.heal('/until/p');
@@ -238,10 +279,10 @@ describe('a subscription whose receiver keeps failing', () => {
     const paused = await api('PUT', self, app.auth, { subscription: { delivery: { state: 'paused' } } });
     expect(paused.status).toBe(200);
     expect(paused.body.subscription.delivery).toMatchObject({ state: 'paused', consecutiveFailures: 0 });
-    await kit.worker({}, { pollMs: 50 });
+    const worker = await kit.worker({}, { pollMs: 50 });
     const [e] = await kit.fire([{ deviceId: device.id }]);
     const [n] = await kit.notificationsOf(e.id);
-    await new Promise((r) => setTimeout(r, 300));
+    await claimRounds(worker, 5);
     expect(await kit.read(app, n.id)).toMatchObject({ state: 'queued', attempts: 0 });
     expect(rx.on('/ok/hand')).toHaveLength(0);
     const bad = await api('PUT', self, app.auth, { subscription: { delivery: { state: 'sleeping' } } });

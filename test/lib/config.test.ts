@@ -107,3 +107,15 @@ describe('late recompute bounds and per-device rate limit bursts', () => {
     expect(loadConfig({ deviceFramesBurst: '1', deviceBytesBurst: '1' }, {})).toMatchObject({ deviceFramesBurst: 1, deviceBytesBurst: 1 });
   });
 });
+
+describe('webhook delivery slots', () => {
+  it('defaults to 64 slots, 16 per endpoint and 32 per application, and refuses shares of 0 or past the slots', () => {
+    expect(loadConfig({}, {})).toMatchObject({ webhookConcurrency: 64, webhookEndpointConcurrency: 16, webhookApplicationConcurrency: 32 });
+    expect(loadConfig({ webhookConcurrency: '8' }, { DRIVEWIRE_WEBHOOK_ENDPOINT_CONCURRENCY: '2', DRIVEWIRE_WEBHOOK_APPLICATION_CONCURRENCY: '4' }))
+      .toMatchObject({ webhookConcurrency: 8, webhookEndpointConcurrency: 2, webhookApplicationConcurrency: 4 });
+    expect(() => loadConfig({ webhookConcurrency: '0' }, {})).toThrow('--webhook-concurrency / DRIVEWIRE_WEBHOOK_CONCURRENCY: must be at least 1');
+    expect(() => loadConfig({ webhookEndpointConcurrency: '65' }, {})).toThrow('--webhook-endpoint-concurrency / DRIVEWIRE_WEBHOOK_ENDPOINT_CONCURRENCY: must be at least 1 and at most the webhook concurrency');
+    expect(() => loadConfig({ webhookApplicationConcurrency: '0' }, {})).toThrow('--webhook-application-concurrency / DRIVEWIRE_WEBHOOK_APPLICATION_CONCURRENCY: must be at least 1 and at most the webhook concurrency');
+    expect(() => loadConfig({ webhookConcurrency: '8' }, {})).toThrow('DRIVEWIRE_WEBHOOK_APPLICATION_CONCURRENCY: must be at least 1 and at most the webhook concurrency');
+  });
+});

@@ -21,6 +21,8 @@ export function deliveryKit(t: () => TestApp) {
       workers.push(part);
       return part;
     },
+    /** The workers started and not closed yet, oldest first. */
+    workers: () => [...workers],
     async closeWorkers() {
       for (const w of workers.splice(0)) await w.close();
     },

@@ -29,7 +29,9 @@ export interface NotificationWorkerOptions {
  * config.webhookConcurrency calls run at once, each finishing on its own, and at most
  * config.webhookEndpointConcurrency of them to one endpoint (a receiver's origin): a receiver that is slow or never
  * answers holds that many slots for its timeout, never the others' (the claim takes no more of an endpoint's
- * notifications than it has room for, and one handed over past it goes back to the queue). The limit is this worker's:
+ * notifications than it has room for, and one handed over past it goes back to the queue); and at most
+ * config.webhookApplicationConcurrency to one application's subscriptions, whatever their endpoints: a tenant's
+ * receivers on many origins (hostnames, ports) hold no more than that share either. The limit is this worker's:
  * with several workers, an endpoint has at most as many calls as their limits add up to (CLAIM). Failures are retried
  * after webhookBackoffMs × 2^(attempt−1), up to webhookMaxAttempts attempts; a subscription whose attempts failed
  * webhookPauseFailures times in a row over at least webhookPauseAfterMs is paused (RECORD_ATTEMPTS), its notifications
@@ -60,9 +62,12 @@ class NotificationWorker {
   private readonly leaseMs: number;
   private readonly concurrency: number;
   private readonly perEndpoint: number;
+  private readonly perApplication: number;
   private readonly pause: PausePolicy;
   /** Calls in flight per endpoint (ClaimedNotification.endpoint); an endpoint without calls has no entry. */
   private readonly endpointCalls = new Map<string, number>();
+  /** Calls in flight per application (ClaimedNotification.applicationId); one without calls has no entry. */
+  private readonly applicationCalls = new Map<string, number>();
   /** A finished call refills once a quarter of the slots are free (one claim per batch, not per call). */
   private readonly refillBelow: number;
   private readonly client: ReturnType<typeof webhookClient>;
@@ -72,7 +77,7 @@ class NotificationWorker {
   /** Calls in flight: the slots taken. A slot is free once its call has its answer, before the attempt is recorded. */
   private calls = 0;
   private readonly timers = new Set<NodeJS.Timeout>();
-  private readonly counts = { complete: 0, error: 0, handedOver: 0, givenBack: 0 };
+  private readonly counts = { complete: 0, error: 0, handedOver: 0, givenBack: 0, claims: 0 };
   private pumping: Promise<void> | null = null;
   /** Notifications handed over leased with their events, waiting for a slot, with when they arrived. */
   private handed: { n: ReadyNotification; at: number }[] = [];
@@ -89,9 +94,11 @@ class NotificationWorker {
     this.config = deps.config;
     this.links = linksFromConfig(deps.config);
     this.leaseMs = opts.leaseMs ?? 2 * this.config.webhookTimeoutMs + 5_000;
-    this.concurrency = Math.max(1, this.config.webhookConcurrency);
-    this.perEndpoint = Math.max(1, this.config.webhookEndpointConcurrency ?? this.concurrency);
-    this.pause = { failures: this.config.webhookPauseFailures ?? 0, afterMs: this.config.webhookPauseAfterMs ?? 0 };
+    // validated by loadConfig (lib/config.ts): each share at least 1 and at most the slots
+    this.concurrency = this.config.webhookConcurrency;
+    this.perEndpoint = this.config.webhookEndpointConcurrency;
+    this.perApplication = this.config.webhookApplicationConcurrency;
+    this.pause = { failures: this.config.webhookPauseFailures, afterMs: this.config.webhookPauseAfterMs };
     this.client = webhookClient({ timeoutMs: this.config.webhookTimeoutMs, allowPrivate: this.config.allowPrivateWebhooks });
     this.refillBelow = this.concurrency - Math.max(1, Math.floor(this.concurrency / 4));
   }
@@ -163,14 +170,15 @@ class NotificationWorker {
     return Math.min(this.concurrency - this.calls, HELD_PER_SLOT * this.concurrency - this.inFlight.size);
   }
 
-  private endpointFull(endpoint: string): boolean {
-    return (this.endpointCalls.get(endpoint) ?? 0) >= this.perEndpoint;
+  /** The notification's endpoint or application has all the calls it may have. */
+  private full(n: ClaimedNotification): boolean {
+    return (this.endpointCalls.get(n.endpoint) ?? 0) >= this.perEndpoint || (this.applicationCalls.get(n.applicationId) ?? 0) >= this.perApplication;
   }
 
   /**
    * Launches handed-over notifications, oldest first, into the free slots; one kept past half its lease is not launched
    * but returned as stale, to give back (a claim elsewhere could take it once the lease expires), and so is one whose
-   * endpoint has all the calls it may have (the queue keeps it; a claim takes it once the endpoint has room). The slots left.
+   * endpoint or application has all the calls it may have (the queue keeps it; a claim takes it once there is room). The slots left.
    */
   private launchHanded(): { free: number; stale: string[] } {
     let free = this.freeSlots();
@@ -178,7 +186,7 @@ class NotificationWorker {
     const now = Date.now();
     while (free > 0 && this.handed.length) {
       const { n, at } = this.handed.shift()!;
-      if (now - at > this.leaseMs / 2 || this.endpointFull(n.endpoint)) { stale.push(n.id); continue; }
+      if (now - at > this.leaseMs / 2 || this.full(n)) { stale.push(n.id); continue; }
       this.launch(n);
       free--;
     }
@@ -195,7 +203,11 @@ class NotificationWorker {
       this.giveBack(stale);
       if (free <= 0 || !this.dirty) return;
       this.dirty = false;
-      const claimed = await notifications.claim(free, this.leaseMs, { perEndpoint: this.perEndpoint, calls: Object.fromEntries(this.endpointCalls) });
+      const { claimed, wanted } = await notifications.claimRound(free, this.leaseMs, {
+        perEndpoint: this.perEndpoint, calls: Object.fromEntries(this.endpointCalls),
+        perApplication: this.perApplication, applicationCalls: Object.fromEntries(this.applicationCalls),
+      });
+      this.counts.claims++;
       let ready: ReadyNotification[];
       try {
         ready = readyPayloads(this.links, claimed);
@@ -204,13 +216,14 @@ class NotificationWorker {
         throw err;
       }
       if (this.closed) return notifications.release(ready.map((n) => n.id));
-      // the claim gave each endpoint no more than its room: only a hand-over launched meanwhile could fill one first
+      // the claim gave each endpoint and application no more than its room: only a hand-over launched meanwhile could fill one first
       const over: string[] = [];
       for (const n of ready) {
-        if (this.endpointFull(n.endpoint)) over.push(n.id); else this.launch(n);
+        if (this.full(n)) over.push(n.id); else this.launch(n);
       }
       if (over.length) await notifications.release(over);
-      if (claimed.length === free) this.again = this.dirty = true;
+      // all it had room for, or fewer than were due (another worker's claim locked some, or some were held): claim again
+      if (claimed.length === free || claimed.length < wanted) this.again = this.dirty = true;
     } while (this.again);
   }
 
@@ -218,6 +231,7 @@ class NotificationWorker {
     this.calls++;
     const endpointCalls = (this.endpointCalls.get(n.endpoint) ?? 0) + 1;
     this.endpointCalls.set(n.endpoint, endpointCalls);
+    this.applicationCalls.set(n.applicationId, (this.applicationCalls.get(n.applicationId) ?? 0) + 1);
     let answered = false;
     // The slot goes back as soon as the call has its answer, not once its attempt is recorded: on a loaded machine the
     // group-committed record statement and the claim after it took as long as the call, so slots held until then
@@ -229,8 +243,10 @@ class NotificationWorker {
       this.calls--;
       const left = (this.endpointCalls.get(n.endpoint) ?? 1) - 1;
       if (left > 0) this.endpointCalls.set(n.endpoint, left); else this.endpointCalls.delete(n.endpoint);
-      // an endpoint that was full may have due notifications the last claim left for want of room
-      if (left === this.perEndpoint - 1) this.dirty = true;
+      const appLeft = (this.applicationCalls.get(n.applicationId) ?? 1) - 1;
+      if (appLeft > 0) this.applicationCalls.set(n.applicationId, appLeft); else this.applicationCalls.delete(n.applicationId);
+      // an endpoint or application that was full may have due notifications the last claim left for want of room
+      if (left === this.perEndpoint - 1 || appLeft === this.perApplication - 1) this.dirty = true;
       if (this.calls <= this.refillBelow) this.wake(false);
     };
     const run = this.deliverOne(n, answer)
@@ -330,11 +346,17 @@ class NotificationWorker {
       '# TYPE drivewire_webhook_handoffs_total counter',
       `drivewire_webhook_handoffs_total{outcome="received"} ${this.counts.handedOver}`,
       `drivewire_webhook_handoffs_total{outcome="given_back"} ${this.counts.givenBack}`,
+      // claim statements run: each leases what is due, up to the free slots and rooms
+      '# TYPE drivewire_webhook_claims_total counter',
+      `drivewire_webhook_claims_total ${this.counts.claims}`,
       '# TYPE drivewire_webhook_in_flight gauge',
       `drivewire_webhook_in_flight ${this.calls}`,
       // endpoints with all the calls they may have (webhookEndpointConcurrency): slow or hanging receivers, held to their share
       '# TYPE drivewire_webhook_endpoints_full gauge',
       `drivewire_webhook_endpoints_full ${[...this.endpointCalls.values()].filter((n) => n >= this.perEndpoint).length}`,
+      // applications with all the calls they may have (webhookApplicationConcurrency), whatever their endpoints
+      '# TYPE drivewire_webhook_applications_full gauge',
+      `drivewire_webhook_applications_full ${[...this.applicationCalls.values()].filter((n) => n >= this.perApplication).length}`,
     ].join('\n');
   }
 }
