@@ -6,14 +6,14 @@ import { isUuid } from '../lib/uuid.js';
 import type { Repositories } from '../db/index.js';
 import type { IngestPipeline } from './ingest.pipeline.js';
 import { reasonLabel, type GatewayMetrics } from './metrics.js';
-import { clipTopic, isFramesTopic, mayPublish, maySubscribe } from './topics.js';
+import { clipTopic, mayPublish, maySubscribe } from './topics.js';
 import { uplinkJob } from './uplink.js';
 import { createIgnoredFieldsTracker } from './ignored-fields.js';
 import { qos2Receipts, type IncomingStore } from './qos2.js';
 import type { CredentialsWatch } from './credentials-watch.js';
 import type { LogThrottle } from './log-throttle.js';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createRateLimiter, REFUSAL_LETTER_BYTES, REFUSAL_PAUSE_MS, type RateLimits, type RateReason } from './rate-limit.js';
+import { createRateLimiter, NotTaken, REFUSAL_LETTER_BYTES, REFUSAL_PAUSE_MS, type RateLimits, type RateReason, type Waiter } from './rate-limit.js';
 
 export interface BrokerDeps {
   repos: Repositories;
@@ -31,7 +31,7 @@ export interface BrokerDeps {
   connectTimeoutMs: number;
   /** Frames queued beyond which QoS 0 publishers also wait for their commit (backpressure). */
   highWater: number;
-  /** Each device's rate limit on its frames topic (gateway/rate-limit.ts); omitted = none. */
+  /** Each device's rate limit on what it publishes (gateway/rate-limit.ts); omitted = none. */
   rateLimits?: RateLimits;
   /** Aedes' `mq` and `persistence` shared with other gateways (Redis); omitted = Aedes' in-memory defaults. */
   shared?: { mq: unknown; persistence: unknown };
@@ -60,6 +60,21 @@ const REFUSAL_CHARS = 200;
 /** Aedes' error when no CONNECT arrived within connectTimeout (lib/client.js). */
 const CONNECT_TIMEOUT = 'connect did not arrive in time';
 
+/**
+ * Who a CONNECT-time refusal is logged as: the remote address, not the username or client id a client chooses (one
+ * rotating random usernames would get a line per CONNECT otherwise).
+ */
+const remoteOf = (client: Client) => (client.conn as { remoteAddress?: string }).remoteAddress ?? '';
+/** A client whose connection closed (a payload of it waiting for its turn is not taken). */
+const isGone = (client: Client) => (client as unknown as { closed?: boolean }).closed === true || client.conn.destroyed === true;
+/** Each client as the rate limiter sees where a waiting payload comes from. */
+const waiters = new WeakMap<Client, Waiter>();
+const waiterOf = (client: Client): Waiter => {
+  let w = waiters.get(client);
+  if (!w) waiters.set(client, w = { gone: () => isGone(client) });
+  return w;
+};
+
 export async function createBroker(d: BrokerDeps): Promise<Aedes> {
   const deviceOf = new WeakMap<Client, string>();
   const ignoredFields = createIgnoredFieldsTracker(d.metrics, d.log);
@@ -80,11 +95,12 @@ export async function createBroker(d: BrokerDeps): Promise<Aedes> {
     if (!isUuid(username) || !password) return done(refuseConnection('not_authorized', NOT_AUTHORIZED), null);
     d.repos.devices.credentials(username, password.toString('utf8')).then((hash) => {
       if (hash === null) {
-        d.throttle.warn(username, 'not_authorized', { username, clientId: client.id.slice(0, ID_CHARS) }, 'MQTT connection refused: wrong device id or secret');
+        d.throttle.warn(remoteOf(client), 'not_authorized', { username, clientId: client.id.slice(0, ID_CHARS), remote: remoteOf(client) },
+          'MQTT connection refused: wrong device id or secret');
         return done(refuseConnection('not_authorized', NOT_AUTHORIZED), null);
       }
       if (client.id.toLowerCase() !== username.toLowerCase()) {
-        d.throttle.warn(username, 'client_id', { deviceId: username, clientId: client.id.slice(0, ID_CHARS) },
+        d.throttle.warn(remoteOf(client), 'client_id', { deviceId: username, clientId: client.id.slice(0, ID_CHARS), remote: remoteOf(client) },
           'MQTT connection refused: the client id must be the device id');
         return done(refuseConnection('client_id', IDENTIFIER_REJECTED), null);
       }
@@ -102,18 +118,26 @@ export async function createBroker(d: BrokerDeps): Promise<Aedes> {
   /**
    * A frames payload over its device's rate limit: QoS 0 is refused before being decoded (counted; one dead letter
    * per device a minute keeps a sample) and the connection read no further until the device is within its limit (at
-   * most REFUSAL_PAUSE_MS); QoS 1 is taken once within the limit (its PUBACK waits: MQTT 3.1.1 has no negative PUBACK,
-   * and an acknowledged frame must be stored).
+   * most REFUSAL_PAUSE_MS); QoS 1/2 is taken once within the limit (its PUBACK waits: MQTT 3.1.1 has no negative
+   * PUBACK, and an acknowledged frame must be stored). A payload within the limits while others of the device wait
+   * ('queued', a QoS 0 one too) waits its turn behind them: it is within the limit, and the device's order holds.
+   * A waiting payload whose connection closes is not taken (unacknowledged, the device sends it again); one past the
+   * device's waiting bytes closes its connection (refused, counted as rate_queue).
    */
-  const ingest = (deviceId: string, packet: PublishPacket): Promise<void> => {
+  const ingest = (client: Client, deviceId: string, packet: PublishPacket): Promise<void> => {
     const payload = Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload);
     const over = limiter.over(deviceId);
     if (!over) return admit(deviceId, packet, payload);
-    if (packet.qos === 0) return refuseOverRate(deviceId, packet.topic, payload, over);
-    return limiter.wait(deviceId, () => admit(deviceId, packet, payload)).then(({ value, waitedMs }) => {
+    if (packet.qos === 0 && over !== 'queued') return refuseOverRate(deviceId, packet.topic, payload, over);
+    return limiter.wait(deviceId, payload.length, waiterOf(client), () => admit(deviceId, packet, payload)).then(({ value, waitedMs }) => {
       d.metrics.delayed.inc({ reason: over });
       d.metrics.delaySeconds.inc(waitedMs / 1000);
       return value;
+    }, (err: unknown) => {
+      if (!(err instanceof NotTaken)) throw err;
+      d.metrics.refused.inc({ reason: err.why });
+      if (err.why === 'rate_queue') d.throttle.warn(deviceId, err.why, { deviceId, reason: err.why }, err.message);
+      throw err;
     });
   };
 
@@ -124,7 +148,7 @@ export async function createBroker(d: BrokerDeps): Promise<Aedes> {
     const paused = sleep(Math.min(REFUSAL_PAUSE_MS, limiter.untilWithin(deviceId)), undefined, { ref: false });
     if (!limiter.keepLetter(deviceId)) return paused;
     const reason = limiter.reason(over);
-    d.log.warn({ deviceId, reason: over }, reason);
+    d.throttle.warn(deviceId, over, { deviceId, reason: over }, reason);
     const receivedAt = new Date();
     d.pipeline.submit({
       deviceId, topic, payload, frames: [], frameIndexes: [], receivedAt,
@@ -175,15 +199,18 @@ export async function createBroker(d: BrokerDeps): Promise<Aedes> {
       return void refusePublish(client, deviceId, packet, 'topic_length', why, `publish refused: ${why}`).then(() => done(new Error(why)));
     }
     if (!deviceId || !mayPublish(deviceId, packet.topic)) {
-      const why = 'a device publishes only under devices/<its id>/';
+      const why = 'a device publishes only to devices/<its id>/frames';
       return void refusePublish(client, deviceId, packet, 'topic', why, `publish to ${packet.topic} refused: ${why}`)
         .then(() => done(new Error(`not authorized to publish to ${packet.topic}`)));
     }
-    packet.retain = false; // frames are stored in the database, never kept in the broker
-    if (!isFramesTopic(deviceId, packet.topic)) return done(null);
-    const taking = packet.qos === 2 ? qos2.once(client!, packet, () => ingest(deviceId, packet)) : ingest(deviceId, packet);
+    // Frames are stored in the database, never kept in the broker nor routed (no one may subscribe to them).
+    packet.retain = false;
+    unrouted.add(packet);
+    const taking = packet.qos === 2 ? qos2.once(deviceId, client!, packet, () => ingest(client!, deviceId, packet)) : ingest(client!, deviceId, packet);
     taking.then(() => done(null), (err: Error) => done(err));
   };
+  /** Device PUBLISHes authorizePublish took: Aedes' publish (its routing, and with Redis the fan-out) skips them. */
+  const unrouted = new WeakSet<PublishPacket>();
 
   const qos2 = qos2Receipts(() => (broker as unknown as { persistence: IncomingStore }).persistence);
   const broker = await Aedes.createBroker({
@@ -202,6 +229,22 @@ export async function createBroker(d: BrokerDeps): Promise<Aedes> {
       done(null, null); // SUBACK 0x80 for this topic; the connection stays up
     },
   });
+  // Aedes routes a PUBLISH authorizePublish let through (also a QoS 0 one refused over its rate, which must not be
+  // closed for it); the frames it took were stored, or refused, and go no further. Aedes has no hook for this.
+  type Publish = (packet: PublishPacket, client?: unknown, done?: unknown) => void;
+  const route = broker.publish.bind(broker) as unknown as Publish;
+  (broker as unknown as { publish: Publish }).publish = (packet, client, done) => {
+    if (!unrouted.has(packet)) return route(packet, client, done);
+    const cb = typeof client === 'function' ? client : done;
+    if (typeof cb === 'function') (cb as () => void)();
+  };
+  // PUBREL ends a QoS 2 exchange: its packet id may carry a new message (Aedes has no hook for PUBREL either).
+  const persistence = (broker as unknown as { persistence: { incomingDelPacket(c: Client, p: { messageId?: number }): Promise<void> } }).persistence;
+  const incomingDel = persistence.incomingDelPacket.bind(persistence);
+  persistence.incomingDelPacket = (client, packet) => {
+    qos2.released(client.id.toLowerCase(), packet.messageId);
+    return incomingDel(client, packet);
+  };
   d.credentials?.attach(broker);
   broker.on('clientError', (client, err) => d.log.debug({ err, clientId: client.id, deviceId: deviceOf.get(client) }, 'MQTT client error'));
   broker.on('connectionError', (client, err) => {

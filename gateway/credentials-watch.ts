@@ -19,9 +19,12 @@ interface Session { deviceId: string; hash: string }
 /** ms a signal is remembered for the sessions registering after it (an authentication takes a query or two). */
 const SIGNAL_MEMORY_MS = 10_000;
 
-/** Of the (device, hash) pairs given, the devices whose stored hash is another, or that no longer exist. */
+/**
+ * Of the (device, hash) pairs given, those whose device's stored hash is another, or that no longer exist. Per pair,
+ * not per device: a device's session of the old secret and its session of the new one may both be live.
+ */
 const STALE_SQL = `
-  SELECT DISTINCT s.device_id
+  SELECT DISTINCT s.device_id, s.secret_hash
     FROM unnest(?::uuid[], ?::text[]) AS s(device_id, secret_hash)
    WHERE NOT EXISTS (SELECT 1 FROM devices d WHERE d.id = s.device_id AND d.secret_hash = s.secret_hash)`;
 
@@ -42,9 +45,10 @@ export function watchCredentials(d: CredentialsWatchDeps) {
     const sessions = [...live].filter(([, s]) => !only || only.has(s.deviceId));
     if (!sessions.length) return;
     const { rows } = await d.db.knex.raw(STALE_SQL, [sessions.map(([, s]) => s.deviceId), sessions.map(([, s]) => s.hash)]);
-    const stale = new Set((rows as { device_id: string }[]).map((r) => r.device_id));
+    const pair = (deviceId: string, hash: string) => `${deviceId.toLowerCase()}\u0000${hash}`;
+    const stale = new Set((rows as { device_id: string; secret_hash: string }[]).map((r) => pair(r.device_id, r.secret_hash)));
     for (const [client, s] of sessions) {
-      if (!stale.has(s.deviceId) || live.get(client) !== s) continue;
+      if (!stale.has(pair(s.deviceId, s.hash)) || live.get(client) !== s) continue;
       live.delete(client);
       d.log.info({ deviceId: s.deviceId }, 'MQTT session closed: the device\'s credentials changed');
       client.close();

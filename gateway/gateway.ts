@@ -26,6 +26,8 @@ export interface Gateway {
   pipeline: IngestPipeline;
   health(): Promise<Record<string, boolean>>;
   metrics(): Promise<string>;
+  /** Logs the counts of the log throttle's open windows now (as at close). */
+  flushLogs(): void;
   close(): Promise<void>;
 }
 
@@ -78,7 +80,7 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
       highWater: HIGH_WATER_BATCHES * Math.max(1, config.ingestBatchSize),
       rateLimits: {
         framesPerSecond: config.deviceFramesPerSecond, framesBurst: config.deviceFramesBurst,
-        bytesPerSecond: config.deviceBytesPerSecond, bytesBurst: config.deviceBytesBurst,
+        bytesPerSecond: config.deviceBytesPerSecond, bytesBurst: config.deviceBytesBurst, waitingBytes: config.deviceWaitingBytes,
       },
       shared: redis ? { mq: redis.mq, persistence: redis.persistence } : undefined, credentials,
     });
@@ -115,6 +117,7 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
     name: 'gateway', ports: listeners.ports, urls: listeners.urls, broker: b, pipeline: p,
     health: async () => ({ broker: !b.closed && listeners.listening(), ...(redis && { redis: redis.up() }) }),
     metrics: () => metrics.registry.metrics(),
+    flushLogs: () => throttle.flush(),
     close: () => stop(listeners),
   };
 }

@@ -10,9 +10,11 @@ const MAX_KEYS = 10_000;
 type Level = 'info' | 'warn';
 interface Window { level: Level; fields: Record<string, unknown>; msg: string; suppressed: number }
 
-export function logThrottle(log: Logger, windowMs: number) {
+/** `now`: the clock windows are timed by (ms; tests pass their own). */
+export function logThrottle(log: Logger, windowMs: number, now: () => number = () => performance.now()) {
   const windows = new LRUCache<string, Window>({
-    max: MAX_KEYS, ttl: windowMs, ttlAutopurge: true, updateAgeOnGet: false,
+    // ttlResolution 0: the clock read at each check, not cached for a millisecond of the machine's (a test's clock moves at once)
+    max: MAX_KEYS, ttl: windowMs, ttlAutopurge: true, updateAgeOnGet: false, perf: { now }, ttlResolution: 0,
     dispose: (w) => {
       if (!w.suppressed) return;
       log[w.level]({ ...w.fields, suppressed: w.suppressed }, `${w.msg} (${w.suppressed} more in the last ${windowMs / 1000} s)`);

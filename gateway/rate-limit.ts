@@ -5,7 +5,10 @@
 // (dropped, counted) and the connection paused, up to a second, until the device is within its limit; QoS 1 waits, its
 // PUBACK held until then. Aedes reads no further packet of a connection while one of its packets is held, so a flooding
 // device is read at about its limit (each refusal costs the gateway little, and the refusals are few) and a QoS 1
-// device's own window slows it — nothing acknowledged is lost, nothing resent.
+// device's own window slows it — nothing acknowledged is lost, nothing resent. A waiting payload is held in memory:
+// one whose connection closed meanwhile is not taken (unacknowledged, the device sends it again), and a device may
+// have at most `waitingBytes` waiting from its open connections (past it the payload is refused, its connection closed),
+// so a device reconnecting in a loop cannot pile them up.
 //
 // A payload is admitted while both buckets hold at least one unit; it then takes all its frames and bytes, which may
 // leave a bucket in debt (so a payload larger than the burst still passes, and the long-run rate is the configured
@@ -22,17 +25,37 @@ export interface RateLimits {
   bytesPerSecond: number;
   /** Payload bytes at once. */
   bytesBurst: number;
+  /**
+   * Payload bytes of a device that may wait for their turn (QoS 1/2, each held in memory until taken); a payload past
+   * it is refused (its connection closed). One payload may always wait. Omitted: DEFAULT_WAITING_BYTES.
+   */
+  waitingBytes?: number;
 }
 
 export type RateReason = 'rate_frames' | 'rate_bytes';
+/** Why a payload cannot be taken at once: over a limit, or within them but behind the device's waiting payloads. */
+export type WaitReason = RateReason | 'queued';
+
+/** A waiting payload not taken: its connection closed meanwhile, or the device had too many bytes waiting. */
+export class NotTaken extends Error {
+  constructor(readonly why: 'gone' | 'rate_queue', message: string) { super(message); }
+}
+
+/** Where waiting payloads come from (a connection): once gone, its payloads count no more against the device's cap. */
+export interface Waiter { gone(): boolean }
+
+/** Default of RateLimits.waitingBytes: four payloads of the largest default size (256 KiB). */
+export const DEFAULT_WAITING_BYTES = 1024 * 1024;
 
 interface Bucket {
   frames: number;
   bytes: number;
   /** ms (performance.now) the buckets were last refilled. */
   at: number;
-  /** QoS 1 payloads waiting for their turn. */
+  /** Payloads waiting for their turn; the bytes of those whose connection was open when last looked at, per connection. */
   waiting: number;
+  waitingBytes: number;
+  waitingFrom: Map<Waiter, number>;
   /** Settles when the last waiting payload has been taken: the next one waits after it (a device's order holds). */
   tail: Promise<void>;
   /** When the device's last refusal was kept as a dead letter (ms, performance.now); -Infinity: never. */
@@ -47,17 +70,19 @@ export const REFUSAL_PAUSE_MS = 1000;
 export const REFUSAL_LETTER_BYTES = 4096;
 
 export interface DeviceRateLimiter {
-  /** Whether a payload of the device would be over its limit now (or must wait behind one that is), and which. */
-  over(deviceId: string): RateReason | null;
+  /** Whether a payload of the device would be over its limit now, which, or 'queued' behind the device's waiting ones. */
+  over(deviceId: string): WaitReason | null;
   /** ms until the device is within its limits again (0: it is). */
   untilWithin(deviceId: string): number;
   /** Takes an admitted payload's frames and bytes from the device's buckets. */
   take(deviceId: string, frames: number, bytes: number): void;
   /**
    * Runs `run` (which takes its payload, synchronously) once the device is within its limits, after the device's
-   * payloads already waiting; resolves with what it returned and the ms waited.
+   * payloads already waiting; resolves with what it returned and the ms waited. Rejects with NotTaken, without
+   * running `run`, when `from` is gone by then (the payload's connection closed: unacknowledged, the device sends it
+   * again) or at once when the device already has `waitingBytes` waiting from connections still open.
    */
-  wait<T>(deviceId: string, run: () => T): Promise<{ value: T; waitedMs: number }>;
+  wait<T>(deviceId: string, bytes: number, from: Waiter, run: () => T): Promise<{ value: T; waitedMs: number }>;
   /** Whether a refusal of the device now is the one kept as a dead letter for this interval (and notes it if so). */
   keepLetter(deviceId: string): boolean;
   /** The reason text of a refusal. */
@@ -66,10 +91,14 @@ export interface DeviceRateLimiter {
   size(): number;
 }
 
+/** A waiting payload whose turn is further than this looks again this often whether its connection closed (ms). */
+const GONE_CHECK_MS = 1000;
+
 /** Prune idle buckets once the map holds this many (and twice what the last prune left, so pruning stays rare). */
 const PRUNE_FROM = 1024;
 
 export function createRateLimiter(limits: RateLimits, now: () => number = () => performance.now()): DeviceRateLimiter {
+  const waitingCap = limits.waitingBytes ?? DEFAULT_WAITING_BYTES;
   const framesOn = limits.framesPerSecond > 0;
   const bytesOn = limits.bytesPerSecond > 0;
   const buckets = new Map<string, Bucket>();
@@ -96,7 +125,7 @@ export function createRateLimiter(limits: RateLimits, now: () => number = () => 
       for (const [id, old] of buckets) if (idle(old, t)) buckets.delete(id);
       pruneAt = Math.max(PRUNE_FROM, buckets.size * 2);
     }
-    b = { frames: limits.framesBurst, bytes: limits.bytesBurst, at: now(), waiting: 0, tail: Promise.resolve(), letterAt: -Infinity };
+    b = { frames: limits.framesBurst, bytes: limits.bytesBurst, at: now(), waiting: 0, waitingBytes: 0, waitingFrom: new Map(), tail: Promise.resolve(), letterAt: -Infinity };
     buckets.set(deviceId, b);
     return b;
   };
@@ -117,7 +146,7 @@ export function createRateLimiter(limits: RateLimits, now: () => number = () => 
     over(deviceId) {
       if (!framesOn && !bytesOn) return null;
       const b = bucket(deviceId);
-      return short(b) ?? (b.waiting ? 'rate_frames' : null);
+      return short(b) ?? (b.waiting ? 'queued' : null);
     },
     untilWithin(deviceId) {
       if (!framesOn && !bytesOn) return 0;
@@ -129,19 +158,32 @@ export function createRateLimiter(limits: RateLimits, now: () => number = () => 
       if (framesOn) b.frames -= frames;
       if (bytesOn) b.bytes -= bytes;
     },
-    wait(deviceId, run) {
+    wait(deviceId, bytes, from, run) {
       const b = bucket(deviceId);
+      for (const [w, n] of b.waitingFrom) if (w.gone()) { b.waitingFrom.delete(w); b.waitingBytes -= n; }
+      if (b.waitingBytes && b.waitingBytes + bytes > waitingCap) {
+        return Promise.reject(new NotTaken('rate_queue', `payload refused: the device already has ${b.waitingBytes} bytes `
+          + `waiting for its rate limit (at most ${waitingCap}); the connection is closed`));
+      }
       b.waiting++;
+      b.waitingBytes += bytes;
+      b.waitingFrom.set(from, (b.waitingFrom.get(from) ?? 0) + bytes);
       const started = now();
       const turn = b.tail.then(async () => {
         try {
           for (;;) {
+            if (from.gone()) throw new NotTaken('gone', 'the payload\'s connection closed while it waited');
             refill(b, now());
             if (!short(b)) break;
-            await sleep(Math.max(1, Math.ceil(untilWithin(b))), undefined, { ref: false });
+            await sleep(Math.max(1, Math.min(GONE_CHECK_MS, Math.ceil(untilWithin(b)))), undefined, { ref: false });
           }
         } finally {
           b.waiting--;
+          const n = b.waitingFrom.get(from);
+          if (n !== undefined) {
+            b.waitingBytes -= bytes;
+            if (n > bytes) b.waitingFrom.set(from, n - bytes); else b.waitingFrom.delete(from);
+          }
         }
         return { value: run(), waitedMs: now() - started };
       });

@@ -1,5 +1,6 @@
-// Topic policy (issue 3): a device publishes only under devices/<its id>/ and subscribes only to its
-// commands. Ids are compared in lower case, as the platform issues them; a device that logs in with an
+// Topic policy: a device publishes only to its frames topic and subscribes only to its commands. Nothing else
+// under devices/<its id>/ is read by the platform, and whatever the broker took there it would route (with Redis, to
+// every gateway) outside the rate limit, which applies to frames. Ids are compared in lower case, as the platform issues them; a device that logs in with an
 // upper-case id may publish under either spelling, and subscribes to the lower-case commands topic.
 
 export const framesTopic = (deviceId: string) => `devices/${deviceId}/frames`;
@@ -11,11 +12,8 @@ function under(deviceId: string, topic: string): string | null {
   return topic.slice(0, prefix.length).toLowerCase() === prefix.toLowerCase() ? topic.slice(prefix.length) : null;
 }
 
+/** Exactly the device's frames topic (its id in either case; `frames` as spelled). */
 export function mayPublish(deviceId: string, topic: string): boolean {
-  return Boolean(under(deviceId, topic));
-}
-
-export function isFramesTopic(deviceId: string, topic: string): boolean {
   return under(deviceId, topic) === 'frames';
 }
 

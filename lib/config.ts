@@ -42,6 +42,8 @@ export interface Config {
   deviceBytesPerSecond: number;
   /** payload bytes a device may publish at once. */
   deviceBytesBurst: number;
+  /** payload bytes of a device's QoS 1/2 payloads that may wait for its rate limit (held in memory); one always may. */
+  deviceWaitingBytes: number;
   allowPrivateWebhooks: boolean;
   webhookTimeoutMs: number;
   webhookConcurrency: number;
@@ -178,6 +180,9 @@ export const CONFIG_FIELDS: Field[] = [
   F('deviceFramesBurst', 'DEVICE_FRAMES_BURST', 'int', 1000),
   F('deviceBytesPerSecond', 'DEVICE_BYTES_PER_SECOND', 'number', 1024 * 1024),
   F('deviceBytesBurst', 'DEVICE_BYTES_BURST', 'int', 2 * 1024 * 1024),
+  // Waiting payloads are held in memory until taken: 1 MiB a device is four of the largest (256 KiB) and ~500 typical
+  // frames, more than one connection's socket read holds; past it a device is reconnecting to pile them up.
+  F('deviceWaitingBytes', 'DEVICE_WAITING_BYTES', 'int', 1024 * 1024),
   F('allowPrivateWebhooks', 'ALLOW_PRIVATE_WEBHOOKS', 'bool', false),
   F('webhookTimeoutMs', 'WEBHOOK_TIMEOUT_MS', 'int', 10_000),
   // 64: a claim refills a quarter of the slots at once and a record statement takes every call finished meanwhile, so

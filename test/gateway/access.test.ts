@@ -59,8 +59,23 @@ describe('topics', () => {
     const [letter] = await g.t.repos.ingest.deadLetters(mine.id);
     expect(letter).toMatchObject({
       topic: `devices/${other.id}/frames`,
-      reason: `publish to devices/${other.id}/frames refused: a device publishes only under devices/<its id>/`,
+      reason: `publish to devices/${other.id}/frames refused: a device publishes only to devices/<its id>/frames`,
     });
+  });
+
+  it('refuses a publish to any other topic under the device\'s own, as to another device\'s: the connection closes, the attempt is kept', async () => {
+    const d = await g.t.make.device();
+    for (const topic of [`devices/${d.id}/FRAMES`, `devices/${d.id}/x`, `devices/${d.id}/frames/x`]) {
+      const client = await g.connect(d);
+      client.on('error', () => undefined);
+      const closed = new Promise<void>((resolve) => client.once('close', () => resolve()));
+      client.publish(topic, frame(), { qos: 0 });
+      await closed;
+      expect((await g.t.repos.ingest.deadLetters(d.id))[0]).toMatchObject({
+        topic, reason: `publish to ${topic} refused: a device publishes only to devices/<its id>/frames`,
+      });
+    }
+    expect(await stored(d.id)).toBe(0);
   });
 
   it('refuses a publish outside devices/', async () => {

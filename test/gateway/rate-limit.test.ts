@@ -41,6 +41,32 @@ describe('the per-device rate limit', () => {
     expect(l.keepLetter('a')).toBe(true);
   });
 
+  it('answers "queued", not a limit, for a device within its limits whose other payloads still wait', async () => {
+    const { l, advance } = limiter({ framesPerSecond: 1, framesBurst: 1 });
+    l.take('a', 1, 0);
+    const waiting = l.wait('a', 10, { gone: () => false }, () => { l.take('a', 1, 0); return 'taken'; });
+    advance(1000); // within again, the waiting payload not yet woken
+    expect(l.over('a')).toBe('queued');
+    expect((await waiting).value).toBe('taken');
+    expect(l.over('a')).toBe('rate_frames'); // it took the frame
+  });
+
+  it('does not take a waiting payload whose connection closed, nor let a device keep more than its waiting bytes', async () => {
+    const { l, advance } = limiter({ framesPerSecond: 1, framesBurst: 1, waitingBytes: 100 });
+    l.take('a', 1, 0);
+    let gone = false;
+    const taken: string[] = [];
+    const first = l.wait('a', 60, { gone: () => gone }, () => taken.push('first'));
+    const over = l.wait('a', 60, { gone: () => false }, () => taken.push('over'));
+    await expect(over).rejects.toMatchObject({ why: 'rate_queue' });
+    gone = true; // the first connection closed: its bytes count no more, another connection's payload may wait
+    const next = l.wait('a', 60, { gone: () => false }, () => { l.take('a', 1, 0); return 'next'; });
+    advance(1000);
+    await expect(first).rejects.toMatchObject({ why: 'gone' });
+    expect((await next).value).toBe('next');
+    expect(taken).toEqual([]);
+  });
+
   it('forgets the devices whose buckets are full again, so the map holds only the recent ones', () => {
     const { l, advance } = limiter({ framesPerSecond: 100, framesBurst: 100 });
     for (let k = 0; k < 3000; k++) { l.take(`d${k}`, 50, 0); advance(1); }

@@ -82,6 +82,23 @@ describe('a device whose credentials change', () => {
     expect(await other.storedRpm()).toEqual([4000]);
   });
 
+  it('keeps the session of the new secret while closing the one of the old, both live at the check', async () => {
+    const dev = await connectedDevice(g);
+    const secret = newSecret();
+    const oldClosed = closedAt(dev.client);
+    await g.t.db.knex('devices').where({ id: dev.d.id }).update({ secret_hash: hashSecret(secret) }); // no signal
+    // Another session of the device, authenticated with the new secret (its client id spelled in upper case: the
+    // broker keeps it apart from the first session, so both are live when the periodic check runs).
+    const renewed = await g.connect({ id: dev.d.id, secret }, { clientId: dev.d.id.toUpperCase() });
+    const renewedClosed = closedAt(renewed);
+    await within(oldClosed, 'the old session closing', CHECK_MS * 3);
+    await new Promise((r) => setTimeout(r, CHECK_MS * 1.5)); // another check
+    const first = await Promise.race([renewedClosed.then(() => 'closed'), Promise.resolve('open')]);
+    expect(first).toBe('open');
+    await within(renewed.publishAsync(`devices/${dev.d.id}/frames`, goodFrame(5000), { qos: 1 }), 'PUBACK');
+    expect(await dev.storedRpm()).toEqual([5000]);
+  });
+
   it.runIf(process.env.TEST_DATABASE_URL)('loses its session at once on a change another process announced (PostgreSQL NOTIFY)', async () => {
     const dev = await connectedDevice(g);
     const closed = closedAt(dev.client);

@@ -3,7 +3,8 @@
 // device per minute keeps a sample; a QoS 1 payload waits for its PUBACK until the device is within its limit.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, eventually, type TestGateway } from '../helpers/gateway.js';
-import { connectedDevice, metric, within } from './mqtt.helpers.js';
+import mqttPacket from 'mqtt-packet';
+import { connectedDevice, metric, rawMqtt, within } from './mqtt.helpers.js';
 
 let g: TestGateway;
 // 200 frames at once, then one frame every 10 s (none within a test); bytes: 10,000 at once, then 1 byte every 10 s
@@ -85,5 +86,62 @@ describe('a device over its rate at QoS 1', () => {
     expect(await metric(q, 'drivewire_gateway_frames_refused_total{reason="rate_frames"}')).toBe(refusedBefore);
     expect(await metric(q, 'drivewire_gateway_payloads_delayed_total{reason="rate_frames"}')).toBeGreaterThanOrEqual(19);
     expect(await dev.letters()).toEqual([]);
+  });
+});
+
+describe('a device publishing past its limit, at any QoS', () => {
+  it('has none of its payloads routed by the broker: neither those taken nor a refused QoS 0 one', async () => {
+    const dev = await connectedDevice(g);
+    const routed: string[] = [];
+    await new Promise<void>((resolve) => g.gw.broker.subscribe(`devices/${dev.d.id}/frames`, (packet, cb) => { routed.push(packet.topic); cb(); }, resolve));
+    const before = await refused('rate_frames');
+    // 300 frames in three QoS 0 payloads: the burst (200) takes two, the third is refused
+    for (let k = 0; k < 3; k++) dev.client.publish(`devices/${dev.d.id}/frames`, frames(10_000 + k * 100, 100), { qos: 0 });
+    await eventually(() => refused('rate_frames'), (n) => n >= before + 1, 10_000);
+    expect(await refused('rate_frames')).toBe(before + 1);
+    expect((await eventually(() => dev.storedRpm(), (r) => r.length >= 200)).length).toBe(200);
+    expect(routed).toEqual([]);
+  });
+});
+
+describe('a device whose QoS 1 payloads wait for its rate limit', () => {
+  let w: TestGateway;
+  // one frame at once, then one every 2 s; at most 600 payload bytes waiting per device
+  beforeAll(async () => { w = await startTestGateway({ deviceFramesPerSecond: 0.5, deviceFramesBurst: 1, deviceWaitingBytes: 600 }); });
+  afterAll(async () => { await w?.close(); });
+
+  const one = (rpm: number) => JSON.stringify({ ts: base + rpm, data: { rpm } }); // no id: nothing dedupes it
+  const publish1 = (deviceId: string, rpm: number, messageId: number) =>
+    mqttPacket.generate({ cmd: 'publish', topic: `devices/${deviceId}/frames`, payload: Buffer.from(one(rpm)), qos: 1, dup: false, retain: false, messageId });
+  const refusedOn = (reason: string) => metric(w, `drivewire_gateway_frames_refused_total{reason="${reason}"}`);
+
+  it('has those of a connection that closed meanwhile not stored; the device\'s next connection is served', async () => {
+    const d = await w.t.make.device();
+    const gone = await refusedOn('gone');
+    const c = await rawMqtt(w.gw.ports.mqtt);
+    expect((await c.connect(d)).returnCode).toBe(0);
+    c.socket.write(Buffer.concat([1, 2, 3].map((rpm) => publish1(d.id, rpm, rpm))));
+    expect((await c.next('puback')).messageId).toBe(1); // the burst; 2 and 3 wait
+    await c.end(); // unacknowledged, the device would send them again
+    const again = await w.connect(d);
+    await within(again.publishAsync(`devices/${d.id}/frames`, one(4), { qos: 1 }), 'PUBACK', 15_000);
+    const rpm = (await w.t.db.knex('messages').where('device_id', d.id).orderBy('ts')).map((r) => r.data.rpm);
+    expect(rpm).toEqual([1, 4]);
+    expect(await refusedOn('gone')).toBe(gone + 2);
+  });
+
+  it('closes a connection past the device\'s waiting bytes, counted as rate_queue; none of its waiting payloads is stored', async () => {
+    const d = await w.t.make.device();
+    const queued = await refusedOn('rate_queue');
+    const c = await rawMqtt(w.gw.ports.mqtt);
+    expect((await c.connect(d)).returnCode).toBe(0);
+    // 30 payloads of ~60 bytes in one write (Aedes dispatches them at once): the first is taken, ten may wait
+    c.socket.write(Buffer.concat(Array.from({ length: 30 }, (_, k) => publish1(d.id, 100 + k, k + 1))));
+    await within(c.closed, 'the server closing the connection', 5000);
+    expect(await refusedOn('rate_queue')).toBeGreaterThan(queued);
+    const again = await w.connect(d);
+    await within(again.publishAsync(`devices/${d.id}/frames`, one(500), { qos: 1 }), 'PUBACK', 15_000);
+    const rpm = (await w.t.db.knex('messages').where('device_id', d.id).orderBy('ts')).map((r) => r.data.rpm);
+    expect(rpm).toEqual([100, 500]);
   });
 });

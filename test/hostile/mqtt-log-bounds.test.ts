@@ -6,11 +6,13 @@ import mqttPacket from 'mqtt-packet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../lib/logger.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { connectedDevice, metric, rawMqtt, stillServing, ts, within } from './mqtt.helpers.js';
+import { connectAsync } from 'mqtt';
+import { connackCode, connectedDevice, metric, rawMqtt, stillServing, ts, within } from './mqtt.helpers.js';
 
 const MAX_FILTERS = 8;
 const MAX_TOPIC = 256;
-const WINDOW_MS = 600;
+/** Longer than any test: a window's count is logged when the test flushes it. */
+const WINDOW_MS = 600_000;
 /** Every line the gateway logs, as written. */
 const lines: string[] = [];
 const sink = new Writable({ write(chunk, _enc, next) { lines.push(...String(chunk).split('\n').filter(Boolean)); next(); } });
@@ -66,12 +68,24 @@ describe('log and dead-letter bounds', () => {
     const out = await logged(async () => {
       for (let p = 1; p <= 100; p++) expect(await subscribe(p, filters)).toEqual(filters.map(() => 128));
       expect(await subscribe(101, [`devices/${d.id}/commands`])).toEqual([1]);
-    }, WINDOW_MS * 2);
+      g.gw.flushLogs(); // the window's end
+    });
     expect(c.isClosed()).toBe(false);
     const refusals = out.filter((l) => l.msg.startsWith('subscription refused'));
     expect(refusals.map((l) => l.suppressed ?? 0)).toEqual([0, 100 * MAX_FILTERS - 1]);
     expect(refusals[1].msg).toBe(`subscription refused: a device subscribes only to devices/<its id>/commands (${100 * MAX_FILTERS - 1} more in the last ${WINDOW_MS / 1000} s)`);
     await c.end();
+  });
+
+  it('logs CONNECTs refused from one address once per window, whatever usernames they carry', async () => {
+    const out = await logged(async () => {
+      for (let k = 0; k < 30; k++) {
+        expect(await connackCode(connectAsync(g.url, { username: crypto.randomUUID(), password: 'x', reconnectPeriod: 0, connectTimeout: 5000 }))).toBe(5);
+      }
+      g.gw.flushLogs();
+    });
+    const refusals = out.filter((l) => l.msg.startsWith('MQTT connection refused'));
+    expect(refusals.map((l) => [l.remote, l.suppressed ?? 0])).toEqual([['127.0.0.1', 0], ['127.0.0.1', 29]]);
   });
 
   it('refuses a PUBLISH topic over the length limit: the connection closes, the dead letter and the log line hold the topic cut', async () => {

@@ -73,3 +73,30 @@ describe('QoS 2 uplink', () => {
     await stillServing(g);
   });
 });
+
+describe('QoS 2 uplink whose first copy is still being committed when the connection drops', () => {
+  let slow: TestGateway;
+  // a batch commits 1.5 s after its first payload: the connection drops, and the copy is re-sent, before that
+  beforeAll(async () => { slow = await startTestGateway({ ingestBatchMs: 1500 }); });
+  afterAll(async () => { await slow?.close(); });
+
+  it('stores the copy re-sent with DUP on the next connection once (Aedes never stored the packet id of the first)', async () => {
+    const d = await slow.t.make.device((await slow.t.make.application()).principal);
+    const frame = goodFrame(1600); // no frame id: only the packet id can tell the copies apart
+    const first = await rawMqtt(slow.gw.ports.mqtt);
+    expect((await first.connect(d, false)).returnCode).toBe(0);
+    first.send(publish2(`devices/${d.id}/frames`, frame, 11));
+    await new Promise((r) => setTimeout(r, 100)); // taken, its commit pending
+    await first.end();
+
+    const again = await rawMqtt(slow.gw.ports.mqtt);
+    expect((await again.connect(d, false)).returnCode).toBe(0);
+    again.send(publish2(`devices/${d.id}/frames`, frame, 11, true));
+    expect((await again.next('pubrec')).messageId).toBe(11);
+    again.send({ cmd: 'pubrel', messageId: 11 });
+    expect((await again.next('pubcomp')).messageId).toBe(11);
+    const rows = await slow.t.db.knex('messages').where('device_id', d.id);
+    expect(rows.map((r) => r.data.rpm)).toEqual([1600]);
+    await again.end();
+  });
+});
