@@ -123,6 +123,7 @@ export function registerServeCommands(program: Command): void {
     .option('--device-frames-burst <n>', 'frames a device may publish at once above its rate (default 1000)')
     .option('--device-bytes-per-second <n>', 'payload bytes/s a device may publish (default 1048576; 0 = no limit)')
     .option('--device-bytes-burst <n>', 'payload bytes a device may publish at once above its rate (default 2097152)')
+    .option('--device-waiting-bytes <bytes>', 'payload bytes a device may have waiting for their turn over its rate; one more closes the connection (default 1048576)')
     .option('--only <parts>', 'run only these parts: all, or a comma-separated list of api, gateway, workers (e.g. api,workers)')
     .option('--service-prefix <prefix>', 'transaction service name prefix (default drivewire)')
     .option('--allow-private-webhooks', 'allow webhook URLs on loopback/private addresses')
