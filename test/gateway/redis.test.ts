@@ -1,42 +1,28 @@
 // Two gateways over one database share their MQTT state through Redis. Runs only with TEST_REDIS_URL
 // (e.g. redis://127.0.0.1:6379/7); each run uses its own key and channel prefix and deletes its keys.
 import net from 'node:net';
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Redis } from 'ioredis';
 import type { MqttClient } from 'mqtt';
 import { loadConfig } from '../../lib/config.js';
 import { createBus } from '../../lib/bus.js';
 import { silentLogger } from '../../lib/logger.js';
 import { startGateway, type Gateway } from '../../gateway/gateway.js';
 import { RedisUnavailableError } from '../../gateway/redis.js';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { startGatewaysOnRedis, type TestGateway } from '../helpers/gateway.js';
 
 const redisUrl = process.env.TEST_REDIS_URL;
 
 describe.runIf(redisUrl)('gateways sharing MQTT state through Redis', () => {
-  const prefix = `drivewire-test-${randomUUID()}`;
-  const url = new URL(redisUrl ?? 'redis://127.0.0.1:6379');
-  url.searchParams.set('prefix', prefix);
-  const mqttRedisUrl = url.toString();
+  let both: Awaited<ReturnType<typeof startGatewaysOnRedis>>;
   let a: TestGateway;
   let b: Gateway;
 
   beforeAll(async () => {
-    a = await startTestGateway({ mqttRedisUrl });
-    const config = loadConfig({ mqttPort: 0, mqttHost: '127.0.0.1', mqttRedisUrl, logLevel: 'silent' }, {});
-    b = await startGateway({ config, db: a.t.db, repos: a.t.repos, log: silentLogger, bus: createBus() });
+    both = await startGatewaysOnRedis(redisUrl!);
+    ({ a, b } = both);
   });
 
-  afterAll(async () => {
-    await b?.close();
-    await a?.close();
-    const redis = new Redis(redisUrl!);
-    for await (const keys of redis.scanStream({ match: `${prefix}:*`, count: 1000 })) {
-      if ((keys as string[]).length) await redis.del(...(keys as string[]));
-    }
-    await redis.quit();
-  });
+  afterAll(async () => { await both?.close(); });
 
   const onB = () => ({ url: `mqtt://127.0.0.1:${b.ports.mqtt}` });
   const command = (topic: string, payload: string, retain: boolean) => new Promise<void>((resolve, reject) => {

@@ -1,5 +1,8 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
 import { connectAsync, type IClientOptions, type MqttClient } from 'mqtt';
 import { createBus, type Bus } from '../../lib/bus.js';
+import { loadConfig } from '../../lib/config.js';
 import { silentLogger, type Logger } from '../../lib/logger.js';
 import { startGateway, type Gateway } from '../../gateway/gateway.js';
 import { buildTestApp, type TestApp } from './app.js';
@@ -47,6 +50,33 @@ export async function startTestGateway(overrides: Record<string, unknown> = {}, 
       await Promise.all(clients.map((c) => c.endAsync(true).catch(() => undefined)));
       await started.close();
       await t.close();
+    },
+  };
+}
+
+/**
+ * Two gateways over one database sharing their MQTT state through Redis at `redisUrl`, as `serve --only gateway
+ * --mqtt-redis-url` runs them: `a` a test gateway (with the API), `b` a second gateway on its database. They use a key and
+ * channel prefix of their own, whose keys `close` deletes.
+ */
+export async function startGatewaysOnRedis(redisUrl: string): Promise<{ a: TestGateway; b: Gateway; close(): Promise<void> }> {
+  const prefix = `drivewire-test-${randomUUID()}`;
+  const url = new URL(redisUrl);
+  url.searchParams.set('prefix', prefix);
+  const mqttRedisUrl = url.toString();
+  const a = await startTestGateway({ mqttRedisUrl });
+  const config = loadConfig({ mqttPort: 0, mqttHost: '127.0.0.1', mqttRedisUrl, logLevel: 'silent' }, {});
+  const b = await startGateway({ config, db: a.t.db, repos: a.t.repos, log: silentLogger, bus: createBus() });
+  return {
+    a, b,
+    async close() {
+      await b.close();
+      await a.close();
+      const redis = new Redis(redisUrl);
+      for await (const keys of redis.scanStream({ match: `${prefix}:*`, count: 1000 })) {
+        if ((keys as string[]).length) await redis.del(...(keys as string[]));
+      }
+      await redis.quit();
     },
   };
 }

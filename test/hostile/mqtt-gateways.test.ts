@@ -1,41 +1,24 @@
 // Two gateways over one database sharing their MQTT state through Redis, as `serve --only gateway --mqtt-redis-url`
 // runs them: what a device's session holds must hold on either. Runs only with TEST_REDIS_URL
 // (e.g. redis://127.0.0.1:6379/7); each run uses its own key and channel prefix and deletes its keys.
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Redis } from 'ioredis';
-import { loadConfig } from '../../lib/config.js';
-import { createBus } from '../../lib/bus.js';
-import { silentLogger } from '../../lib/logger.js';
-import { startGateway, type Gateway } from '../../gateway/gateway.js';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import type { Gateway } from '../../gateway/gateway.js';
+import { startGatewaysOnRedis, type TestGateway } from '../helpers/gateway.js';
 import { goodFrame, rawMqtt, within } from './mqtt.helpers.js';
 
 const redisUrl = process.env.TEST_REDIS_URL;
 
 describe.runIf(redisUrl)('a device session on two gateways sharing Redis', () => {
-  const prefix = `drivewire-test-${randomUUID()}`;
-  const url = new URL(redisUrl ?? 'redis://127.0.0.1:6379');
-  url.searchParams.set('prefix', prefix);
-  const mqttRedisUrl = url.toString();
+  let both: Awaited<ReturnType<typeof startGatewaysOnRedis>>;
   let a: TestGateway;
   let b: Gateway;
 
   beforeAll(async () => {
-    a = await startTestGateway({ mqttRedisUrl });
-    const config = loadConfig({ mqttPort: 0, mqttHost: '127.0.0.1', mqttRedisUrl, logLevel: 'silent' }, {});
-    b = await startGateway({ config, db: a.t.db, repos: a.t.repos, log: silentLogger, bus: createBus() });
+    both = await startGatewaysOnRedis(redisUrl!);
+    ({ a, b } = both);
   });
 
-  afterAll(async () => {
-    await b?.close();
-    await a?.close();
-    const redis = new Redis(redisUrl!);
-    for await (const keys of redis.scanStream({ match: `${prefix}:*`, count: 1000 })) {
-      if ((keys as string[]).length) await redis.del(...(keys as string[]));
-    }
-    await redis.quit();
-  });
+  afterAll(async () => { await both?.close(); });
 
   const stored = async (deviceId: string) => (await a.t.db.knex('messages').where('device_id', deviceId).orderBy('ts'))
     .map((r) => r.data.rpm as number);
