@@ -104,6 +104,24 @@ describe('a tenant whose receiver never answers', () => {
   });
 });
 
+describe('a receiver that answers within a second', () => {
+  it('may take every free slot, beyond its endpoint\'s and application\'s shares, once its first call was answered', async () => {
+    const r = await receiver();
+    const y = await kit.subscribed(`${r.base}/slowok/y`);
+    for (let i = 1; i < 40; i++) {
+      await t.repos.subscriptions.create(y.app.principal, { deviceId: y.device.id, eventType: 'startup', url: `${r.base}/slowok/y`, object: null, appData: null });
+    }
+    await kit.worker(SLOTS, QUICK_CLOSE);
+    const [first] = await kit.fire([{ deviceId: y.device.id }]);
+    await waitFor(async () => (await kit.notificationsOf(first.id)).every((n) => n.state === 'complete'), 'the first 40 webhooks', 20_000);
+    const [second] = await kit.fire([{ deviceId: y.device.id }]);
+    await waitFor(async () => (await kit.notificationsOf(second.id)).every((n) => n.state === 'complete'), 'the next 40 webhooks', 20_000);
+    // the first calls: at most the endpoint's share (2); once answered in 200 ms, up to every slot (8)
+    expect(r.mostOpenSlowOk()).toBeGreaterThan(SLOTS.webhookApplicationConcurrency);
+    expect(r.mostOpenSlowOk()).toBeLessThanOrEqual(SLOTS.webhookConcurrency);
+  });
+});
+
 describe('a tenant with many receivers that never answer', () => {
   it("holds at most its application's share of slots, however many origins (ports) its subscriptions post to: another tenant's webhook is delivered", async () => {
     // 12 origins (a never-answering server on each of 12 ports), 3 subscriptions each: 36 notifications per event

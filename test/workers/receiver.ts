@@ -28,6 +28,8 @@ export async function startReceiver(opts: { secret?: string; toleranceS?: number
   const held = new Map<string, ServerResponse[]>();
   const seen = new Map<string, number>();
   const healed = new Set<string>();
+  /** `/slowok/…` answers 201 after 200 ms: how many of its calls are open now, and at most. */
+  const slow = { open: 0, most: 0 };
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -38,6 +40,11 @@ export async function startReceiver(opts: { secret?: string; toleranceS?: number
       const calls = (seen.get(path) ?? 0) + 1;
       seen.set(path, calls);
       if (path.startsWith('/ok/')) res.writeHead(201, { 'content-type': 'application/json' }).end('{"status":"success"}');
+      else if (path.startsWith('/slowok/')) {
+        slow.open++;
+        slow.most = Math.max(slow.most, slow.open);
+        setTimeout(() => { slow.open--; res.writeHead(201).end('ok'); }, 200);
+      }
       else if (path.startsWith('/fail/')) res.writeHead(500).end('receiver failed');
       else if (path.startsWith('/flaky/')) res.writeHead(calls === 1 ? 500 : 200).end(calls === 1 ? 'not yet' : 'ok now');
       else if (path.startsWith('/signed/')) signed(r, res);
@@ -55,6 +62,8 @@ export async function startReceiver(opts: { secret?: string; toleranceS?: number
     received,
     /** `/signed/…` deliveries that verified, by notification id (duplicates dropped). */
     accepted,
+    /** The most `/slowok/…` calls that were open at once. */
+    mostOpenSlowOk: () => slow.most,
     /** Requests received on a path. */
     on: (path: string) => received.filter((r) => r.path === path),
     release(path: string) {
