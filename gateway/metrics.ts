@@ -29,7 +29,7 @@ export function createGatewayMetrics(source: { connectedClients(): number; queue
     }),
     delayed: new Counter({
       name: 'drivewire_gateway_payloads_delayed_total',
-      help: 'QoS 1 payloads over their device\'s rate limit, taken (and acknowledged) once within it, by reason: rate_frames, rate_bytes',
+      help: 'Payloads over their device\'s rate limit or behind waiting ones, taken (and acknowledged) once within it, by reason: rate_frames, rate_bytes, queued',
       labelNames: ['reason'], registers,
     }),
     delaySeconds: new Counter({
@@ -42,7 +42,7 @@ export function createGatewayMetrics(source: { connectedClients(): number; queue
     }),
     connectionsRefused: new Counter({
       name: 'drivewire_gateway_connections_refused_total',
-      help: 'MQTT connections refused or cut: packet_too_large, connect_timeout, client_id, not_authorized',
+      help: 'MQTT connections refused or cut: packet_too_large, too_many_filters, connect_timeout, client_id, not_authorized',
       labelNames: ['reason'], registers,
     }),
     batchSize: new Histogram({
