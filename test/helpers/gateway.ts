@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll } from 'vitest';
 import { Redis } from 'ioredis';
 import { connectAsync, type IClientOptions, type MqttClient } from 'mqtt';
 import { createBus, type Bus } from '../../lib/bus.js';
@@ -79,6 +80,14 @@ export async function startGatewaysOnRedis(redisUrl: string): Promise<{ a: TestG
       await redis.quit();
     },
   };
+}
+
+/** startGatewaysOnRedis for a describe block: started before its tests, closed after them; read `a` and `b` in tests. */
+export function gatewaysOnRedis(redisUrl: string): { readonly a: TestGateway; readonly b: Gateway } {
+  let both: Awaited<ReturnType<typeof startGatewaysOnRedis>> | undefined;
+  beforeAll(async () => { both = await startGatewaysOnRedis(redisUrl); });
+  afterAll(async () => { await both?.close(); });
+  return { get a() { return both!.a; }, get b() { return both!.b; } };
 }
 
 /** Resolves when the condition holds, polling every 20 ms (for effects with no acknowledgement, like QoS 0). */
