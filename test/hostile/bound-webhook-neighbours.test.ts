@@ -52,6 +52,13 @@ async function hangingTenant(hang: Receiver) {
   return x;
 }
 
+/** Waits for the event's one notification to `y` to be delivered, at the first attempt. */
+async function expectDelivered(y: Awaited<ReturnType<typeof kit.subscribed>>, eventId: string) {
+  const [yn] = await kit.notificationsOf(eventId);
+  const delivered = await waitFor(async () => { const n = await kit.read(y.app, yn.id); return n.state === 'complete' && n; }, "Y's webhook", 10_000);
+  expect(delivered).toMatchObject({ responseCode: 201, attempts: 1 });
+}
+
 async function api(method: string, url: string, auth: string, payload?: unknown) {
   const res = await t.app.inject({ method: method as 'GET', url, headers: { authorization: auth }, payload: payload as object });
   return { status: res.statusCode, body: res.json() };
@@ -67,9 +74,7 @@ describe('a tenant whose receiver never answers', () => {
     const [xEvent] = await kit.fire([{ deviceId: x.device.id }]);
     const [yEvent] = await kit.fire([{ deviceId: y.device.id }]);
     const worker = await kit.worker(SLOTS, QUICK_CLOSE);
-    const [yn] = await kit.notificationsOf(yEvent.id);
-    const delivered = await waitFor(async () => { const n = await kit.read(y.app, yn.id); return n.state === 'complete' && n; }, "Y's webhook", 10_000);
-    expect(delivered).toMatchObject({ responseCode: 201, attempts: 1 });
+    await expectDelivered(y, yEvent.id);
     expect(ok.on('/ok/y')).toHaveLength(1);
     // X's calls: two (its endpoint's limit), all still hanging; its other notifications wait in the queue
     await waitFor(() => hang.received.length === 2, "X's calls");
@@ -138,9 +143,7 @@ describe('a tenant with many receivers that never answer', () => {
     const [xEvent] = await kit.fire([{ deviceId: x.device.id }]);
     const [yEvent] = await kit.fire([{ deviceId: y.device.id }]);
     const worker = await kit.worker(SLOTS, QUICK_CLOSE);
-    const [yn] = await kit.notificationsOf(yEvent.id);
-    const delivered = await waitFor(async () => { const n = await kit.read(y.app, yn.id); return n.state === 'complete' && n; }, "Y's webhook", 10_000);
-    expect(delivered).toMatchObject({ responseCode: 201, attempts: 1 });
+    await expectDelivered(y, yEvent.id);
     // X's calls: its application's share (4), all still hanging, however many claims ran since
     await waitFor(() => hangs.reduce((k, h) => k + h.received.length, 0) === 4, "X's calls");
     await claimRounds(worker, 5);
