@@ -1,7 +1,7 @@
 import type { StageFactory } from './ingest.types.js';
 import { vehiclesStage } from './stages/vehicles.stage.js';
 import { deviceEventsStage } from './stages/device-events.stage.js';
-import { rulesStage } from '../db/rules/evaluate.js';
+import { rulesStage } from './stages/rules.stage.js';
 import { tripsStage } from './stages/trips.stage.js';
 import { diagnosticsStage } from './stages/diagnostics.stage.js';
 import { collisionsStage } from './stages/collisions.stage.js';

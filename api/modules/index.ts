@@ -7,8 +7,8 @@ import eventsRoutes from './events/events.routes.js';
 import subscriptionsRoutes from './subscriptions/subscriptions.routes.js';
 import telemetryRoutes from './telemetry/telemetry.routes.js';
 import dummiesRoutes from './dummies/dummies.routes.js';
-import diagnosticRoutes from './diagnostic/diagnostic.routes.js';
-import safetyRoutes from './safety/safety.routes.js';
+import diagnosticsRoutes from './diagnostics/diagnostics.routes.js';
+import collisionsRoutes from './collisions/collisions.routes.js';
 import tripsRoutes from './trips/trips.routes.js';
 import reportCardsRoutes from './report-cards/report-cards.routes.js';
 import distanceRoutes from './distance/distance.routes.js';
@@ -23,8 +23,8 @@ export const API_MODULES: ((app: FastifyInstance) => Promise<void>)[] = [
   subscriptionsRoutes,
   telemetryRoutes,
   dummiesRoutes,
-  diagnosticRoutes,
-  safetyRoutes,
+  diagnosticsRoutes,
+  collisionsRoutes,
   tripsRoutes,
   reportCardsRoutes,
   distanceRoutes,

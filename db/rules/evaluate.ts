@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { Config } from '../../lib/config.js';
 import { evaluateAndStore, type StoredRuleEvent } from './evaluate.sql.js';
 import { prepared } from '../prepared.js';
-import type { PartRow, SqlPart, SqlStatement } from '../fused.js';
+import type { PartRow, SqlStatement } from '../fused.js';
 import { urlForConfig, type UrlFor } from './rule-copy.js';
 import { ruleLinkTemplates } from './rule-event.sql.js';
 
@@ -56,7 +56,7 @@ async function recomputeBounds(trx: Knex, deviceIds: string[], opts: RuleEvaluat
 const BATCH_RULES = `SELECT r.id, r.device_id FROM unnest(?::uuid[]) AS d(id) JOIN rules r ON r.device_id = d.id`;
 
 // read with the insert, column by column (800 rows a batch under the rules bench)
-const BATCH_RULES_STATEMENT: SqlStatement = { ctes: '', main: BATCH_RULES, columns: ['id', 'device_id'] };
+export const BATCH_RULES_STATEMENT: SqlStatement = { ctes: '', main: BATCH_RULES, columns: ['id', 'device_id'] };
 
 /** The rules of the batch's devices. */
 async function batchRules(trx: Knex, deviceIds: string[]) {
@@ -89,7 +89,7 @@ export async function evaluateRuleBatch(trx: Knex, batch: DeviceRuleBatch[], opt
     spans.set(d.deviceId, { deviceId: d.deviceId, earliest, newest: d.messages.at(-1)!.ts.getTime(), late });
   }
   if (!spans.size) return [];
-  // read with the insert (rulesStage's early: the candidate devices, a superset), or now
+  // read with the insert (the rules stage's early: the candidate devices, a superset), or now
   const rules = early ? rulesOf(early).filter((r) => spans.has(r.deviceId)) : await batchRules(trx, [...spans.keys()]);
   if (!rules.length) return [];
   const lateDevices = [...new Set(rules.map((r) => r.deviceId).filter((id) => spans.get(id)!.late))];
@@ -103,7 +103,7 @@ export async function evaluateRuleBatch(trx: Knex, batch: DeviceRuleBatch[], opt
   return evaluateAndStore(trx, plan, ruleLinkTemplates(opts.url), leaseMs);
 }
 
-type LinkConfig = Pick<Config, 'serviceUrls' | 'publicUrl' | 'httpPort'>;
+export type LinkConfig = Pick<Config, 'serviceUrls' | 'publicUrl' | 'httpPort'>;
 export interface RuleDeriverContext {
   config?: LinkConfig;
   url?: UrlFor;
@@ -112,7 +112,7 @@ export interface RuleDeriverContext {
 }
 
 const DEFAULT_LINKS: LinkConfig = { serviceUrls: {} as LinkConfig['serviceUrls'], publicUrl: null, httpPort: 3000 };
-const optionsOf = (ctx: RuleDeriverContext = {}): RuleEvaluationOptions => ({
+export const optionsOf = (ctx: RuleDeriverContext = {}): RuleEvaluationOptions => ({
   url: ctx.url ?? urlForConfig(ctx.config ?? DEFAULT_LINKS), maxAgeMs: ctx.maxAgeMs, maxMessages: ctx.maxMessages,
 });
 
@@ -125,28 +125,4 @@ export interface RuleBatch { deviceId: string; messages: { id: string; ts: Date 
 /** One device's batch through the same set-based evaluation (tests and tools); returns the events stored. */
 export function evaluateRulesDeriver(trx: Knex, batch: RuleBatch, ctx?: RuleDeriverContext): Promise<StoredRuleEvent[]> {
   return evaluateRuleBatch(trx, [batch], optionsOf(ctx));
-}
-
-/**
- * The ingest stage (gateway/ingest.types.ts IngestStage): one evaluation for all the devices of a batch. With the
- * batch's lease, the notifications go leased to the notification worker of this process (lib/bus.ts).
- */
-export function rulesStage(deps: { config: LinkConfig }) {
-  const opts = optionsOf({ config: deps.config });
-  return {
-    name: 'rules',
-    /** The batch's rules, read in the insert's round trip. */
-    early(candidates: { deviceId: string }[]): SqlPart | null {
-      return candidates.length ? { statement: BATCH_RULES_STATEMENT, bindings: [candidates.map((d) => d.deviceId)] } : null;
-    },
-    /** The events come back stored (with their notifications) by the evaluation statement itself. */
-    async apply(ctx: {
-      trx: Knex; early?: PartRow[] | null; leaseMs?: number | null;
-      devices: { deviceId: string; messages: { id: string; timestamp: Date }[]; previousLatest: Date | null }[];
-    }): Promise<{ stored: StoredRuleEvent[] }> {
-      return { stored: await evaluateRuleBatch(ctx.trx, ctx.devices.map((d) => ({
-        deviceId: d.deviceId, messages: d.messages.map((m) => ({ id: m.id, ts: m.timestamp })), previousLatest: d.previousLatest,
-      })), opts, ctx.early, ctx.leaseMs ?? null) };
-    },
-  };
 }

@@ -1,5 +1,5 @@
 import type { NewEvent } from '../../db/repositories/events.repository.js';
-import { impactMagnitudeG, recomputeCollisions, type CollisionBatch } from '../../db/safety/collisions.sql.js';
+import { impactMagnitudeG, recomputeCollisions, type CollisionBatch } from '../../db/collisions/collisions.sql.js';
 import { isLateFrom, type DeviceBatch, type IngestedMessage, type StageFactory, type EventStage } from '../ingest.types.js';
 
 /**
@@ -22,7 +22,7 @@ function spanStart(d: DeviceBatch, impactG: number): { from: IngestedMessage; la
 /**
  * Collisions (spec 2.14, 4.11): a frame reporting a collision, or an accelerometer impact while
  * moving, makes one collision per impact and a `collision` event. Two statements per batch for all devices
- * whose batch may change them (spanStart), none when no device's may (db/safety/collisions.sql.ts); late
+ * whose batch may change them (spanStart), none when no device's may (db/collisions/collisions.sql.ts); late
  * frames re-derive their span, within the bound of lateRecomputeMaxMessages and lateRecomputeMaxAgeMs.
  */
 export const collisionsStage: StageFactory<EventStage> = ({ config }) => ({

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Knex } from 'knex';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { rulesStage } from '../../db/rules/evaluate.js';
+import { rulesStage } from '../../gateway/stages/rules.stage.js';
 import { recordStatements } from '../helpers/statements.js';
 import { at, createRule, depotRule, insideDepot, outsideDepot, storeBatch, type TestMessage } from './rules-fixtures.js';
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Knex } from 'knex';
-import { rulesStage } from '../../db/rules/evaluate.js';
+import { rulesStage } from '../../gateway/stages/rules.stage.js';
 import { NOTIFICATION_ID_HEADER } from '../../lib/webhook-signature.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { recordStatements } from '../helpers/statements.js';

@@ -5,7 +5,7 @@ import type { LinkBuilder } from '../../context.js';
 import { DeviceIdParams, errorResponses, StreamQuery, VehicleIdParams } from '../../schemas/common.js';
 import { streamList } from '../../plugins/pagination.js';
 import { Type } from 'typebox';
-import { CollisionIdParams, CollisionList, CollisionResponse } from './safety.schemas.js';
+import { CollisionIdParams, CollisionList, CollisionResponse } from './collisions.schemas.js';
 
 /** Collision (spec 2.14, reference-notes §4): location as {latitude, longitude}. */
 export function presentCollision(links: LinkBuilder, c: Collision) {
@@ -23,7 +23,7 @@ export function presentCollision(links: LinkBuilder, c: Collision) {
 const ListQuery = Type.Object(StreamQuery);
 
 /** Collisions (spec 4.11): of a device, of a vehicle, one by id. */
-export default async function safetyRoutes(app: FastifyInstance) {
+export default async function collisionsRoutes(app: FastifyInstance) {
   const { repos } = app.deps;
   const config = { service: 'safety' as const };
   const collisions = {

@@ -4,8 +4,8 @@ import type { CodeState, DtcOccurrence } from '../../../db/repositories/diagnost
 import { batteryStatus } from '../../../db/diagnostics/battery.js';
 import { errorResponses, VehicleIdParams } from '../../schemas/common.js';
 import { streamList } from '../../plugins/pagination.js';
-import { presentCode, presentOccurrence } from './diagnostic.presenters.js';
-import { BatteryResponse, CodeIdParams, CodeList, CodeListQuery, CodeResponse } from './diagnostic.schemas.js';
+import { presentCode, presentOccurrence } from './diagnostics.presenters.js';
+import { BatteryResponse, CodeIdParams, CodeList, CodeListQuery, CodeResponse } from './diagnostics.schemas.js';
 
 const STATES: CodeState[] = ['active', 'inactive', 'all'];
 
@@ -18,7 +18,7 @@ function parseState(raw: string | undefined): CodeState {
 }
 
 /** Diagnostics (spec 4.10): a vehicle's trouble codes, one trouble-code record, the current battery status. */
-export default async function diagnosticRoutes(app: FastifyInstance) {
+export default async function diagnosticsRoutes(app: FastifyInstance) {
   const { repos, config } = app.deps;
   const service = { service: 'diagnostic' as const };
 
