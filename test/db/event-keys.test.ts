@@ -156,7 +156,7 @@ describe('notifications without a per-row key to their subscription (migration 0
     const { device, subscription } = await kit.subscribed('http://127.0.0.1:9/r');
     const trx = await t.db.knex.transaction();
     let deleted: Promise<number> | null = null;
-    let eventId = '';
+    let eventId: string;
     try {
       [{ id: eventId }] = await t.repos.events.insert([{ deviceId: device.id, vehicleId: null, timestamp: new Date('2026-03-01T10:00:00.000Z'),
         eventType: 'startup', objectType: 'vehicle', objectId: null, meta: null }], trx);

@@ -1,6 +1,5 @@
 import { connectAsync } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Platform } from '../../bin/platform.js';
 import { loadStoredRoutes } from '../../simulator/route.js';
 import { startDevice } from '../../simulator/device.js';
 import { buildRunFrames } from '../../simulator/frames.js';
@@ -13,14 +12,13 @@ import { waitFor, type Receiver } from '../workers/receiver.js';
  * and the dtc-on, dtc-off and collision events reach a real HTTP receiver through subscriptions.
  */
 let e: E2ePlatform;
-let p: Platform;
 let receiver: Receiver;
 let mqttUrl: string;
 const api = (method: string, url: string, body?: unknown) => e.api(method, url, body);
 
 beforeAll(async () => {
   e = await startE2ePlatform({ receiver: true });
-  ({ p, mqttUrl } = e);
+  ({ mqttUrl } = e);
   receiver = e.receiver!;
 });
 afterAll(async () => { await e?.close(); });

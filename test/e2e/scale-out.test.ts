@@ -11,7 +11,7 @@ import { repositories, type Repositories } from '../../db/index.js';
 import { readCredentials, type Credentials } from '../../bin/credentials.js';
 import { createTestDb } from '../helpers/db.js';
 import { startReceiver, waitFor, type Receiver } from '../workers/receiver.js';
-import { startTestBroker, type TestBroker } from '../simulator/scheduler-broker.js';
+import { startTestBroker } from '../simulator/scheduler-broker.js';
 import { serve, type Served } from './support/processes.js';
 import { loadStoredRoutes } from '../../simulator/route.js';
 
@@ -195,7 +195,7 @@ describe.runIf(enabled)('scale-out: api + two gateways + two workers as separate
     expect(new Set(ports)).toEqual(new Set([new URL(api.http).port]));
 
     // Another broker announced as the gateway (a misconfigured --mqtt-public-url): it acknowledges, stores nothing.
-    let foreign: TestBroker | null = await startTestBroker(repos);
+    const foreign = await startTestBroker(repos);
     const announced = (await db.knex('deployment_urls').where({ kind: 'mqtt' }).first()).url;
     try {
       await db.knex('deployment_urls').where({ kind: 'mqtt' }).update({ url: foreign.url });
@@ -209,7 +209,6 @@ describe.runIf(enabled)('scale-out: api + two gateways + two workers as separate
     } finally {
       await db.knex('deployment_urls').where({ kind: 'mqtt' }).update({ url: announced });
       await foreign.close();
-      foreign = null;
     }
   }, 150_000);
 });

@@ -8,7 +8,6 @@ afterAll(async () => { await g?.close(); });
 const ago = (ms: number) => new Date(Date.now() - ms);
 const topic = (deviceId: string) => `devices/${deviceId}/frames`;
 const frames = (deviceId: string) => g.t.db.knex('messages').where('device_id', deviceId).orderBy('ts');
-const deadLetters = (deviceId: string) => g.t.repos.ingest.deadLetters(deviceId);
 
 async function setup() {
   const app = await g.t.make.application();

@@ -25,18 +25,19 @@ export interface TestGateway {
  */
 export async function startTestGateway(overrides: Record<string, unknown> = {}, log: Logger = silentLogger): Promise<TestGateway> {
   const bus = createBus();
-  let gw: Gateway | undefined;
+  // The API's hooks are made before the gateway exists: they answer empty until it has started.
+  const live: { gw?: Gateway } = {};
   const t = await buildTestApp({ mqttPort: 0, mqttHost: '127.0.0.1', ...overrides }, {
     onMessage: (deviceId, fn) => bus.onMessage(deviceId, fn),
-    health: async () => (await gw?.health()) ?? {},
-    metrics: async () => (await gw?.metrics()) ?? '',
+    health: async () => (await live.gw?.health()) ?? {},
+    metrics: async () => (await live.gw?.metrics()) ?? '',
   });
-  gw = await startGateway({ config: t.config, db: t.db, repos: t.repos, log, bus });
+  const gw = await startGateway({ config: t.config, db: t.db, repos: t.repos, log, bus });
+  live.gw = gw;
   const url = `mqtt://127.0.0.1:${gw.ports.mqtt}`;
   const clients: MqttClient[] = [];
-  const started = gw;
   return {
-    t, gw: started, bus, url,
+    t, gw, bus, url,
     async connect(device, opts = {}) {
       const { url: at, ...rest } = opts;
       const client = await connectAsync(at ?? url, {
@@ -49,7 +50,7 @@ export async function startTestGateway(overrides: Record<string, unknown> = {}, 
     },
     async close() {
       await Promise.all(clients.map((c) => c.endAsync(true).catch(() => undefined)));
-      await started.close();
+      await gw.close();
       await t.close();
     },
   };

@@ -151,7 +151,7 @@ describe('notification delivery', () => {
     const { app, device } = await kit.subscribed(`${rx.base}/ok/slot`);
     // The record statement's insert waits for this lock; the claim does not touch the table.
     const holder = await t.db.knex.transaction();
-    let ids: string[] = [];
+    let ids: string[];
     try {
       await holder.raw('LOCK TABLE notification_attempts IN EXCLUSIVE MODE');
       await kit.worker({ webhookConcurrency: 1 });
