@@ -9,7 +9,7 @@ const get = (auth: string, url: string) => t.app.inject({ method: 'GET', url, he
 const BASE = 'http://localhost:3999';
 
 describe('GET /api/v1/devices', () => {
-  it('lists the devices registered with the application in the order they were added, with the spec shape', async () => {
+  it('lists the devices registered with the application in the order they were added, each with its fields and links', async () => {
     const app = await t.make.application();
     const a = await t.make.device(app.principal, { name: 'first' });
     const b = await t.make.device(app.principal, { name: 'second' });

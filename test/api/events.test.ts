@@ -28,7 +28,7 @@ async function setup() {
 }
 
 describe('GET /api/v1/devices/{deviceId}/events', () => {
-  it('lists events newest first with the event shape of spec 2.6', async () => {
+  it('lists events newest first, each with its times, device, vehicle, object and meta', async () => {
     const s = await setup();
     const res = await get(s.app.auth, `/api/v1/devices/${s.device.id}/events`);
     expect(res.statusCode).toBe(200);

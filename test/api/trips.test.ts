@@ -15,7 +15,7 @@ async function setup() {
   return { app, device, vehicle };
 }
 
-describe('trips API (spec 4.7)', () => {
+describe('trips API', () => {
   it('lists completed and open trips of a device and a vehicle, newest first, with stats, points, preview and links', async () => {
     const { app, device, vehicle } = await setup();
     await feed(t, device.id, drive(0, 600, 40), 20);
@@ -121,7 +121,7 @@ describe('trips API (spec 4.7)', () => {
   });
 });
 
-describe('report cards API (spec 4.9)', () => {
+describe('report cards API', () => {
   it('gives each completed trip a report card: lists, by id, the trip\'s current one and the overall grade', async () => {
     const { app, device, vehicle } = await setup();
     await feed(t, device.id, drive(0, 900, 50), 50); // 12 km, no events: A

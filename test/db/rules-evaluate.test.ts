@@ -19,7 +19,7 @@ async function setup() {
   return { app, device };
 }
 
-describe('rule evaluation (spec 2.9, 6.2)', () => {
+describe('rule evaluation', () => {
   it('gives a firstEval enter inside a 50 m radius and a leave 200 m away', async () => {
     const { app, device } = await setup();
     const rule = await createRule(t, app, device.id, { name: 'depot', boundaries: [radius50] });

@@ -32,7 +32,7 @@ describe('trip formulas (hand-computed)', () => {
     expect(stdDev(0, 0, 0)).toBeNull();
   });
 
-  it('statistics in the spec units', () => {
+  it('statistics in the API\'s units: m, ms, km/h, %, L, mpg', () => {
     const s = tripStats(sums({ movingSumSq: 10_200, fuelRateL: 1, fuelN: 10 }));
     expect(s.distance).toBe(10_000); // GPS covers the trip
     expect(s.duration).toBe(600_000);

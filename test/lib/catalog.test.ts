@@ -4,10 +4,10 @@ import {
 } from '../../lib/catalog.js';
 
 describe('CATALOG', () => {
-  it('holds the 163 keys of reference-notes §7, unique, in table order', () => {
+  it('holds the 163 keys of the parameter table, unique, in table order', () => {
     expect(CATALOG).toHaveLength(163);
     expect(new Set(CATALOG.map((p) => p.key)).size).toBe(163);
-    const at = (n: number) => CATALOG[n - 1].key; // n = row # in §7
+    const at = (n: number) => CATALOG[n - 1].key; // n = the parameter's row number in the table
     expect([at(1), at(11), at(18), at(19), at(20), at(34), at(43), at(67), at(68)]).toEqual([
       'troubleCodesAndTestInfo', 'rpm', 'oxygenSensorLocations', 'oxygenSensorVoltage1a',
       'shortTermFuelTrim1a', 'shortTermFuelTrim2d', 'equivalenceRatio1a', 'equivalenceRatio1aa', 'current1a',

@@ -2,7 +2,8 @@ import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { signWebhook, verifyWebhook } from '../../lib/webhook-signature.js';
 
-// The receiver's side, written out: HMAC-SHA256 of "<t>.<body>" with the secret's text (README, "Verifying webhooks").
+// The receiver's side, written out: HMAC-SHA256 of "<t>.<body>" with the secret's text, as
+// docs/concepts/rules-events-webhooks.md tells integrators to verify it.
 const expected = (t: number, body: string, secret: string) =>
   `t=${t},v1=${createHmac('sha256', secret).update(`${t}.${body}`).digest('hex')}`;
 

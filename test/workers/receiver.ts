@@ -10,7 +10,7 @@ export interface Received { path: string; headers: IncomingHttpHeaders; body: st
  * `/hang/…` never answers, `/trickle/…` sends its status and a first chunk but never ends the body,
  * `/hold/…` answers 200 once `release(path)` is called, `/until/…` 503 until `heal(path)` is called and 200 after,
  * `/nul/…` 200 with a body holding a NUL byte (`ok\u0000nul`).
- * `/signed/…` is what a careful integrator runs (README, "Verifying webhooks"): 401 unless the
+ * `/signed/…` is what a careful integrator runs (docs/concepts/rules-events-webhooks.md): 401 unless the
  * signature verifies against `opts.secret` within the tolerance, 200 `duplicate` for a notification
  * id already accepted (kept in `accepted` once), else 200 `accepted`.
  */

@@ -1,4 +1,4 @@
-// Two gateways vs one (docs/scaling.md): N `--only gateway` processes sharing Redis (TEST_REDIS_URL or
+// Two gateways vs one (docs/operations/scale-out.md): N `--only gateway` processes sharing Redis (TEST_REDIS_URL or
 // redis://127.0.0.1:6379/6) on one PostgreSQL, devices split round-robin, QoS 1 frames as fast as a window of 4
 // allows. Prints one JSON line. Usage: npx tsx test/e2e/support/measure-gateways.ts <gateways> <database-url> [devices] [seconds]
 import { randomUUID } from 'node:crypto';
