@@ -19,8 +19,8 @@ function schemaHash(): string {
 }
 
 /**
- * The test databases are cloned from one migrated template (issue 2: PostGIS initialization in PGlite
- * takes tens of seconds, so it happens once and is cached until the migrations change). With
+ * The test databases are cloned from one migrated template: PostGIS initialization in PGlite takes tens of
+ * seconds, so it happens once and is cached until the migrations change. With
  * TEST_DATABASE_URL the template is a real PostgreSQL database that each test file copies.
  */
 export default async function setup(project: TestProject) {
@@ -40,8 +40,8 @@ export default async function setup(project: TestProject) {
       await admin.destroy();
     };
   }
-  // Built once on disk, as `serve` keeps its data: each test file copies the directory and opens the copy (~1.3 s
-  // faster per database than loading a 64 MB dump into PGlite's in-memory file system; PostgreSQL then reads only the
+  // Built once on disk, as `serve` keeps its data: each test file copies the directory and opens the copy (faster
+  // than loading a dump of tens of megabytes into PGlite's in-memory file system; PostgreSQL then reads only the
   // pages it needs).
   const cacheDir = path.join(root, 'node_modules', '.cache', 'drivewire');
   const dir = path.join(cacheDir, `pglite-template-${schemaHash()}`);
@@ -53,7 +53,7 @@ export default async function setup(project: TestProject) {
     await db.close();
     fs.renameSync(tmp, dir);
   }
-  // Templates of earlier schemas (64 MB each) go: every migration added left one behind.
+  // Templates of earlier schemas go (tens of megabytes each): otherwise every migration added would leave one behind.
   for (const name of fs.readdirSync(cacheDir)) {
     if (/^pglite-template-[0-9a-f]+$/.test(name) && path.join(cacheDir, name) !== dir) fs.rmSync(path.join(cacheDir, name), { recursive: true, force: true });
   }

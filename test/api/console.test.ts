@@ -6,7 +6,7 @@ import { authorizationFromProtocols } from '../../api/plugins/auth.js';
 import { contentSecurityPolicy } from '../../api/modules/console/console.routes.js';
 import { loadConfig, ConfigError } from '../../lib/config.js';
 
-/** Issue 15: the console served at /console, and the browser's way onto the live stream (credentials as subprotocols). */
+/** The console served at /console, and the browser's way onto the live stream (credentials as subprotocols). */
 let t: TestApp;
 let wsUrl: string;
 const ATTRIBUTION = 'Tiles <b>Example</b> </script><script>alert(1)</script>';

@@ -4,7 +4,7 @@ import { REMAINING_CAP } from '../../db/paging.js';
 import { insertMessages, series } from '../helpers/telemetry.factory.js';
 import { recordStatements } from '../helpers/statements.js';
 
-// Issue 13: an API read costs one round trip once warm for a device's messages (the page with its count), two for
+// An API read costs one round trip once warm for a device's messages (the page with its count), two for
 // the other streams (the page and a capped count): authentication
 // and the device scope are cached briefly, the transaction log is written in batches. These tests pin
 // the cost and that the caches never outlive a revocation made through this process.

@@ -23,7 +23,7 @@ describe('vehicles of a device', () => {
     await t.repos.vehicles.associate(d.id, v1.id, new Date('2026-03-01T00:00:00Z'));
     const body = (await get(app.auth, `/api/v1/devices/${d.id}/vehicles`)).json();
     expect(body.vehicles.map((v: any) => v.vin)).toEqual(['1HGCM82633A004352', '2B4GP44R6WR942762', '1HGCM82633A004352']);
-    // createdAt: when the first of the caller's devices was associated with the vehicle (issue 10 item 12).
+    // createdAt: when the first of the caller's devices was associated with the vehicle (not another application's).
     const [{ first }] = await t.db.knex('device_vehicles').min({ first: 'created_at' }).where({ vehicle_id: v1.id });
     expect(body.vehicles[0]).toEqual({
       id: v1.id, vin: '1HGCM82633A004352', year: '2003', make: 'Honda', model: 'Accord', trim: 'EX',

@@ -1,6 +1,6 @@
 // The bench's child processes (bare Aedes, the connections scenario's load, the webhook receiver) end with the bench
-// process: killed before it could tell them to close, it left them running (seen: a webhook receiver still listening
-// after its bench was killed).
+// process, even one killed before it could tell them to close: otherwise a webhook receiver, say, would go on
+// listening after its bench is gone.
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 // bin/patch-pglite.js, run at install: PGlite's dlsym reads a symbol's index from a map built once instead of
-// searching every export at each lookup; the lookup must give what it gave before.
+// searching every export at each lookup; the patched lookup must give what the original gives.
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 // @ts-expect-error: a plain JavaScript module of bin/ (run by npm, not compiled)
@@ -28,7 +28,7 @@ function run(body: string) {
 }
 
 describe('PGlite dlsym patch', () => {
-  it('looks up what the original did: the same addresses, the same indexes written', () => {
+  it('looks up what the original does: the same addresses, the same indexes written', () => {
     const { source, state } = patchDlsym(LOOKUP);
     expect(state).toBe('patched');
     expect(source).not.toContain('indexOf');
@@ -65,7 +65,7 @@ type Loaded = { peek(): unknown; exports: { answer(): number } };
 const loader = (source: string) => new Function(source)() as (binary: unknown, flags: { loadAsync: boolean }) => Loaded | Promise<Loaded>;
 
 describe('PGlite side-module loader patch', () => {
-  it('loads as before, and no longer keeps the bytes once the module is instantiated, loaded either way', async () => {
+  it('loads as the original does, and keeps no hold on the bytes once the module is instantiated, loaded either way', async () => {
     const { source, state } = patchModuleBytes(LOADER);
     expect(state).toBe('patched');
     for (const loadAsync of [true, false]) {

@@ -3,7 +3,7 @@ import { decodePolyline } from '../../simulator/route.js';
 import { shot, signIn, startConsoleEnv, type ConsoleEnv } from './browser.js';
 
 /**
- * Issue 15 "Done when", in a real browser on the real platform: sign in, create a dummy, draw a radius rule
+ * The console end to end, in a real browser on the real platform: sign in, create a dummy, draw a radius rule
  * across a stored route and subscribe to it, start a run at 40×, watch the marker move along the route, see
  * the trip with its polyline and grade when the run ends, and the rule-enter event with its notification.
  */

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { shot, signIn, startConsoleEnv, type ConsoleEnv } from './browser.js';
 
-/** Issue 15, Runs panel: import a route by drag and drop (and a bad file's reason), a repeating run stopped from the page; a polygon rule drawn. */
+/** The console's Runs panel: import a route by drag and drop (and a bad file's reason), a repeating run stopped from the page; a polygon rule drawn. */
 let env: ConsoleEnv;
 beforeAll(async () => { env = await startConsoleEnv(); });
 afterAll(async () => { await env?.close(); });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { shot, signIn, startConsoleEnv, type ConsoleEnv } from './browser.js';
 
-/** Issue 15: the console's sign-in, its keyboard and screen-reader basics, and a phone's width. */
+/** The console's sign-in, its keyboard and screen-reader basics, and a phone's width. */
 let env: ConsoleEnv;
 beforeAll(async () => { env = await startConsoleEnv(); });
 afterAll(async () => { await env?.close(); });

@@ -1,6 +1,6 @@
 // The platform's timer-driven readers stop before its pool closes (bin/platform.ts close): stopped, each starts no
 // query, and the stop resolves once the query in flight has its answer. A query still queued for a connection when the
-// pool closed was aborted, and knex printed the abort on stdout (it had come ahead of a bench's JSON).
+// pool closes would be aborted, and knex would print the abort on stdout (ahead of a bench's JSON, for one).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { followApiUrl } from '../../bin/roles.js';

@@ -30,7 +30,7 @@ describe('events without per-row keys (migration 017)', () => {
     expect(await count('notifications', { event_id: c.id })).toBe(1);
   });
 
-  it('deletes a deleted device\'s events and their notifications, as the cascade did', async () => {
+  it('deletes a deleted device\'s events and their notifications, as a foreign-key cascade would', async () => {
     const { device } = await kit.subscribed('http://127.0.0.1:9/r');
     const other = await kit.subscribed('http://127.0.0.1:9/r');
     const [e] = await kit.fire([{ deviceId: device.id }]);

@@ -26,7 +26,7 @@ describe('prepared statements of the ingest path', () => {
       ARRAY['x', NULL]::text[] AS texts, ARRAY['2026-11-28T10:00:00Z'::timestamptz, NULL] AS times, '2026-11-28T09:00:00.123Z'::timestamptz AS at,
       ?::int AS same, 7 AS same, '\\x00ff'::bytea AS raw, 'é'::text AS t`;
     const named = await prepared(db.knex, select, [1]);
-    // the reference: PGlite's own query() (its parseResults), which the knex client no longer calls; on PostgreSQL the pg driver
+    // the reference: PGlite's own query() (its parseResults), which the knex client does not call; on PostgreSQL the pg driver
     const pglite = pgliteOf(db.knex);
     expect(Boolean(pglite)).toBe(db.kind === 'pglite');
     const reference = pglite ? await pglite.query(select.replace('?', '$1'), [1]) : await db.knex.raw(select, [1]);
@@ -110,7 +110,8 @@ describe('prepared statements of the ingest path', () => {
   });
 
   it('analyzes a small table once it has rows, then only as it doubles (each analysis re-plans its readers)', async () => {
-    // A generic plan made before a small table had statistics kept a poor index for the rules statement's notifications.
+    // A generic plan made while a small table has no statistics may keep a poor index (as the rules statement would for
+    // its notifications): the analysis that follows re-plans its readers.
     await db.knex.raw(`CREATE TABLE small_config (id int, app int, pad text)`);
     const counted = async () => (await db.knex.raw(`SELECT reltuples::float8 AS n FROM pg_class WHERE relname = 'small_config'`)).rows[0].n;
     const add = (from: number, to: number) =>

@@ -7,7 +7,7 @@ import { startE2ePlatform, type E2ePlatform } from '../helpers/e2e.js';
 import { waitFor, type Receiver } from '../workers/receiver.js';
 
 /**
- * Issue 12 end to end: the simulator's dtc, weak-battery and collision scenarios and hand-written frames go
+ * Diagnostics and collisions end to end: the simulator's dtc, weak-battery and collision scenarios and hand-written frames go
  * over MQTT into the real gateway; occurrences, battery status and collisions are read back through the API,
  * and the dtc-on, dtc-off and collision events reach a real HTTP receiver through subscriptions.
  */
@@ -42,7 +42,7 @@ const waitDelivered = (name: string, type: string, n: number) => waitFor(() => {
 }, `${n} ${type} deliveries to ${name}`, 20_000) as Promise<any[]>;
 const numberOf = async (codeId: string) => (await api('GET', `/api/v1/codes/${codeId}`)).body.code.number;
 
-describe('diagnostics and safety, end to end', () => {
+describe('diagnostics and collisions, end to end', () => {
   it('turns the simulator\'s dtc, weak-battery and collision scenarios into an occurrence, a red battery and one collision, with events delivered', async () => {
     const { device, secret } = await newDevice('sim');
     const route = (await loadStoredRoutes()).find((r) => r.name === 'DFW - Back Home')!;

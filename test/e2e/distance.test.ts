@@ -7,7 +7,7 @@ import { startE2ePlatform, type E2ePlatform } from '../helpers/e2e.js';
 import { waitFor, type Receiver } from '../workers/receiver.js';
 
 /**
- * Issue 11 end to end (distance): two simulator runs of "DFW - Circle the Block" (588.761 m by GPS) into the real
+ * Distance end to end: two simulator runs of "DFW - Circle the Block" (588.761 m by GPS) into the real
  * gateway; the odometer estimate read back through the API, and the distance-trigger events of a specific, a
  * from_now and a milestone trigger delivered to a real HTTP receiver through a subscription, each exactly as
  * specified. Run 1 is the simulator's frames published with a start time 10 minutes ago; run 2 is the simulator's

@@ -12,7 +12,7 @@ import { createTestDb } from '../helpers/db.js';
 import { startReceiver, waitFor, type Receiver } from '../workers/receiver.js';
 
 /**
- * Issue 5 end to end: a dummy device drives a stored route over MQTT into the real gateway; rules
+ * Rules end to end: a dummy device drives a stored route over MQTT into the real gateway; rules
  * are evaluated at ingest; events are delivered to a real HTTP receiver by the notification worker.
  */
 let db: Awaited<ReturnType<typeof createTestDb>>;

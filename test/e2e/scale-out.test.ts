@@ -1,4 +1,4 @@
-// Issue 14 end to end: one `--only api`, two `--only gateway` sharing Redis (one with a clock 10 s behind)
+// Scale-out end to end (docs/operations/scale-out.md): one `--only api`, two `--only gateway` sharing Redis (one with a clock 10 s behind)
 // and two `--only workers`, each a real process on its own empty data dir, on one PostgreSQL. Runs only
 // with TEST_DATABASE_URL and TEST_REDIS_URL (several processes cannot share PGlite).
 import fs from 'node:fs';

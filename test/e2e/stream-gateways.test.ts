@@ -6,7 +6,7 @@ import { readableDevice, startParts, streamSocket, type Parts } from './support/
 
 /**
  * On PostgreSQL an API that runs a gateway in its own process (`--only api,gateway`) still streams what
- * another gateway process stores (issue 14): the stream follows the database feed, each message once.
+ * another gateway process stores: the stream follows the database feed, each message once.
  * Two platforms on one database need PostgreSQL.
  */
 describe.runIf(process.env.TEST_DATABASE_URL)('live stream with a gateway in the API process and another elsewhere', () => {

@@ -10,7 +10,7 @@ import { runCli } from '../helpers/cli.js';
 import { waitFor } from '../workers/receiver.js';
 
 /**
- * Issue 11 end to end: every stored route driven by the simulator over MQTT into the real gateway yields
+ * Trips end to end: every stored route driven by the simulator over MQTT into the real gateway yields
  * exactly one completed trip with the route's distance, duration, ends and shape, and a report card; the
  * hard-brake, gps-gap and duplicates scenarios, and a drive without ignition frames, read back through the API.
  */

@@ -24,7 +24,7 @@ const mostly = <T>(valid: fc.Arbitrary<T>, edge: fc.Arbitrary<T>) => fc.oneof({ 
 
 /**
  * The edges of the instants the platform takes (lib/time.ts: 1970-01-01..9999-12-31) and of JavaScript's (±8.64e15 ms,
- * which PostgreSQL refused with a 500), and dates off the calendar that Date.parse rolls over (February 30th).
+ * which PostgreSQL cannot store: a 400, never a 500), and dates off the calendar that Date.parse rolls over (February 30th).
  */
 export const TIME_EDGES = ['-8640000000000000', '8640000000000000', '-8639999999999999', '8639999999999999', '-62198755200000',
   '253402300799999', '253402300800000', '1970-01-01T00:00:00Z', '1969-12-31T23:59:59.999Z', '9999-12-31T23:59:59.999Z',

@@ -5,7 +5,7 @@ import type { FuzzRequest } from './requests.js';
 import type { World } from './world.js';
 import { stringifyDeep } from './json.js';
 
-/** A request slower than this is a hang (issue 10, "Done when"). */
+/** A request slower than this is a hang: the API answers or refuses well within it, whatever the input. */
 export const HANG_MS = 5000;
 
 export interface Outcome { status: number; ms: number; body: string; problem: string | null; retryAfter?: string; contentType?: string }

@@ -81,7 +81,7 @@ function bodyArb(op: Operation, o: GenOptions): fc.Arbitrary<FuzzRequest['body']
 }
 
 /**
- * The classes the API refuses generically (issue 10); generated unless FUZZ_HOSTILE=0: NUL
+ * The classes the API refuses generically (api/plugins/input-guard.ts); generated unless FUZZ_HOSTILE=0: NUL
  * anywhere, JSON deeper than MAX_JSON_DEPTH levels, a 36-character path id that is not a UUID, an empty JSON body.
  */
 export function isHostile(r: FuzzRequest): boolean {

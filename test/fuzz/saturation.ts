@@ -4,7 +4,7 @@ import type { Operation } from './operations.js';
 
 type PoolClient = { pool: { max: number }; acquireConnection(): Promise<unknown>; releaseConnection(c: unknown): Promise<void> };
 
-/** Takes every connection of the pool, as long-running work would (issue 10 item 4), until `release`. */
+/** Takes every connection of the pool, as long-running work would, until `release`. */
 export async function holdConnections(knex: Knex): Promise<{ release: () => Promise<void> }> {
   const client = knex.client as unknown as PoolClient;
   const held: unknown[] = [];

@@ -5,8 +5,9 @@ import { hintFor } from './hints.js';
 /**
  * Values generated from the JSON schemas of the OpenAPI document: mostly what the schema describes (so
  * requests get past validation into the services and the database), with the edges of each type.
- * `hostile` lets through the classes another branch fixes (NUL bytes, nesting deeper than 32 levels);
- * without it NUL is replaced, so the default run stays on the classes this branch answers for.
+ * `hostile` lets through the classes the API refuses generically (NUL bytes, nesting deeper than 32 levels: see
+ * isHostile in requests.ts); without it NUL is replaced, so a run with FUZZ_HOSTILE=0 stays on what the routes
+ * themselves answer for.
  */
 export interface GenOptions { hostile: boolean; refKinds: string[] }
 
@@ -47,7 +48,7 @@ export function uuidArb(o: GenOptions, kindHint?: string): fc.Arbitrary<string> 
 
 /**
  * Numbers JSON carries that float8 arithmetic does not survive: 1e154 squared and 1e308 times anything overflow (a
- * reading of 1e308 mi was stored, then listed as null), and the largest and smallest doubles.
+ * reading of 1e308 mi would be stored, then listed as null), and the largest and smallest doubles.
  */
 export const NUMBER_EDGES = [1e308, -1e308, 1e154, -1e154, 1e200, -1e200, Number.MAX_VALUE, -Number.MAX_VALUE, 4294967296,
   -4294967296, Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER];

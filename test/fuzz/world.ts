@@ -58,7 +58,7 @@ export async function buildWorld(t: TestApp): Promise<World> {
     { odometer: { reading: 12000, unit: 'km', date: '2026-01-01T09:00:00Z' } });
   const { odometerTrigger } = await call(t, app.auth, 'POST', `/api/v1/vehicles/${vehicle.id}/odometer_triggers`,
     { odometerTrigger: { type: 'milestone', threshold: 1000, unit: 'km' } });
-  const code = await diagnosticRows(t, device.id, vehicle.id, message.id);
+  const code = await derivedRows(t, device.id, vehicle.id, message.id);
   return {
     ids: {
       application: app.id, device: device.id, spare: spare.id, vehicle: vehicle.id, message: message.id,
@@ -71,8 +71,8 @@ export async function buildWorld(t: TestApp): Promise<World> {
   };
 }
 
-/** A trouble-code occurrence, a collision and a trip, written as the diagnostics, safety and trips stages write them. */
-async function diagnosticRows(t: TestApp, deviceId: string, vehicleId: string, messageId: string) {
+/** A trouble-code occurrence, a collision and a trip, written as the diagnostics, collisions and trips stages write them. */
+async function derivedRows(t: TestApp, deviceId: string, vehicleId: string, messageId: string) {
   const knex = t.db.knex;
   let code = await knex('dtc_codes').select('id', 'number').first();
   if (!code) {

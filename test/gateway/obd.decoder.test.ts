@@ -193,7 +193,7 @@ describe('decodeDtcs', () => {
 });
 
 describe('parseHexBytes, one pass over the characters', () => {
-  /** The regex version it replaced (issue 13), kept as the reference. */
+  /** The same parse written with regexes: slower, plainly right, the reference the one-pass parser must agree with. */
   const reference = (text: string): number[] | string => {
     const compact = text.replace(/\s+/g, '');
     if (!/^[0-9a-fA-F]*$/.test(compact)) return 'is not hex';
@@ -206,7 +206,7 @@ describe('parseHexBytes, one pass over the characters', () => {
   const alphabet = [...'0123456789abcdefABCDEF', ...' \t\n\v\f\r\u00a0\u1680\u2000\u2005\u200a\u2028\u2029\u202f\u205f\u3000\ufeff',
     ...'gGxX-:,\u200b\u0000é'];
 
-  it('gives what the regex version gave, for 20,000 random strings', () => {
+  it('agrees with the regex reference on 20,000 random strings', () => {
     let seed = 13;
     const random = () => { seed = (seed * 1103515245 + 12345) % 2 ** 31; return seed / 2 ** 31; };
     for (let n = 0; n < 20_000; n++) {

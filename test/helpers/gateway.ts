@@ -41,7 +41,7 @@ export async function startTestGateway(overrides: Record<string, unknown> = {}, 
     async connect(device, opts = {}) {
       const { url: at, ...rest } = opts;
       const client = await connectAsync(at ?? url, {
-        // The gateway accepts only the device's own id as client id (issue 10).
+        // The gateway accepts only the device's own id as client id (no device can take over another's session).
         username: device.id, password: device.secret, clientId: device.id,
         reconnectPeriod: 0, connectTimeout: 5000, ...rest,
       });

@@ -6,13 +6,12 @@ import { runCli } from '../helpers/cli.js';
 import { BOUNDARY, LINE, liveApi, nested, refused } from './api-helpers.js';
 
 /**
- * Issue 10, HTTP side, items 7–9 and the smaller ones, against the real server over HTTP: deep and
- * oversized JSON, empty bodies with a JSON content type, 204 answers sent once, `apps token default`,
+ * Request bodies and answers against the real server over HTTP: deep and oversized JSON, empty bodies with a JSON content type, 204 answers sent once, `apps token default`,
  * links.groups on registration. Any 5xx fails the test that got it.
  */
 const { t, base, http, setup } = liveApi();
 
-describe('item 7: depth and size of JSON bodies', () => {
+describe('depth and size of JSON bodies', () => {
   it('refuses a 5,000-level GeoJSON on POST /api/v1/routes, and deep bodies on any route, with 400', async () => {
     const { app, device } = await setup();
     const geojson = `{"type":"LineString","coordinates":${nested(5000)}}`;
@@ -50,7 +49,7 @@ describe('item 7: depth and size of JSON bodies', () => {
   });
 });
 
-describe('item 8: body-less requests with Content-Type: application/json', () => {
+describe('body-less requests with Content-Type: application/json', () => {
   it('accepts an empty body on DELETE and GET', async () => {
     const { app, device } = await setup();
     const rule = await http('POST', `/api/v1/devices/${device.id}/rules`, { auth: app.auth, body: { rule: { name: 'r', boundaries: [BOUNDARY] } } });
@@ -64,7 +63,7 @@ describe('item 8: body-less requests with Content-Type: application/json', () =>
   });
 });
 
-describe('item 9: 204 answers', () => {
+describe('204 answers', () => {
   it('sends a 204 once: one transaction recorded per DELETE, on every 204 route', async () => {
     const { app, device } = await setup();
     const rule = (await http('POST', `/api/v1/devices/${device.id}/rules`, { auth: app.auth, body: { rule: { name: 'r', boundaries: [BOUNDARY] } } })).json.rule;
@@ -96,7 +95,7 @@ describe('item 9: 204 answers', () => {
   });
 });
 
-describe('smaller: apps token default, links.groups', () => {
+describe('apps token default, links.groups', () => {
   it('issues a token for the default application through the admin API and the CLI', async () => {
     const def = (await t().repos.applications.findDefault())
       ?? await t().repos.applications.create({ name: 'Default application', kind: 'enterprise', isDefault: true });

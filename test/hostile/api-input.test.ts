@@ -3,13 +3,12 @@ import { basic } from '../helpers/app.js';
 import { BOUNDARY, LINE, liveApi, refused } from './api-helpers.js';
 
 /**
- * Issue 10, HTTP side, items 5 and 6 and what was found on the way, against the real server over
- * HTTP: NUL bytes anywhere in the input, 36-character ids that are not UUIDs, numbers past what the
+ * Input the database cannot take, against the real server over HTTP: NUL bytes anywhere in the input, 36-character ids that are not UUIDs, numbers past what the
  * database takes. Any 5xx fails the test that got it.
  */
 const { t, http, setup } = liveApi();
 
-describe('item 5: NUL bytes', () => {
+describe('NUL bytes', () => {
   it('refuses a NUL in a query parameter with 400 naming it', async () => {
     const { app, device } = await setup();
     refused(await http('GET', `/api/v1/devices/${device.id}/events?type=start%00up`, { auth: app.auth }), 'type');
@@ -38,7 +37,7 @@ describe('item 5: NUL bytes', () => {
   });
 });
 
-describe('item 6: ids of 36 characters that are not UUIDs', () => {
+describe('ids of 36 characters that are not UUIDs', () => {
   const BAD = ['zzzzzzzz-zzzz-zzzz-zzzz-zzzzzzzzzzzz', '------------------------------------', 'urn:uuid:00000000-0000-4000-8000-000000000000'];
 
   it('refuses them on every path id of the OpenAPI document with 400 naming the parameter, before the database', async () => {
@@ -72,8 +71,8 @@ describe('item 6: ids of 36 characters that are not UUIDs', () => {
   });
 });
 
-describe('found on the way', () => {
-  it('refuses an offset beyond 2^53 (PostgreSQL bigint OFFSET overflowed into a 500) and still clamps a huge limit', async () => {
+describe('numbers past what the database takes', () => {
+  it('refuses an offset beyond 2^53 (past a PostgreSQL bigint OFFSET: a 400, not a 500) and still clamps a huge limit', async () => {
     const { app, device } = await setup();
     for (const path of ['/api/v1/devices', `/api/v1/devices/${device.id}/rules`, '/api/v1/routes', '/api/v1/dummies']) {
       refused(await http('GET', `${path}?offset=99999999999999999999`, { auth: app.auth }), 'offset');
@@ -83,7 +82,7 @@ describe('found on the way', () => {
     expect(clamped.json.meta.pagination.limit).toBe(100);
   });
 
-  it('refuses a token lifetime that is no date (ttlSeconds 1e308 gave an invalid expiry and a 500)', async () => {
+  it('refuses a token lifetime whose expiry is no date (ttlSeconds 1e308): a 400, not a 500', async () => {
     const app = await t().make.application();
     const admin = `Bearer ${await t().repos.applications.createAdminToken()}`;
     for (const ttl of ['1e308', '9007199254740993']) {

@@ -5,7 +5,7 @@ import { holdConnections } from '../fuzz/saturation.js';
 import { boundedWorkInFlight } from '../../db/acquire-limit.js';
 
 /**
- * Issue 10, item 4, over real HTTP on PGlite (one connection) and PostgreSQL (a pool of ten): with
+ * Over real HTTP on PGlite (one connection) and PostgreSQL (a pool of ten): with
  * every pooled connection taken, /health answers 503 within a second naming the database as slow,
  * and an API call is answered 503 with Retry-After once it has waited `dbAcquireTimeoutMs`, instead
  * of hanging 60 s into a 500. A connection that comes free in time serves the waiting request.
@@ -32,7 +32,7 @@ async function timed(path: string, auth?: string) {
   return { status: res.status, headers: res.headers, json: await res.json(), ms: Date.now() - started };
 }
 
-describe('item 4: a saturated connection pool', () => {
+describe('a saturated connection pool', () => {
   it('/health answers 503 within a second, naming the database as slow, and 200 again once connections are free', async () => {
     expect((await timed('/health')).status).toBe(200);
     await saturate();

@@ -5,8 +5,9 @@ import { liveApi, refused } from './api-helpers.js';
 
 /**
  * Values at the edges of what JSON and JavaScript take but the platform cannot keep, against the real server over
- * HTTP: dates at the ends of JavaScript's range (PostgreSQL refused them: 500s) or not on the calendar (2026-02-30 was
- * read as March 2nd), and numbers up to 1e308 in bodies (an odometer of 1e308 mi was stored, then listed as null).
+ * HTTP: dates at the ends of JavaScript's range (which PostgreSQL refuses: 400s, not 500s) or not on the calendar
+ * (2026-02-30 must not be read as March 2nd), and numbers up to 1e308 in bodies (an odometer of 1e308 mi would be
+ * stored, then listed as null).
  * Any 5xx fails the test that got it.
  */
 const { t, http, setup } = liveApi();

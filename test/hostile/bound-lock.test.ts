@@ -8,7 +8,7 @@ import { runCli } from '../helpers/cli.js';
 import { copyPgliteTemplate } from '../helpers/db.js';
 import { embeddedDbDir } from '../../lib/config.js';
 
-/** Issue 10 item 3: one process at a time on an embedded (PGlite) data directory. */
+/** One process at a time on an embedded (PGlite) data directory: two would corrupt it. */
 const bin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/drivewire.js');
 const dirs: string[] = [];
 const children: ChildProcess[] = [];

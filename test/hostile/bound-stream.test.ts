@@ -4,7 +4,7 @@ import WebSocket from 'ws';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 /**
- * Issue 10 item 11, over a real gateway, real HTTP and a real WebSocket client: when an application
+ * Over a real gateway, real HTTP and a real WebSocket client: when an application
  * loses a device its live stream of that device ends within a second and pushes nothing more.
  */
 type Frame = { type: string; subject?: { id: string }; payload?: any };

@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
-/** Issue 10 item 12, over real MQTT and HTTP: a vehicle shared by two applications' devices. */
+/** Over real MQTT and HTTP: a vehicle shared by two applications' devices shows each only what its own devices saw. */
 let g: TestGateway;
 let base: string;
 beforeAll(async () => {

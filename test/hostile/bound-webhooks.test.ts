@@ -7,7 +7,7 @@ import { deliveryKit } from '../workers/helpers.js';
 import { verifyWebhook } from '../../lib/webhook-signature.js';
 
 /**
- * Issue 10 items 13–15, over real HTTP: the API refuses webhook URLs on non-public addresses in
+ * Over real HTTP: the API refuses webhook URLs on non-public addresses in
  * every spelling, accepts names that do not resolve yet and records at delivery why a call was not
  * made; deliveries carry a timestamped signature a receiver verifies and a notification id it
  * dedupes by; appData is bounded.

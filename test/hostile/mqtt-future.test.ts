@@ -1,5 +1,5 @@
-// A frame stamped minutes ahead (4 min 59 s was taken) is stored as the device's newest, and the device's real
-// frames that follow are late ones until real time passes it. The gateway takes a frame at most
+// A frame stamped minutes ahead would be stored as the device's newest, and the device's real frames that follow
+// would be late ones until real time passed it. The gateway takes a frame at most
 // maxFutureSkewMs (default 60 s) ahead of its clock, and refuses one further ahead as any other bad frame.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';

@@ -1,5 +1,6 @@
-// Issue 10, items 6 and 10: a username that is not a UUID reached the database (CONNACK 3), and a device
-// connecting with another device's client id disconnected it and took over its persistent session.
+// Who a connection is: a username that is not a UUID is refused (CONNACK 5) without asking the database, and a
+// device connecting with another device's client id is refused (CONNACK 2): it neither disconnects the owner nor
+// takes over its persistent session.
 import { connect, connectAsync, type MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';

@@ -1,4 +1,4 @@
-// Issue 10, item 1: one deeply nested frame used to overflow the stack in JSON.stringify and kill the process.
+// One deeply nested frame must not overflow the stack (in JSON.stringify or anywhere) and kill the process.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { connectedDevice, goodFrame, metric, ts } from './mqtt.helpers.js';

@@ -1,5 +1,5 @@
-// Issue 10, "smaller things": a frame with one unknown field was refused whole; firmware adds fields
-// before the platform knows them. Unknown fields are ignored and counted per field, with bounded labels.
+// A frame with an unknown field is not refused whole: firmware adds fields before the platform knows them.
+// Unknown fields are ignored and counted per field, with bounded labels.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { connectedDevice, metric, ts } from './mqtt.helpers.js';

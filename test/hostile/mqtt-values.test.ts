@@ -1,7 +1,7 @@
 // Values a frame may carry that JSON and a finite-number check allow but float8 arithmetic does not: accelerometer
-// axes of ±1e200 passed the decoder, then overflowed the collision statement's squares. Each such frame failed its
-// batch, was retried alone, failed again and was kept with the whole payload and the SQL text as its dead letter.
-// Every numeric field now has a plausible range, checked at decode: such a frame is refused once, with a short reason.
+// axes of ±1e200 would overflow the collision statement's squares, fail their batch, fail again retried alone and
+// end as dead letters holding the whole payload and the SQL text. Every numeric field has a plausible range,
+// checked at decode: such a frame is refused once, with a short reason, and the good frames beside it are stored.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { connectedDevice, metric, stillServing, ts } from './mqtt.helpers.js';

@@ -6,7 +6,7 @@ import { expect } from 'vitest';
 import type { MqttClient } from 'mqtt';
 import type { TestGateway } from '../helpers/gateway.js';
 
-/** Fails the test when `p` has not settled within `ms` (default 5 s: the issue's hang bound). */
+/** Fails the test when `p` has not settled within `ms` (default 5 s: longer is a hang). */
 export async function within<T>(p: Promise<T>, what: string, ms = 5000): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms); });

@@ -241,7 +241,7 @@ describe('run scheduler', () => {
   });
 
   it('fails a run played to a broker that acknowledges frames the platform never stores; asks for the announced URL', async () => {
-    // The test broker acknowledges every frame and stores none: like another broker on the default port (issue 14).
+    // The test broker acknowledges every frame and stores none: like another broker on the default port.
     const { run } = await dummyWithRun({ routeId: BACK_HOME.id, speed: 60 });
     const asked: number[] = [];
     const s = scheduler({

@@ -1,5 +1,5 @@
 // Preloaded (node --import) into a child process to give it a clock DRIVEWIRE_TEST_CLOCK_OFFSET_MS off the
-// real one: a gateway host whose clock drifted (issue 14). Date() called without `new` is not covered.
+// real one: a gateway host whose clock drifted. Date() called without `new` is not covered.
 const offset = Number(process.env.DRIVEWIRE_TEST_CLOCK_OFFSET_MS || 0);
 if (offset) {
   const Real = Date;
