@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { at, createRule, ingest } from '../db/rules-fixtures.js';
+import { at, createRule, ingest } from '../db/rules.fixtures.js';
 
 let t: TestApp;
 beforeAll(async () => { t = await buildTestApp(); });

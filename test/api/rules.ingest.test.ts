@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { metersNorth } from '../db/rules-fixtures.js';
+import { metersNorth } from '../db/rules.fixtures.js';
 
 let g: TestGateway;
 beforeAll(async () => { g = await startTestGateway(); });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { framesToMessages, rowsOf, runStage, storeFleet, storeFrames, vehicleTotal, vehicleWithDevice, type Frame } from './distance-fixtures.js';
+import { framesToMessages, rowsOf, runStage, storeFleet, storeFrames, vehicleTotal, vehicleWithDevice, type Frame } from './distance.fixtures.js';
 import { distancePart } from '../../db/distance/triggers.sql.js';
 import { insertPart } from '../../db/repositories/ingest.repository.js';
 import { messageReads } from '../helpers/plan-reads.js';

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { currentState } from '../../db/distance/estimate.sql.js';
 import type { TriggerType } from '../../db/distance/odometers.repository.js';
-import { runStage, storeFrames, vehicleWithDevice } from './distance-fixtures.js';
+import { runStage, storeFrames, vehicleWithDevice } from './distance.fixtures.js';
 
 let t: TestApp;
 beforeAll(async () => { t = await buildTestApp(); });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { framesToMessages, storeFrames, vehicleWithDevice } from './distance-fixtures.js';
+import { framesToMessages, storeFrames, vehicleWithDevice } from './distance.fixtures.js';
 import { distancePart } from '../../db/distance/triggers.sql.js';
 import { messageReads } from '../helpers/plan-reads.js';
 

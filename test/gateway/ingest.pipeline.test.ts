@@ -14,7 +14,7 @@ import { tripsStage } from '../../gateway/stages/trips.stage.js';
 import { distanceStage } from '../../gateway/stages/distance.stage.js';
 import { vehiclesStage } from '../../gateway/stages/vehicles.stage.js';
 import { rulesStage } from '../../gateway/stages/rules.stage.js';
-import { createRule } from '../db/rules-fixtures.js';
+import { createRule } from '../db/rules.fixtures.js';
 import { randomUUID } from 'node:crypto';
 
 let t: TestApp;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { vehicleWithDevice } from '../db/distance-fixtures.js';
+import { vehicleWithDevice } from '../db/distance.fixtures.js';
 import { liveApi, refused } from './api-helpers.js';
 
 /**

@@ -5,7 +5,7 @@ import { rulesStage } from '../../gateway/stages/rules.stage.js';
 import { NOTIFICATION_ID_HEADER } from '../../lib/webhook-signature.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { recordStatements } from '../helpers/statements.js';
-import { createRule, depotRule, insideDepot, storeBatch, type TestMessage } from '../db/rules-fixtures.js';
+import { createRule, depotRule, insideDepot, storeBatch, type TestMessage } from '../db/rules.fixtures.js';
 import { deliveryKit } from './helpers.js';
 import { startReceiver, waitFor } from './receiver.js';
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { rulesStage } from '../../gateway/stages/rules.stage.js';
-import { at, createRule, depotRule, ingest, insideDepot, outsideDepot, ruleEventTrail, storeBatch, type TestMessage } from './rules-fixtures.js';
+import { at, createRule, depotRule, ingest, insideDepot, outsideDepot, ruleEventTrail, storeBatch, type TestMessage } from './rules.fixtures.js';
 
 let t: TestApp;
 beforeAll(async () => { t = await buildTestApp(); });

@@ -26,7 +26,7 @@ const SAMPLE_META = {
   message: { id: C, timestamp: 't', snapshot: { rpm: 900 } },
 };
 
-// The rule event's meta is built as one nested row of these types (db/rules/rule-event.sql.ts); test/db/rules-evaluate.test.ts
+// The rule event's meta is built as one nested row of these types (db/rules/rule-event.sql.ts); test/db/rules.evaluate.test.ts
 // holds a stored event's meta to the rule copy the API gives.
 describe('rule event meta types (migration 027)', () => {
   it('name their attributes as the meta\'s keys, nested rows as nested objects', async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { createRule, depotRule, ingest, insideDepot, outsideDepot, ruleEventTrail, storeBatch } from './rules-fixtures.js';
+import { createRule, depotRule, ingest, insideDepot, outsideDepot, ruleEventTrail, storeBatch } from './rules.fixtures.js';
 import { evaluateRulesDeriver } from '../../db/rules/evaluate.js';
 import { started, stillPending } from '../helpers/pending.js';
 

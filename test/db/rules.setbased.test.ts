@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { rulesStage } from '../../gateway/stages/rules.stage.js';
 import { recordStatements } from '../helpers/statements.js';
-import { at, createRule, depotRule, insideDepot, outsideDepot, storeBatch, type TestMessage } from './rules-fixtures.js';
+import { at, createRule, depotRule, insideDepot, outsideDepot, storeBatch, type TestMessage } from './rules.fixtures.js';
 
 let t: TestApp;
 beforeAll(async () => { t = await buildTestApp(); });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { at, createRule, ingest, metersNorth, ruleEventTrail } from './rules-fixtures.js';
+import { at, createRule, ingest, metersNorth, ruleEventTrail } from './rules.fixtures.js';
 import { ruleCopy, urlForConfig } from '../../db/rules/rule-copy.js';
 
 let t: TestApp;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { deliveryKit } from '../workers/helpers.js';
-import { createRule, depotRule, ingest, insideDepot, outsideDepot } from './rules-fixtures.js';
+import { createRule, depotRule, ingest, insideDepot, outsideDepot } from './rules.fixtures.js';
 import * as m030 from '../../db/migrations/030_notification_subscription_key.js';
 import { started, stillPending } from '../helpers/pending.js';
 

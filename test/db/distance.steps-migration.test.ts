@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { runStage, storeFrames, vehicleWithDevice } from './distance-fixtures.js';
+import { runStage, storeFrames, vehicleWithDevice } from './distance.fixtures.js';
 import * as m021 from '../../db/migrations/021_steps_on_messages.js';
 
 let t: TestApp;
