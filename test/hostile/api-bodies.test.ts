@@ -6,8 +6,9 @@ import { runCli } from '../helpers/cli.js';
 import { BOUNDARY, LINE, liveApi, nested, refused } from './api-helpers.js';
 
 /**
- * Request bodies and answers against the real server over HTTP: deep and oversized JSON, empty bodies with a JSON content type, 204 answers sent once, `apps token default`,
- * links.groups on registration. Any 5xx fails the test that got it.
+ * Request bodies and answers against the real server over HTTP: deep and oversized JSON, empty bodies with a
+ * JSON content type, 204 answers sent once, `apps token default`, links.groups on registration. Any 5xx fails
+ * the test that got it.
  */
 const { t, base, http, setup } = liveApi();
 

@@ -3,8 +3,9 @@ import { basic } from '../helpers/app.js';
 import { BOUNDARY, LINE, liveApi, refused } from './api-helpers.js';
 
 /**
- * Input the database cannot take, against the real server over HTTP: NUL bytes anywhere in the input, 36-character ids that are not UUIDs, numbers past what the
- * database takes. Any 5xx fails the test that got it.
+ * Input the database cannot take, against the real server over HTTP: NUL bytes anywhere in the input,
+ * 36-character ids that are not UUIDs, numbers past what the database takes. Each is a 400 naming the field;
+ * any 5xx fails the test that got it.
  */
 const { t, http, setup } = liveApi();
 
