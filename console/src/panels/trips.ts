@@ -3,7 +3,7 @@ import { fmt, h } from '../dom.js';
 import type { Ctx } from '../context.js';
 import { decodePolyline, L, pinIcon } from '../map.js';
 
-/** Penalty points per event kind (README "Report cards"): 2 per hard brake, 1 per hard acceleration, 1 per minute above 120 km/h. */
+/** Penalty points per event kind (docs/concepts/trips-and-report-cards.md): 2 per hard brake, 1 per hard acceleration, 1 per minute above 120 km/h. */
 function reasons(trip: any, card: any): string[] {
   const s = trip.stats ?? {};
   if (!card) return ['No report card yet: the trip is still open.'];
