@@ -1,4 +1,4 @@
-// API scenario (issue 13): autocannon on `GET /devices/{id}/messages` of a device with a long history,
+// API scenario: autocannon on `GET /devices/{id}/messages` of a device with a long history,
 // idle or while devices publish at a given total rate, and the same load on a bare Fastify route running
 // the same statement (the page with what its remaining count needs) straight through the database
 // client — measured in the same run, so the figure is a ratio to what the machine can do with nothing of ours.
@@ -70,8 +70,9 @@ async function bareFastify(databaseUrl: string | null, knex: Knex): Promise<{ ur
 }
 
 /**
- * The API alone in a process of its own (`drivewire serve --only api`, issue 14's scale-out layout) on the bench's
- * database, while the bench process keeps the gateway: requests no longer wait behind the ingest on one event loop.
+ * The API alone in a process of its own (`drivewire serve --only api`, the scale-out layout of
+ * docs/operations/scale-out.md) on the bench's database, while the bench process keeps the gateway: requests no longer
+ * wait behind the ingest on one event loop.
  */
 async function apiProcess(databaseUrl: string): Promise<{ url: string; cpu(): number | null; close(): Promise<void> }> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'drivewire-bench-api-'));

@@ -1,4 +1,4 @@
-// Connections scenario (issue 13): N provisioned devices connect and authenticate from one load
+// Connections scenario: N provisioned devices connect and authenticate from one load
 // process (connections.child.js) and stay idle; reports the time to connect them all and what each
 // idle connection costs the platform in RSS and heap, against a bare Aedes in a process of its own
 // (bare-aedes.child.js), in the same run. Provisioning is timed apart: it is not the measurement; a
@@ -21,8 +21,8 @@ interface Memory { rss: number; heapUsed: number; heapTotal: number }
 
 /**
  * RSS without the V8 heap pages committed but holding no live object: V8 grows and shrinks those on its
- * own schedule (its memory reducer gave back ~30 MB a few seconds after a full collection in a run of
- * this scenario), which at small N is larger than what the devices add.
+ * own schedule (its memory reducer can give back tens of MB a few seconds after a full collection),
+ * which at small N is larger than what the devices add.
  */
 const residentInUse = (m: Memory) => m.rss - (m.heapTotal - m.heapUsed);
 

@@ -1,4 +1,4 @@
-// Ingest scenario (issue 3): N devices publish QoS 1 telemetry frames to the gateway; reports the
+// Ingest scenario: N devices publish QoS 1 telemetry frames to the gateway; reports the
 // sustained frames/s stored and the time from publish to committed row (= PUBACK, sent after commit).
 import { batchFigures, round, runLoad, spread, startBenchPlatform, machine } from './harness.js';
 import { bareAedes, rawCopy, storingAedes } from './baselines.js';
@@ -56,7 +56,7 @@ async function measure(o: BenchOptions, trips: boolean): Promise<Record<string, 
 }
 
 /**
- * `--trips compare` (issue 11): trips off, then on, each on a fresh platform with the same options (the bare
+ * `--trips compare`: trips off, then on, each on a fresh platform with the same options (the bare
  * baselines only after the second); `ratioOnToOff` = frames/s stored with trips / without.
  */
 async function run(o: BenchOptions): Promise<Record<string, unknown>> {

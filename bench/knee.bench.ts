@@ -1,4 +1,4 @@
-// Knee scenario (issue 13): an open-loop load (knee.worker.js) offers a fixed total rate of frames,
+// Knee scenario: an open-loop load (knee.worker.js) offers a fixed total rate of frames,
 // QoS 0 or 1, stepped up (--steps, each --step-seconds long); each step records offered against stored
 // frames/s, the backlog, and (QoS 1) publish→PUBACK latency, which is publish→commit since the gateway
 // acknowledges after the commit. The knee is the last step of the run where the platform keeps up:

@@ -1,4 +1,4 @@
-// Rules scenario (issue 5): N devices with M rules each publish paced QoS 1 frames; the rules are
+// Rules scenario: N devices with M rules each publish paced QoS 1 frames; the rules are
 // evaluated at ingest, every transition is a webhook to a local receiver. Reports rule events per
 // second and the time from a frame's publish (its `ts`) to the webhook's arrival at the receiver, which runs in a
 // process of its own (webhook-receiver.child.js): it stands for the applications' servers, so its CPU is not the
@@ -67,7 +67,7 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
     // evaluations and the connections' set-up are not in it); `publishToWebhookMsAll` has every webhook.
     const { from, to } = load.windowEpochMs;
     const inWindow = Float64Array.from(received.latencies.filter((_, i) => received.eventTimes[i] >= from && received.eventTimes[i] <= to));
-    // The same load against a bare Aedes, after the drain, on the same machine (issue 13's first row).
+    // The same load against a bare Aedes, after the drain, on the same machine.
     const bare = o.baselines === false ? null : await bareAedes(loadOptions);
     const storing = bare && await storingAedes(loadOptions, { databaseUrl: o.databaseUrl, knex }, bare, bench.monitor);
     const framesAcknowledgedPerSecond = round(load.acked / (load.measuredMs / 1000), 0);

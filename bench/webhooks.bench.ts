@@ -1,4 +1,4 @@
-// Webhooks scenario (issue 13): delivery alone. N devices with M rules each (the rules scenario's rules and
+// Webhooks scenario: delivery alone. N devices with M rules each (the rules scenario's rules and
 // subscriptions) publish paced frames for the scenario's seconds with no notification worker running, so their
 // rule events queue up as notifications; then a worker starts in the bench process and delivers the whole queue
 // to a receiver in a process of its own (webhook-receiver.child.js). Reports webhooks per second, the worker
