@@ -5,7 +5,6 @@ import type { Knex } from 'knex';
 import type { Bus, StoredEvent } from '../lib/bus.js';
 import type { Logger } from '../lib/logger.js';
 import type { Repositories } from '../db/index.js';
-import type { DecodedFrame } from './frame.decoder.js';
 import type { GatewayMetrics } from './metrics.js';
 import type { IngestedMessage, IngestJob, IngestStage, StageContext, StageEvents } from './ingest.types.js';
 import type { PartRow } from '../db/fused.js';

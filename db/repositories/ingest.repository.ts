@@ -30,7 +30,7 @@ export interface DeadLetterRow {
 }
 
 /** A dead letter must always be storable: PostgreSQL text cannot hold U+0000. */
-const noNul = (s: string) => s.replace(/\u0000/g, '\uFFFD');
+const noNul = (s: string) => s.replaceAll('\u0000', '\uFFFD');
 
 /**
  * Bytes of a dead letter's `raw` kept: a frame is well under 1 KB (the catalog's longest string value is 1,024
