@@ -14,7 +14,7 @@ import { procCpu } from './processes.js';
 import { apiUrlOf } from '../bin/commands/serve.js';
 import { quantile, round, runLoad, startBenchPlatform, type LoadResult, machine } from './harness.js';
 import type { Knex } from 'knex';
-import type { BenchOptions, BenchScenario } from './types.js';
+import { benchScenario, type BenchOptions } from './types.js';
 import { MESSAGE_TOTALS, messageTotalsBindings, remainingFromTotals } from '../db/repositories/telemetry.repository.js';
 
 const HISTORY = 50_000;
@@ -46,7 +46,7 @@ async function hammer(url: string, headers: Record<string, string>, durationS: n
   };
 }
 
-type Query = (sql: string, params: unknown[]) => Promise<Record<string, any>[]>;
+type Query = (sql: string, params: unknown[]) => Promise<Record<string, unknown>[]>;
 
 /**
  * The bare baseline: one Fastify route, the same page query and remaining query as the platform's, through a
@@ -95,7 +95,7 @@ async function apiProcess(databaseUrl: string): Promise<{ url: string; cpu(): nu
   }
 }
 
-async function run(o: BenchOptions): Promise<Record<string, unknown>> {
+async function run(o: BenchOptions) {
   if (o.apiProcess && !o.databaseUrl) throw new Error('--api-process needs --database-url: the embedded database belongs to one process');
   const bench = await startBenchPlatform({ databaseUrl: o.databaseUrl });
   const separate = o.apiProcess && o.databaseUrl ? await apiProcess(o.databaseUrl).catch(async (err) => { await bench.close(); throw err; }) : null;
@@ -156,9 +156,9 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
   }
 }
 
-export const apiScenario: BenchScenario = {
+export const apiScenario = benchScenario({
   name: 'api',
   description: 'GET …/messages under autocannon, idle or during ingest (--ingest-rate), as fast as answered or at --api-rate; ratio to a bare Fastify + pg route',
   run,
   problems: (r) => (r.platform.non2xx || r.platform.errors ? [`api: ${r.platform.non2xx} non-2xx answers, ${r.platform.errors} errors`] : []),
-};
+});

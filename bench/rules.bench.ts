@@ -5,7 +5,7 @@
 // platform's, and it does not share the platform's event loop.
 import { batchFigures, round, runLoad, spread, startBenchPlatform, machine, type BenchPlatform } from './harness.js';
 import { bareAedes, storingAedes } from './baselines.js';
-import type { BenchOptions, BenchScenario } from './types.js';
+import { benchScenario, type BenchOptions } from './types.js';
 import { startChild, within } from './child.js';
 import { NOTIFICATION_ID_HEADER } from '../lib/webhook-signature.js';
 
@@ -44,7 +44,7 @@ export async function provisionRules(bench: BenchPlatform, devices: { id: string
   }
 }
 
-async function run(o: BenchOptions): Promise<Record<string, unknown>> {
+async function run(o: BenchOptions) {
   const receiver = await startChild('./webhook-receiver.child.js', [], [NOTIFICATION_ID_HEADER, 'timing']);
   const bench = await startBenchPlatform({ databaseUrl: o.databaseUrl, batchSize: o.batchSize, batchMs: o.batchMs,
     flags: { allowPrivateWebhooks: true } });
@@ -109,7 +109,7 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
   }
 }
 
-export const rulesScenario: BenchScenario = {
+export const rulesScenario = benchScenario({
   name: 'rules',
   description: 'N devices with M rules each; rule events/s and publish→webhook latency',
   run,
@@ -118,4 +118,4 @@ export const rulesScenario: BenchScenario = {
     ...(r.webhooksDistinct !== r.webhooksDelivered ? [`rules: ${r.webhooksDelivered} webhooks delivered for ${r.webhooksDistinct} notifications`] : []),
     ...(r.publishErrors ? [`rules: ${r.publishErrors} publish errors`] : []),
   ],
-};
+});
