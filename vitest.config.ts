@@ -5,10 +5,10 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/global-setup.ts'],
     pool: 'forks',
-    // One process per worker for all its files, not one per file: each file's fresh process spent ~2 s importing
-    // the platform again (fastify, aedes, PGlite's JavaScript), and the suite ran 534 s on PGlite, 252 s on
-    // PostgreSQL; without it, 327 s and 146 s (same machine, same hour). Each file still opens its own database
-    // and platform, and a file that changes process state (the environment, a listener) puts it back.
+    // One process per worker for all its files, not one per file: each file's fresh process spent seconds importing
+    // the platform again (fastify, aedes, PGlite's JavaScript), a large share of the suite's time. Each file still
+    // opens its own database and platform, and a file that changes process state (the environment, a listener) puts
+    // it back.
     isolate: false,
     maxWorkers: 2,
     testTimeout: 30_000,

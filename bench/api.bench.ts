@@ -1,4 +1,4 @@
-// API scenario (issue 13): autocannon on `GET /devices/{id}/messages` of a device with a long history,
+// API scenario: autocannon on `GET /devices/{id}/messages` of a device with a long history,
 // idle or while devices publish at a given total rate, and the same load on a bare Fastify route running
 // the same statement (the page with what its remaining count needs) straight through the database
 // client — measured in the same run, so the figure is a ratio to what the machine can do with nothing of ours.
@@ -14,7 +14,7 @@ import { procCpu } from './processes.js';
 import { apiUrlOf } from '../bin/commands/serve.js';
 import { quantile, round, runLoad, startBenchPlatform, type LoadResult, machine } from './harness.js';
 import type { Knex } from 'knex';
-import type { BenchOptions, BenchScenario } from './types.js';
+import { benchScenario, type BenchOptions } from './types.js';
 import { MESSAGE_TOTALS, messageTotalsBindings, remainingFromTotals } from '../db/repositories/telemetry.repository.js';
 
 const HISTORY = 50_000;
@@ -46,7 +46,7 @@ async function hammer(url: string, headers: Record<string, string>, durationS: n
   };
 }
 
-type Query = (sql: string, params: unknown[]) => Promise<Record<string, any>[]>;
+type Query = (sql: string, params: unknown[]) => Promise<Record<string, unknown>[]>;
 
 /**
  * The bare baseline: one Fastify route, the same page query and remaining query as the platform's, through a
@@ -70,8 +70,9 @@ async function bareFastify(databaseUrl: string | null, knex: Knex): Promise<{ ur
 }
 
 /**
- * The API alone in a process of its own (`drivewire serve --only api`, issue 14's scale-out layout) on the bench's
- * database, while the bench process keeps the gateway: requests no longer wait behind the ingest on one event loop.
+ * The API alone in a process of its own (`drivewire serve --only api`, the scale-out layout of
+ * docs/operations/scale-out.md) on the bench's database, while the bench process keeps the gateway: requests no longer
+ * wait behind the ingest on one event loop.
  */
 async function apiProcess(databaseUrl: string): Promise<{ url: string; cpu(): number | null; close(): Promise<void> }> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'drivewire-bench-api-'));
@@ -94,7 +95,7 @@ async function apiProcess(databaseUrl: string): Promise<{ url: string; cpu(): nu
   }
 }
 
-async function run(o: BenchOptions): Promise<Record<string, unknown>> {
+async function run(o: BenchOptions) {
   if (o.apiProcess && !o.databaseUrl) throw new Error('--api-process needs --database-url: the embedded database belongs to one process');
   const bench = await startBenchPlatform({ databaseUrl: o.databaseUrl });
   const separate = o.apiProcess && o.databaseUrl ? await apiProcess(o.databaseUrl).catch(async (err) => { await bench.close(); throw err; }) : null;
@@ -155,9 +156,9 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
   }
 }
 
-export const apiScenario: BenchScenario = {
+export const apiScenario = benchScenario({
   name: 'api',
   description: 'GET …/messages under autocannon, idle or during ingest (--ingest-rate), as fast as answered or at --api-rate; ratio to a bare Fastify + pg route',
   run,
   problems: (r) => (r.platform.non2xx || r.platform.errors ? [`api: ${r.platform.non2xx} non-2xx answers, ${r.platform.errors} errors`] : []),
-};
+});

@@ -1,4 +1,4 @@
-// The connections scenario's bare baseline (issue 13): a bare Aedes (no authentication, no storage)
+// The connections scenario's bare baseline: a bare Aedes (no authentication, no storage)
 // alone in a process of its own, so the RSS it adds per idle connection is not blurred by memory the
 // platform freed before it in the bench process. Driven over IPC: 'memory' → 'memory', 'close' → exits.
 // Started with --expose-gc, so each memory reading follows a full collection.

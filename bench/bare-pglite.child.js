@@ -1,4 +1,4 @@
-// The start scenario's bare baseline (issue 13): PGlite with PostGIS alone, configured as the platform configures it
+// The start scenario's bare baseline: PGlite with PostGIS alone, configured as the platform configures it
 // (the same slim bundle and server settings, given as arguments), started on a data directory in a process of its
 // own, with the platform's launcher's memory settings: what the embedded database costs before the platform adds
 // anything. Prints `ready` once PostGIS is created (a new directory) or present (a restart); SIGTERM closes it.

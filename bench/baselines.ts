@@ -1,5 +1,5 @@
 // Bare baselines measured in the same run as a scenario, so every figure is a ratio to what the
-// machine can do with nothing of ours in the way (issue 13): a bare Aedes broker that acknowledges
+// machine can do with nothing of ours in the way: a bare Aedes broker that acknowledges
 // QoS 1 frames as soon as it has them, a raw COPY of the same rows into a table shaped like
 // `messages`, and the two together (the storing floor: a bare Aedes that acknowledges a frame once
 // its payload is COPYed). The load generator and its options are the scenario's own.
@@ -113,9 +113,9 @@ export async function copyTable(db: CopyTarget, lanes: number): Promise<CopyTabl
 }
 
 /**
- * Rows per second a raw COPY (batches of `batchRows`, each a COPY in autocommit: before 2026-12-01 each was BEGIN, COPY,
- * COMMIT, two round trips more) writes into a copy of the messages table with the same indexes, and the rows the table
- * then holds: on PostgreSQL with pg-copy-streams, on PGlite from a blob (before 2026-12-01, none there).
+ * Rows per second a raw COPY (batches of `batchRows`, each a COPY in autocommit: no BEGIN and COMMIT round trips)
+ * writes into a copy of the messages table with the same indexes, and the rows the table then holds: on PostgreSQL with
+ * pg-copy-streams, on PGlite from a blob.
  */
 export async function rawCopy(db: CopyTarget, rows: number, batchRows = 500): Promise<{ rowsPerSecond: number; rows: number }> {
   const sink = await copyTable(db, 1);
@@ -145,7 +145,7 @@ export interface StoringAedesFigures extends BareAedesFigures {
 }
 
 /**
- * The floor of a storing gateway (issue 13): a bare Aedes on loopback, port 0 (no authentication, no decoding) that
+ * The floor of a storing gateway: a bare Aedes on loopback, port 0 (no authentication, no decoding) that
  * acknowledges a QoS 1 PUBLISH only once its payload is stored, as it came, in a row of a copy of `messages` (`table`):
  * COPY in batches of at most `batchRows`, over the platform's lanes (2 connections on PostgreSQL, PGlite's one). A
  * QoS 0 PUBLISH is not stored. For the bench's load only: the payload must be JSON without raw control characters and

@@ -16,6 +16,9 @@ export function launchedLike(script: string, args: string[]): { command: string;
   return { command: env, args: [split, rest.join(' '), script, ...args] };
 }
 
+/** What a child says once it is ready: where it serves, for those that serve. */
+export interface ChildReady { type: 'ready'; url?: string }
+
 /** A bench child process answering one message type per request over IPC. */
 export async function startChild(file: string, execArgv: string[] = [], args: string[] = []) {
   const child: ChildProcess = fork(fileURLToPath(new URL(file, import.meta.url)), args, { execArgv, serialization: 'advanced', stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
@@ -25,7 +28,7 @@ export async function startChild(file: string, execArgv: string[] = [], args: st
     const on = (m: { type: string }) => { if (m.type === type) { child.off('message', on); resolve(m as T); } };
     child.on('message', on);
   })]);
-  const ready = await answer<Record<string, any>>('ready');
+  const ready = await answer<ChildReady>('ready');
   return {
     ready,
     ask<T>(message: Record<string, unknown>, type = String(message.type)): Promise<T> {

@@ -1,4 +1,4 @@
-// Connections scenario (issue 13): N provisioned devices connect and authenticate from one load
+// Connections scenario: N provisioned devices connect and authenticate from one load
 // process (connections.child.js) and stay idle; reports the time to connect them all and what each
 // idle connection costs the platform in RSS and heap, against a bare Aedes in a process of its own
 // (bare-aedes.child.js), in the same run. Provisioning is timed apart: it is not the measurement; a
@@ -9,7 +9,7 @@ import { performance } from 'node:perf_hooks';
 import { round, startBenchPlatform, machine } from './harness.js';
 import { startChild } from './child.js';
 import type { LoadGeneratorFigures, ProcessFigures, ProcessMonitor } from './processes.js';
-import type { BenchOptions, BenchScenario } from './types.js';
+import { benchScenario, type BenchOptions } from './types.js';
 
 export const DEFAULT_PARALLEL = 250;
 
@@ -21,8 +21,8 @@ interface Memory { rss: number; heapUsed: number; heapTotal: number }
 
 /**
  * RSS without the V8 heap pages committed but holding no live object: V8 grows and shrinks those on its
- * own schedule (its memory reducer gave back ~30 MB a few seconds after a full collection in a run of
- * this scenario), which at small N is larger than what the devices add.
+ * own schedule (its memory reducer can give back tens of MB a few seconds after a full collection),
+ * which at small N is larger than what the devices add.
  */
 const residentInUse = (m: Memory) => m.rss - (m.heapTotal - m.heapUsed);
 
@@ -101,7 +101,7 @@ async function measure(target: Target, warmup: Device[], devices: Device[], para
   }
 }
 
-async function run(o: BenchOptions): Promise<Record<string, unknown>> {
+async function run(o: BenchOptions) {
   const parallel = o.parallel ?? DEFAULT_PARALLEL;
   const bench = await startBenchPlatform({ databaseUrl: o.databaseUrl });
   try {
@@ -120,7 +120,7 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
       const aedes = await startChild('./bare-aedes.child.js', ['--expose-gc']);
       const ask = () => aedes.ask<Memory & { connected: number }>({ type: 'memory' });
       try {
-        bare = await measure({ url: aedes.ready.url, memory: ask, connected: async () => (await ask()).connected }, warmup, devices, parallel);
+        bare = await measure({ url: String(aedes.ready.url), memory: ask, connected: async () => (await ask()).connected }, warmup, devices, parallel);
       } finally {
         await aedes.close();
       }
@@ -152,7 +152,7 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
   }
 }
 
-export const connectionsScenario: BenchScenario = {
+export const connectionsScenario = benchScenario({
   name: 'connections',
   description: 'N idle authenticated devices (--devices, default 10000); time to connect, RSS and heap per device; ratio to bare Aedes',
   run,
@@ -160,4 +160,4 @@ export const connectionsScenario: BenchScenario = {
     ...(r.platform.connected !== r.devices ? [`connections: ${r.platform.connected} of ${r.devices} devices connected${r.platform.firstError ? ` (${r.platform.firstError})` : ''}`] : []),
     ...(r.platform.droppedWhileHeld ? [`connections: ${r.platform.droppedWhileHeld} idle connections dropped`] : []),
   ],
-};
+});

@@ -1,4 +1,4 @@
-// The connections scenario's load process (issue 13): opens one idle MQTT connection per device and
+// The connections scenario's load process: opens one idle MQTT connection per device and
 // holds them. A child process, not a worker thread: its sockets then count against its own file
 // descriptor limit, and its memory is not in the RSS of the process whose per-device RSS is measured.
 // Driven over IPC: 'connect' → 'connected', 'status' → 'status', 'close' → exits.

@@ -5,7 +5,7 @@
 // PostgreSQL: --database-url); with it, what the flooder sent, what was stored of it and what its rate limit refused.
 import { Worker } from 'node:worker_threads';
 import { round, runLoad, spread, startBenchPlatform, machine, type LoadResult } from './harness.js';
-import type { BenchOptions, BenchScenario } from './types.js';
+import { benchScenario, type BenchOptions } from './types.js';
 
 /** The others' publish→PUBACK p99 under the flood should stay under this (ms). */
 export const FLOOD_P99_TARGET_MS = 250;
@@ -53,7 +53,7 @@ const phase = (load: LoadResult) => ({
   processes: load.processes,
 });
 
-async function run(o: BenchOptions): Promise<Record<string, unknown>> {
+async function run(o: BenchOptions) {
   const bench = await startBenchPlatform({ databaseUrl: o.databaseUrl, batchSize: o.batchSize, batchMs: o.batchMs });
   try {
     const { config, db } = bench.platform;
@@ -131,7 +131,7 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
   }
 }
 
-export const floodScenario: BenchScenario = {
+export const floodScenario = benchScenario({
   name: 'flood',
   description: 'noisy neighbour, flood: N devices\' QoS 1 publish→PUBACK p99 while one device floods QoS 0 arrays, beside the same load without it',
   run,
@@ -142,4 +142,4 @@ export const floodScenario: BenchScenario = {
       ...(r.baselines.withoutFlood.publishErrors + r.flood.publishErrors ? ['flood: publish errors on the paced devices'] : []),
     ];
   },
-};
+});

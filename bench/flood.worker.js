@@ -14,7 +14,6 @@ const WRITING = 8;
 const client = await connect(url, device);
 const topic = `devices/${device.id}/frames`;
 let stopping = false;
-let writing = 0;
 let seq = 0;
 let payloads = 0;
 let bytes = 0;
@@ -31,11 +30,9 @@ function payload() {
 function send() {
   if (stopping || !client.connected) return;
   const body = payload();
-  writing++;
   payloads++;
   bytes += Buffer.byteLength(body);
   client.publish(topic, body, { qos: 0 }, (err) => {
-    writing--;
     if (err && !stopping) errors++;
     // not at once: the client calls back on the same tick when the socket takes the write, and a loop of those would
     // never let this thread read the bench's 'stop'

@@ -1,11 +1,11 @@
-// Ingest scenario (issue 3): N devices publish QoS 1 telemetry frames to the gateway; reports the
+// Ingest scenario: N devices publish QoS 1 telemetry frames to the gateway; reports the
 // sustained frames/s stored and the time from publish to committed row (= PUBACK, sent after commit).
 import { batchFigures, round, runLoad, spread, startBenchPlatform, machine } from './harness.js';
 import { bareAedes, rawCopy, storingAedes } from './baselines.js';
-import type { BenchOptions, BenchScenario } from './types.js';
+import { benchScenario, type BenchOptions } from './types.js';
 
 /** One measurement on a fresh platform; `trips` false turns the trips stage off (DRIVEWIRE_TRIPS). */
-async function measure(o: BenchOptions, trips: boolean): Promise<Record<string, unknown>> {
+async function measure(o: BenchOptions, trips: boolean) {
   const bench = await startBenchPlatform({ databaseUrl: o.databaseUrl, batchSize: o.batchSize, batchMs: o.batchMs, flags: { trips } });
   try {
     const devices = await bench.devices(o.devices);
@@ -55,28 +55,30 @@ async function measure(o: BenchOptions, trips: boolean): Promise<Record<string, 
   }
 }
 
+type Measurement = Awaited<ReturnType<typeof measure>>;
+
 /**
- * `--trips compare` (issue 11): trips off, then on, each on a fresh platform with the same options (the bare
+ * `--trips compare`: trips off, then on, each on a fresh platform with the same options (the bare
  * baselines only after the second); `ratioOnToOff` = frames/s stored with trips / without.
  */
-async function run(o: BenchOptions): Promise<Record<string, unknown>> {
+async function run(o: BenchOptions) {
   if (o.trips !== 'compare') return measure(o, o.trips !== 'off');
   const off = await measure({ ...o, baselines: false }, false);
   const on = await measure(o, true);
-  const fps = (r: Record<string, unknown>) => r.framesStoredPerSecond as number;
-  const p99 = (r: Record<string, unknown>) => (r.publishToCommitMs as { p99: number }).p99;
+  const fps = (r: Measurement) => r.framesStoredPerSecond;
+  const p99 = (r: Measurement) => r.publishToCommitMs.p99;
   return {
     scenario: 'ingest', trips: 'compare', versions: on.versions, off, on,
     ratioOnToOff: { framesStoredPerSecond: round(fps(on) / fps(off), 3), publishToCommitP99: round(p99(on) / p99(off), 3) },
   };
 }
 
-export const ingestScenario: BenchScenario = {
+export const ingestScenario = benchScenario({
   name: 'ingest',
   description: 'N devices publish QoS 1 frames; frames/s stored and publish→commit latency',
   run,
-  problems: (r) => (r.trips === 'compare' ? [r.off, r.on] : [r]).flatMap((x: Record<string, any>) => [
+  problems: (r) => ('off' in r ? [r.off, r.on] : [r]).flatMap((x) => [
     ...(x.framesStored !== x.framesAcknowledged ? [`ingest: ${x.framesAcknowledged} frames acknowledged but ${x.framesStored} stored`] : []),
     ...(x.publishErrors ? [`ingest: ${x.publishErrors} publish errors`] : []),
   ]),
-};
+});

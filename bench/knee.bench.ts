@@ -1,4 +1,4 @@
-// Knee scenario (issue 13): an open-loop load (knee.worker.js) offers a fixed total rate of frames,
+// Knee scenario: an open-loop load (knee.worker.js) offers a fixed total rate of frames,
 // QoS 0 or 1, stepped up (--steps, each --step-seconds long); each step records offered against stored
 // frames/s, the backlog, and (QoS 1) publish→PUBACK latency, which is publish→commit since the gateway
 // acknowledges after the commit. The knee is the last step of the run where the platform keeps up:
@@ -10,7 +10,7 @@ import { Worker } from 'node:worker_threads';
 import { batchTotals, batchesBetween, quantile, round, sample, startBenchPlatform, machine, type BatchTotals } from './harness.js';
 import { startBareAedes, startStoringAedes } from './baselines.js';
 import { workerThreadFigures, type Cpu, type Mark, type ProcessMonitor } from './processes.js';
-import type { BenchOptions, BenchScenario } from './types.js';
+import { benchScenario, type BenchOptions } from './types.js';
 
 export const DEFAULT_STEPS = [1000, 2000, 4000, 8000, 12_000, 16_000];
 /** A step keeps up when at least this share of what it offered is stored in it… */
@@ -30,23 +30,24 @@ interface Done {
 /** The open-loop generator on its own thread, driven one step at a time. */
 function startKneeLoad(url: string, devices: Device[], qos: 0 | 1) {
   const worker = new Worker(new URL('./knee.worker.js', import.meta.url), { workerData: { url, devices, qos } });
-  const waiting: { resolve(m: any): void; reject(e: Error): void }[] = [];
+  const waiting: { resolve(m: unknown): void; reject(e: Error): void }[] = [];
   let dead: Error | null = null;
-  const next = () => new Promise<any>((resolve, reject) => (dead ? reject(dead) : waiting.push({ resolve, reject })));
+  /** The worker's next message, of the type its request is answered with. */
+  const next = <T>() => new Promise<T>((resolve, reject) => (dead ? reject(dead) : waiting.push({ resolve, reject })));
   const failAll = (err: Error) => { dead ??= err; for (const w of waiting.splice(0)) w.reject(err); };
   worker.on('message', (m) => waiting.shift()?.resolve(m));
   worker.once('error', failAll);
   worker.once('exit', (code) => failAll(new Error(`knee load generator exited with code ${code}`)));
-  const ready = next();
+  const ready = next<{ type: 'ready' }>();
   return {
     ready,
     step(index: number, rate: number, ms: number, warmup = false): Promise<Stepped> {
-      const answer = next();
+      const answer = next<Stepped>();
       worker.postMessage({ type: 'step', index, rate, ms, warmup });
       return answer;
     },
     async finish(drainMs: number): Promise<Done> {
-      const answer = next();
+      const answer = next<Done>();
       worker.postMessage({ type: 'finish', drainMs });
       const done = await answer;
       await worker.terminate();
@@ -169,7 +170,7 @@ async function drain(stored: () => Promise<number>, target: number, boundMs: num
   return { seconds: round((performance.now() - started) / 1000), reached: last >= target, stalled: last < target && performance.now() - movedAt >= stillMs };
 }
 
-async function run(o: BenchOptions): Promise<Record<string, unknown>> {
+async function run(o: BenchOptions) {
   const qos = o.qos ?? 1;
   const drainMs = o.smoke ? 20_000 : 120_000;
   const bench = await startBenchPlatform({ databaseUrl: o.databaseUrl, batchSize: o.batchSize, batchMs: o.batchMs });
@@ -261,7 +262,7 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
   }
 }
 
-export const kneeScenario: BenchScenario = {
+export const kneeScenario = benchScenario({
   name: 'knee',
   description: 'open-loop offered frames/s stepped up (--steps, --qos); offered vs stored, p99, the knee; ratios to bare Aedes and the storing floor',
   run,
@@ -271,4 +272,4 @@ export const kneeScenario: BenchScenario = {
     ...(r.publishErrors ? [`knee: ${r.publishErrors} publish errors`] : []),
     ...(r.disconnects ? [`knee: ${r.disconnects} devices disconnected during the load`] : []),
   ],
-};
+});

@@ -1,4 +1,4 @@
-// Open-loop MQTT load generator for the knee scenario (issue 13), on its own thread: it publishes at a
+// Open-loop MQTT load generator for the knee scenario, on its own thread: it publishes at a
 // fixed total rate whatever the acknowledgements do (a closed loop slows down with the server and hides
 // its knee), round-robin over the devices, one step at a time as the bench asks ('step' → 'stepped').
 // Latency is measured from each frame's scheduled time, not from when the publish call ran, so a

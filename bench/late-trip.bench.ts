@@ -7,7 +7,7 @@ import type { MqttClient } from 'mqtt';
 import { tripsStage } from '../gateway/stages/trips.stage.js';
 import { connect } from './load.common.js';
 import { machine, round, startBenchPlatform } from './harness.js';
-import type { BenchOptions, BenchScenario } from './types.js';
+import { benchScenario, type BenchOptions } from './types.js';
 
 /** The trip's messages are stored a second apart; this many at a time are segmented, in order, as ingest would. */
 const SEGMENT_CHUNK = 5_000;
@@ -38,7 +38,7 @@ async function slowestHealth(url: string, during: Promise<unknown>): Promise<num
 
 const median = (xs: number[]) => { const s = [...xs].sort((a, b) => a - b); return s.length ? s[Math.floor(s.length / 2)] : null; };
 
-async function run(o: BenchOptions): Promise<Record<string, unknown>> {
+async function run(o: BenchOptions) {
   const n = o.tripMessages ?? 231_500;
   const rounds = Math.max(1, Math.min(o.durationS, 20));
   const bench = await startBenchPlatform({ databaseUrl: o.databaseUrl, batchSize: o.batchSize, batchMs: o.batchMs });
@@ -64,7 +64,8 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
           CASE WHEN i IN (0, ? - 1) THEN 0 ELSE 50 END
         FROM generate_series(?::int, least(?::int, ?::int) - 1) AS i
         RETURNING id, ts, kind, data`, [device.id, start, n, n, n, from, from + SEGMENT_CHUNK, n]);
-      const messages = (rows as any[]).sort((a, b) => new Date(a.ts).getTime() - new Date(b.ts).getTime())
+      const inserted = rows as { id: string; ts: Date | string; kind: string; data: Record<string, unknown> }[];
+      const messages = inserted.sort((a, b) => new Date(a.ts).getTime() - new Date(b.ts).getTime())
         .map((r) => ({ id: r.id, deviceId: device.id, timestamp: new Date(r.ts), kind: r.kind, data: r.data }));
       await knex.transaction(async (trx) => {
         await stage.apply({ trx, devices: [{ deviceId: device.id, previousLatest, messages: messages as never }] });
@@ -121,9 +122,9 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
   }
 }
 
-export const lateTripScenario: BenchScenario = {
+export const lateTripScenario = benchScenario({
   name: 'late-trip',
   description: 'one late frame into a long completed trip (--trip-messages) beside a current frame; PUBACK and /health times',
   run,
   problems: (r) => (r.lateFramesCounted !== r.rounds ? [`late-trip: ${r.rounds} late frames sent, the trip counted ${r.lateFramesCounted}`] : []),
-};
+});

@@ -1,4 +1,4 @@
-// What the operating system must allow before the connections scenario opens N sockets (issue 13):
+// What the operating system must allow before the connections scenario opens N sockets:
 // checked before anything starts, so a low limit is one clear error instead of a flood of EMFILE.
 import fs from 'node:fs';
 

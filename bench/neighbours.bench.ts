@@ -9,7 +9,7 @@ import { NOTIFICATION_ID_HEADER } from '../lib/webhook-signature.js';
 import { machine, round, runLoad, spread, startBenchPlatform, type BenchPlatform } from './harness.js';
 import { startChild, within } from './child.js';
 import { provisionRules } from './rules.bench.js';
-import type { BenchOptions, BenchScenario } from './types.js';
+import { benchScenario, type BenchOptions } from './types.js';
 
 interface Collected { posts: number; ids: number; latencies: number[]; eventTimes: number[] }
 
@@ -41,7 +41,7 @@ async function noisyTenant(bench: BenchPlatform, deviceId: string, url: string):
   }
 }
 
-async function run(o: BenchOptions): Promise<Record<string, unknown>> {
+async function run(o: BenchOptions) {
   const receiver = await startChild('./webhook-receiver.child.js', [], [NOTIFICATION_ID_HEADER, 'timing']);
   const hanging = await startChild('./webhook-receiver.child.js', [], [NOTIFICATION_ID_HEADER, 'hang']);
   const bench = await startBenchPlatform({ databaseUrl: o.databaseUrl, batchSize: o.batchSize, batchMs: o.batchMs,
@@ -110,13 +110,16 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
   }
 }
 
-const phaseProblems = (name: string, p: Record<string, any> | undefined) => !p ? [] : [
+/** The counts of a phase that must agree. */
+interface PhaseCounts { ruleEvents: number; webhooksDelivered: number; webhooksDistinct: number; publishErrors: number }
+
+const phaseProblems = (name: string, p: PhaseCounts | undefined) => !p ? [] : [
   ...(p.webhooksDelivered !== p.ruleEvents ? [`neighbours (${name}): ${p.ruleEvents} rule events of tenant Y but ${p.webhooksDelivered} webhooks delivered`] : []),
   ...(p.webhooksDistinct !== p.webhooksDelivered ? [`neighbours (${name}): ${p.webhooksDelivered} webhooks delivered for ${p.webhooksDistinct} notifications`] : []),
   ...(p.publishErrors ? [`neighbours (${name}): ${p.publishErrors} publish errors`] : []),
 ];
 
-export const neighboursScenario: BenchScenario = {
+export const neighboursScenario = benchScenario({
   name: 'neighbours',
   description: 'noisy neighbour, hanging receiver: tenant Y\'s publish→webhook p99 with tenant X\'s 150 subscriptions to a receiver that never answers, beside a baseline without them',
   run,
@@ -125,4 +128,4 @@ export const neighboursScenario: BenchScenario = {
     ...phaseProblems('with the noisy neighbour', r.withNoisyNeighbour),
     ...(r.noisyNeighbour && r.noisyNeighbour.ruleEvents === 0 ? ['neighbours: tenant X\'s rule never fired (no hanging webhooks)'] : []),
   ],
-};
+});

@@ -1,4 +1,4 @@
-// Where a scenario's CPU and memory go (issue 13): the bench process (the platform), the load
+// Where a scenario's CPU and memory go: the bench process (the platform), the load
 // generator and the PostgreSQL server, each over the scenario's measured window, so a figure that
 // moves can be put down to one of them. Marks taken at the window's edges; figures between two marks.
 import fs from 'node:fs';

@@ -1,6 +1,6 @@
 // PostgreSQL's instructions a frame on the ingest path, counted by callgrind: repeatable on a noisy machine, where
-// timings of the same tree move by a third within an hour (issue 13). Not a `drivewire bench` scenario: it needs a
-// PostgreSQL cluster run under valgrind (README, "Counting PostgreSQL's instructions"). Run it with each tree's own copy
+// timings of the same tree move widely from one run to the next. Not a `drivewire bench` scenario: it needs a
+// PostgreSQL cluster run under valgrind (docs/development/benchmarks.md). Run it with each tree's own copy
 // to compare trees on the same template database.
 //
 //   npx tsx bench/replay-instructions.ts --cluster postgres://postgres@127.0.0.1:5499 --template dw_tpl \

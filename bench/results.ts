@@ -1,4 +1,4 @@
-// Results kept between runs (issue 13): each scenario's JSON object appended as one line to
+// Results kept between runs: each scenario's JSON object appended as one line to
 // bench/results/<scenario>.jsonl, so figures can be compared across commits and machines (each
 // line carries its versions and machine). The folder's .gitignore keeps the files out of git.
 import fs from 'node:fs';

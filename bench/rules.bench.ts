@@ -1,11 +1,11 @@
-// Rules scenario (issue 5): N devices with M rules each publish paced QoS 1 frames; the rules are
+// Rules scenario: N devices with M rules each publish paced QoS 1 frames; the rules are
 // evaluated at ingest, every transition is a webhook to a local receiver. Reports rule events per
 // second and the time from a frame's publish (its `ts`) to the webhook's arrival at the receiver, which runs in a
 // process of its own (webhook-receiver.child.js): it stands for the applications' servers, so its CPU is not the
 // platform's, and it does not share the platform's event loop.
 import { batchFigures, round, runLoad, spread, startBenchPlatform, machine, type BenchPlatform } from './harness.js';
 import { bareAedes, storingAedes } from './baselines.js';
-import type { BenchOptions, BenchScenario } from './types.js';
+import { benchScenario, type BenchOptions } from './types.js';
 import { startChild, within } from './child.js';
 import { NOTIFICATION_ID_HEADER } from '../lib/webhook-signature.js';
 
@@ -44,7 +44,7 @@ export async function provisionRules(bench: BenchPlatform, devices: { id: string
   }
 }
 
-async function run(o: BenchOptions): Promise<Record<string, unknown>> {
+async function run(o: BenchOptions) {
   const receiver = await startChild('./webhook-receiver.child.js', [], [NOTIFICATION_ID_HEADER, 'timing']);
   const bench = await startBenchPlatform({ databaseUrl: o.databaseUrl, batchSize: o.batchSize, batchMs: o.batchMs,
     flags: { allowPrivateWebhooks: true } });
@@ -67,7 +67,7 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
     // evaluations and the connections' set-up are not in it); `publishToWebhookMsAll` has every webhook.
     const { from, to } = load.windowEpochMs;
     const inWindow = Float64Array.from(received.latencies.filter((_, i) => received.eventTimes[i] >= from && received.eventTimes[i] <= to));
-    // The same load against a bare Aedes, after the drain, on the same machine (issue 13's first row).
+    // The same load against a bare Aedes, after the drain, on the same machine.
     const bare = o.baselines === false ? null : await bareAedes(loadOptions);
     const storing = bare && await storingAedes(loadOptions, { databaseUrl: o.databaseUrl, knex }, bare, bench.monitor);
     const framesAcknowledgedPerSecond = round(load.acked / (load.measuredMs / 1000), 0);
@@ -109,7 +109,7 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
   }
 }
 
-export const rulesScenario: BenchScenario = {
+export const rulesScenario = benchScenario({
   name: 'rules',
   description: 'N devices with M rules each; rule events/s and publish→webhook latency',
   run,
@@ -118,4 +118,4 @@ export const rulesScenario: BenchScenario = {
     ...(r.webhooksDistinct !== r.webhooksDelivered ? [`rules: ${r.webhooksDelivered} webhooks delivered for ${r.webhooksDistinct} notifications`] : []),
     ...(r.publishErrors ? [`rules: ${r.publishErrors} publish errors`] : []),
   ],
-};
+});

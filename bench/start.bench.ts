@@ -1,4 +1,4 @@
-// Start scenario (issue 13: embedded start ≤ 5 s to /health, idle RSS ≤ 300 MB). The real `drivewire serve` (its
+// Start scenario (targets: embedded start ≤ 5 s to /health, idle RSS ≤ 300 MB). The real `drivewire serve` (its
 // launcher with the shebang's memory settings, the compiled build when current) is started on a new data directory,
 // stopped, and started again on it: each start timed from the spawn to its first `/health` answer, then left idle
 // while its RSS is read every 10 s up to --duration seconds after the spawn (V8 gives back the young generation the

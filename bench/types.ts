@@ -38,11 +38,15 @@ export interface BenchOptions {
   smoke?: boolean;
 }
 
-export interface BenchScenario {
+/** A scenario; `R`, the figures its run returns, is what its problems() reads. */
+export interface BenchScenario<R extends object = Record<string, unknown>> {
   name: string;
   description: string;
   /** Runs on a fresh platform and returns the figures, printed as JSON. */
-  run(o: BenchOptions): Promise<Record<string, unknown>>;
+  run(o: BenchOptions): Promise<R>;
   /** What went wrong in a run: lost or duplicated frames, errors (never a timing); empty when none. */
-  problems?(result: Record<string, any>): string[];
+  problems?(result: R): string[];
 }
+
+/** A scenario with its figures' type taken from its run, so that its problems() reads them typed. */
+export const benchScenario = <R extends object>(s: BenchScenario<R>): BenchScenario<R> => s;

@@ -1,4 +1,4 @@
-// What a figure was measured with (issue 13): a result kept in bench/results/ is compared with later
+// What a figure was measured with: a result kept in bench/results/ is compared with later
 // ones only when the software under it is known.
 import fs from 'node:fs';
 import type { Knex } from 'knex';

@@ -1,4 +1,4 @@
-// The receiver of the webhooks and rules scenarios (issue 13): an HTTP server on loopback, port 0, in a process of its
+// The receiver of the webhooks and rules scenarios: an HTTP server on loopback, port 0, in a process of its
 // own, so what it costs is in neither the platform's CPU nor the bare client's. Answers every POST 204 and counts them,
 // and the distinct notification ids among them (a duplicate delivery shows as fewer ids than posts).
 // With `timing` (the rules scenario) it also reads each body's `notification.event.timestamp` and notes, per webhook,

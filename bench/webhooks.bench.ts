@@ -1,4 +1,4 @@
-// Webhooks scenario (issue 13): delivery alone. N devices with M rules each (the rules scenario's rules and
+// Webhooks scenario: delivery alone. N devices with M rules each (the rules scenario's rules and
 // subscriptions) publish paced frames for the scenario's seconds with no notification worker running, so their
 // rule events queue up as notifications; then a worker starts in the bench process and delivers the whole queue
 // to a receiver in a process of its own (webhook-receiver.child.js). Reports webhooks per second, the worker
@@ -13,7 +13,7 @@ import { webhookClient } from '../workers/notifications/deliver.js';
 import { round, runLoad, startBenchPlatform, machine } from './harness.js';
 import { startChild, within } from './child.js';
 import { provisionRules } from './rules.bench.js';
-import type { BenchOptions, BenchScenario } from './types.js';
+import { benchScenario, type BenchOptions } from './types.js';
 
 interface Reached { posts: number; ids: number; cpu: { user: number; system: number } }
 
@@ -51,7 +51,7 @@ async function bareClient(url: string, bodies: string[], concurrency: number) {
 
 const perWebhookUs = (seconds: number | null, n: number) => (seconds === null || !n ? null : round((seconds * 1e6) / n, 0));
 
-async function run(o: BenchOptions): Promise<Record<string, unknown>> {
+async function run(o: BenchOptions) {
   const receiver = await startChild('./webhook-receiver.child.js', [], [NOTIFICATION_ID_HEADER]);
   const url = String(receiver.ready.url);
   // No worker part: the rule events' notifications stay queued until this scenario starts one.
@@ -135,7 +135,7 @@ async function run(o: BenchOptions): Promise<Record<string, unknown>> {
   }
 }
 
-export const webhooksScenario: BenchScenario = {
+export const webhooksScenario = benchScenario({
   name: 'webhooks',
   description: 'delivery alone: a queue of rule events\' webhooks drained by one worker; webhooks/s and CPU per webhook; ratio to a bare http client',
   run,
@@ -145,4 +145,4 @@ export const webhooksScenario: BenchScenario = {
     ...(r.distinctNotifications !== r.webhooksDelivered ? [`webhooks: ${r.webhooksDelivered} deliveries of ${r.distinctNotifications} notifications (duplicates)`] : []),
     ...(r.complete !== r.queued ? [`webhooks: ${r.complete} of ${r.queued} notifications complete`] : []),
   ],
-};
+});

@@ -3,8 +3,8 @@ import type { Knex } from 'knex';
 import type { Principal } from './repositories/scope.js';
 
 /**
- * Long-lived readers (the live WebSocket stream) must stop the moment an application loses a device
- * (issue 10 item 11): authorization revoked, registration ended, device deleted. A watcher re-checks
+ * Long-lived readers (the live WebSocket stream) must stop the moment an application loses a device:
+ * authorization revoked, registration ended, device deleted. A watcher re-checks
  * every watched (application, device) pair in ONE statement per tick while any is watched, so it
  * also sees changes made by other processes; in this process a revocation (db/deregistration.ts)
  * signals it to check at once after its commit.

@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Knex } from 'knex';
 
 /**
- * A bound on how long work may wait for a pooled connection, set per caller (issue 10, item 4): an API
+ * A bound on how long work may wait for a pooled connection, set per caller: an API
  * request gives up after a few seconds and is answered 503, /health after under a second, while the
  * gateway and the workers, which run outside any bound, keep knex's own wait (60 s) so a busy pool
  * delays ingest rather than failing good frames. The pool is shared, so the bound is carried by
@@ -32,9 +32,9 @@ let inFlight = 0;
 /**
  * Marks bounded work (an API request, a health probe) as begun; the function returned marks it ended, once. While
  * none is in flight the bound's async context is switched off, and contexts left from ended work lose their limit
- * (it was over: their `ms` is 0). Once switched on, Node 20 runs a hook for every promise of the process: measured,
- * ~10% of the gateway's main thread a frame in a process whose API had served one request (README, "What an API
- * request costs the gateway afterwards"). withAcquireLimit switches it on again.
+ * (it was over: their `ms` is 0). Once switched on, Node 20 runs a hook for every promise of the process, a sizeable
+ * share of the gateway's main thread in a process whose API had served one request (docs/development/performance.md).
+ * withAcquireLimit switches it on again.
  */
 export function boundedWork(): () => void {
   inFlight++;

@@ -1,6 +1,6 @@
 // Array parameters in PostgreSQL's binary format. The ingest path binds a few arrays per frame (ids, timestamps,
 // steps: one per column of a batch); sent as text, PostgreSQL parsed each element (array_in, then uuid_in,
-// timestamptz_in, float8in): ~60k of ~546k instructions a frame at ingest (issue 13, replayed under callgrind). The pg
+// timestamptz_in, float8in), a sizeable part of the ingest path's work (docs/development/performance.md). The pg
 // driver sends a Buffer as a binary parameter, and an object's toPostgres() result as its value, so an ArrayParam goes
 // as the array's binary form (array_recv: each element copied, not parsed), and so does the PGlite client
 // (db/prepared.ts runOnPglite); PGlite's own query(), left rows as arrays and COPY, takes the plain values (plainBinding),
@@ -19,7 +19,7 @@ for (let c = 0; c < 16; c++) HEX['0123456789abcdef'.charCodeAt(c)] = HEX['012345
 
 /**
  * A uuid's text (8-4-4-4-12 hex digits, either case) as its 16 bytes at `at`, checked as it is read: one pass, where a
- * pattern test, the dashes cut out and a hex write each read it again (~3% of the gateway's thread at ingest, issue 13).
+ * pattern test, the dashes cut out and a hex write each read it again (every frame carries a few uuids).
  */
 function writeUuid(s: string, buf: Buffer, at: number): void {
   if (typeof s !== 'string' || s.length !== 36) notUuid(s);

@@ -66,7 +66,7 @@ class ClientPGlite extends BaseClientPGlite {
 
 /**
  * Embedded server settings. PostgreSQL's 128 MB default shared_buffers is touched in the WASM heap and
- * stays resident (+120 MB RSS); one embedded process with one connection does well with 32 MB.
+ * stays resident; one embedded process with one connection does well with 32 MB.
  */
 export const PGLITE_CONF = ['shared_buffers=32MB'];
 
@@ -114,7 +114,7 @@ export async function openDatabase(opts: OpenOptions): Promise<Db> {
       pool: {
         min: 0, max: opts.poolMax ?? 10,
         // PostGIS functions carry high planner costs, so PostgreSQL would JIT-compile the ingest path's set-based
-        // statements on every batch (~1.5 s measured, for statements that run in milliseconds). Nothing here is
+        // statements on every batch, taking far longer than the statements, which run in milliseconds. Nothing here is
         // an analytical scan that JIT would speed up: off for every connection, once, at connect.
         afterCreate: (conn: pg.Client, done: (err: Error | null, conn: pg.Client) => void) => {
           conn.query('SET jit = off', (err) => done(err ?? null, conn));
@@ -180,20 +180,19 @@ const SIZES = `SELECT c.relname AS t, pg_relation_size(c.oid)::float8 AS bytes F
 /**
  * Analyzes the ingest path's tables as they grow, every few seconds, through the pool. Without fresh statistics a
  * prepared statement's generic plan, made while a table was small, keeps its choice as the table grows:
- * - PGlite has no autovacuum at all, so nothing analyzed and nothing invalidated a cached plan: distance went
- *   17 → 91-100 ms per batch as `messages` grew. Here: after a tenth (and 1 MB) of growth in size.
+ * - PGlite has no autovacuum at all, so nothing analyzed and nothing invalidated a cached plan: the distance
+ *   statement slowed several times over as `messages` grew. Here: after a tenth (and 1 MB) of growth in size.
  * - PostgreSQL's autovacuum looks once a minute: until then (a fresh deployment, a benchmark) the distance
- *   statement found each message's predecessor by a bitmap scan of the device's whole history (21-25 ms per
- *   batch of 26 frames; 4 ms once analyzed). Here: by autovacuum's own rule on its counters (a tenth of the
- *   rows changed), so several processes on one database do not repeat each other's work.
+ *   statement found each message's predecessor by a bitmap scan of the device's whole history. Here: by
+ *   autovacuum's own rule on its counters (a tenth of the rows changed), so several processes on one database do not
+ *   repeat each other's work.
  * - The small tables the ingest statements join (rules, subscriptions, authorizations, registrations, …) were not
  *   analyzed at all, on PGlite ever, on PostgreSQL for the first minute: the rules statement's notifications found
- *   each authorization through the application's index, filtering out every other device's row (92 per
- *   notification, 7 of ~100 ms per batch at 200 devices). Every table of the schema is watched now; a small one is
- *   analyzed once it has rows (PGlite: a page), then as it doubles. By size, not by changes: `rule_states` is updated
- *   by every batch, and each analysis has every statement that reads the table planned again, which on PGlite's one
- *   connection holds up the batches (at every tenth of growth there, the rules bench's commit p99 went 374-459 ->
- *   689-705 ms).
+ *   each authorization through the application's index, filtering out every other device's row. Every table of the
+ *   schema is watched now; a small one is analyzed once it has rows (PGlite: a page), then as it doubles. By size,
+ *   not by changes: `rule_states` is updated by every batch, and each analysis has every statement that reads the
+ *   table planned again, which on PGlite's one connection holds up the batches (analyzed at every tenth of growth
+ *   there, the rules bench's commit p99 rose markedly).
  * An ANALYZE also makes every cached plan that reads the table be planned again. A refusal (not the owner) is ignored.
  * Started by the processes that ingest or deliver (bin/platform.ts), not by every connection (the CLI, API-only parts).
  */

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 /**
- * An exclusive lock on an embedded (PGlite) data directory (issue 10 item 3): PGlite has no
+ * An exclusive lock on an embedded (PGlite) data directory: PGlite has no
  * postmaster of its own, so two processes on one directory would both write and lose acknowledged
  * data. The lock is a file next to the directory (`<dir>.lock`) created with O_EXCL, holding the
  * owner's pid, host, process start time and command. A lock whose process is gone (killed -9, host

@@ -1,4 +1,4 @@
-// The deployment's public URLs shared through the database (migration 009, issue 14): an API part
+// The deployment's public URLs shared through the database (migration 009; docs/operations/scale-out.md): an API part
 // announces its public URL, a gateway its public MQTT URL; parts elsewhere read them instead of
 // guessing from their own ports or a default that may name another broker.
 import type { Knex } from 'knex';

@@ -6,7 +6,7 @@ import { accessMayHaveEnded } from './access-watch.js';
 type Cleanup = (trx: Knex, applicationId: string, deviceId: string) => Promise<unknown>;
 
 /**
- * What an application loses with a device's registration (spec 4.1): its own per-device state.
+ * What an application loses with a device's registration: its own per-device state.
  * Other applications authorized for the device keep theirs. Each capability adds its table here.
  */
 const CLEANUPS: Cleanup[] = [

@@ -16,7 +16,7 @@ export interface SqlStatement {
   /**
    * The main statement's columns, for a statement that returns many rows: they come back column by column (a JSON
    * array each, aggregated once) and are put back into rows here, where row_to_json looks up each column's type and
-   * output function again for every row (issue 13: the batch's 800 rules, ~6k PostgreSQL instructions a frame).
+   * output function again for every row (a batch can return a row per rule of its devices).
    */
   columns?: readonly string[];
 }
@@ -29,8 +29,7 @@ export interface SqlPart {
 
 /**
  * A row of a part's result, as JSON: timestamps as ISO text, numbers as numbers. Built as json text (row_to_json): as
- * jsonb (to_jsonb, jsonb_agg) each row cost PostgreSQL ~26,000 instructions more for the insert's six columns (issue 13,
- * replaying a 499-row batch: 303k against 277k instructions a row for the whole insert statement).
+ * jsonb (to_jsonb, jsonb_agg) each row costs PostgreSQL noticeably more (docs/development/performance.md).
  */
 export type PartRow = Record<string, any>;
 

@@ -6,10 +6,10 @@ export interface StreamPage<T> { rows: T[]; remaining: number }
 const msOf = (v: unknown) => new Date(v as Date).getTime();
 
 /**
- * `remaining` is counted exactly up to this many records and reported as this number beyond it
- * (issue 13): counting a device's whole history on every page cost 10 ms at 12k messages and 44 ms at
- * 212k. Clients follow `prior` until it is absent; the count only says roughly how far they are. A device's
- * messages without `since` are exact at any size (ExactRemaining: a stored total less the newer ones).
+ * `remaining` is counted exactly up to this many records and reported as this number beyond it:
+ * counting a device's whole history on every page would cost more the longer the history. Clients follow `prior` until
+ * it is absent; the count only says roughly how far they are. A device's messages without `since` are exact at any size
+ * (ExactRemaining: a stored total less the newer ones).
  */
 export const REMAINING_CAP = 10_000;
 
@@ -22,7 +22,7 @@ export const REMAINING_CAP = 10_000;
 export type ExactRemaining = (rows: readonly Record<string, unknown>[]) => number | null;
 
 /**
- * Stream (time-series) paging, newest first (spec 2.1, reference-notes §3.3): `since` exclusive,
+ * Stream (time-series) paging, newest first (docs/reference/rest-api.md#pagination): `since` exclusive,
  * `until` inclusive; `remaining` counts the matches the `prior` link (until = last − 1 ms) reaches.
  * Timestamps are stored to the millisecond, so records sharing the last item's millisecond would be
  * skipped by that link: a page never ends inside a millisecond. It ends before it instead (fewer

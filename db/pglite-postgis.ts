@@ -1,8 +1,8 @@
 // PostGIS for the embedded PGlite, without what drivewire never loads. The published bundle
 // (@electric-sql/pglite-postgis) holds postgis, postgis_raster and postgis_topology; PGlite compiles
-// every `.so` of a bundle at start, so the two unused libraries cost ~2 s and ~300 MB RSS on every start
-// (issue 13: measured 825 MB → 509 MB RSS and 5.0 s → 3.2 s to ready on a migrated data dir). The slim
-// bundle is cut once from the installed one and cached next to it; if that fails the full one is used.
+// every `.so` of a bundle at start, so the two unused libraries would cost time to ready and resident memory on
+// every start (docs/development/performance.md). The slim bundle is cut once from the installed one and cached next to
+// it; if that fails the full one is used.
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
@@ -91,14 +91,14 @@ interface MemFs {
 }
 
 /**
- * Frees what a started, migrated PGlite keeps of the PostGIS bundle and will not read again (issue 13, the embedded
- * idle RSS: ~57 MB of it; with the trimming of lib/malloc-trim.ts, 413–444 → 266–272 MB a minute after a restart):
+ * Frees what a started, migrated PGlite keeps of the PostGIS bundle and will not read again, a large part of the
+ * embedded platform's idle memory (with the trimming of lib/malloc-trim.ts; docs/development/performance.md):
  * - the bundle itself, unpacked: PGlite keeps the promise of its extensions' bundles on its Emscripten module
- *   (`pg_extensions`), so the 34 MB Blob of the unpacked tar (2,196 chunks of 16 KB in the malloc heap) outlived the
+ *   (`pg_extensions`), so the Blob of the unpacked tar (many small chunks in the malloc heap) outlived the
  *   unpacking into the in-memory file system, its only reader;
- * - the library's file (16.1 MB): PostgreSQL reads it only to load it, and a loaded library is found again by its
+ * - the library's file: PostgreSQL reads it only to load it, and a loaded library is found again by its
  *   name, never reopened; the file is kept, empty, since its path must still exist;
- * - the install script (7.1 MB): read only by `CREATE EXTENSION`, which the migrations have run.
+ * - the install script: read only by `CREATE EXTENSION`, which the migrations have run.
  * A new process unpacks the bundle again. Returns the bytes of the files freed.
  */
 export async function releaseLoadedPostgis(pglite: PGlite): Promise<number> {

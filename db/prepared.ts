@@ -35,7 +35,7 @@ const JSONB = 3802;
 const TEXT_LIKE = new Set([25, 1043, 114, JSONB]);
 /**
  * Strings shorter than this stay text: the character loop is short for them, and each would cost a Buffer of its own
- * (not measured apart; the gain measured is the batch's ~200 KB JSON text's).
+ * (the gain is in the batch's long JSON texts).
  */
 const BYTES_FROM = 256;
 
@@ -44,13 +44,14 @@ const BYTES_FROM = 256;
  * and an array parameter go in binary, as the pg driver sends them (db/binary-array.ts: array_recv copies its elements
  * where array_in parsed each one's text), and so does a long string of a text-like type (its UTF-8 bytes: PGlite's
  * writer measured a string's UTF-8 length one character at a time in JavaScript, and the batch's rows as one JSON text
- * are ~200 KB). Issue 13: the bind's serialization was ~7% of the embedded platform's profile at ingest.
+ * run to hundreds of kilobytes): the bind's serialization was a sizeable share of the embedded platform's work at
+ * ingest.
  */
 export function pgliteValue(p: Pick<PgliteProtocol, 'serializers'>, b: unknown, type: number): string | Uint8Array | null {
   if (b === null || b === undefined) return null;
   if (b instanceof ArrayParam) return b.toPostgres();
   // bytes go as they are, in binary, as the pg driver sends a Buffer (PGlite's bytea serializer wrote them out as hex
-  // text, a character at a time: the webhook bodies recorded with their attempts, ~4% of the embedded rules bench)
+  // text, a character at a time, and the webhook bodies recorded with their attempts are long)
   if (b instanceof Uint8Array) return b;
   if (typeof b === 'string' && b.length >= BYTES_FROM && TEXT_LIKE.has(type)) {
     if (type !== JSONB) return Buffer.from(b, 'utf8');
@@ -68,8 +69,8 @@ const CHANGING = new Set(['INSERT', 'UPDATE', 'DELETE', 'COPY', 'MERGE']);
 /**
  * A statement's result from its messages, as PGlite's `parse.parseResults(messages, parsers)[0]` gives it (rows as
  * objects by column name, each value through its type's parser; fields; command, affectedRows, rowCount). That copied the
- * instance's 318 type parsers into a new object at every call (~57 µs a statement) and built each row from an array of
- * [name, value] pairs (issue 13: ~5% of the embedded rules bench's profile).
+ * instance's few hundred type parsers into a new object at every call and built each row from an array of
+ * [name, value] pairs, a noticeable share of the embedded platform's work.
  */
 function firstResult(messages: BackendMessage[], parsers: Parsers): Results {
   let fields: { name: string; dataTypeID: number }[] = [];
@@ -102,11 +103,11 @@ function firstResult(messages: BackendMessage[], parsers: Parsers): Results {
  * Runs `text` ($n placeholders) as the named statement `name` on a PGlite instance, over the extended protocol,
  * the way PostgreSQL's driver runs a named query: parsed once per instance, bound each time, so its plan is
  * reused after a few runs. PGlite's own query() parses and plans anew each time (the unnamed statement), and
- * the big set-based ingest statements spent 3-10 ms of a ~20 ms run in the planner. The steps run under PGlite's
+ * the big set-based ingest statements spent a large part of each run in the planner. The steps run under PGlite's
  * query lock, so no other query interleaves with them. Called by the knex client (db/connection.ts), inside knex's own
  * connection handling, for every query: with a null name as the unnamed statement, parsed and described at every run
  * as PGlite's own query() does, but bound as above (arrays and long text in binary) and its result built by
- * firstResult (the API's statements, issue 13).
+ * firstResult (the API's statements).
  */
 export async function runOnPglite(pg: PGlite, name: string | null, text: string, bindings: readonly unknown[]): Promise<Results> {
   const p = pg as unknown as PgliteProtocol;
@@ -153,12 +154,11 @@ export function prepared(trx: Knex, sql: string, bindings: readonly (Knex.RawBin
  * The settings of a batch transaction (batchTransaction), for that transaction only:
  * - `plan_cache_mode = force_generic_plan`: the ingest path's named statements are written for generic plans (LATERAL
  *   reads through indexes, OFFSET 0 fences), but PostgreSQL keeps planning a statement anew at every run while a custom
- *   plan looks cheaper than the generic one, and small batches make it look so: at 100 frames/s (~2 frames a batch)
- *   the trips and distance statement was planned at each of 606 runs, 5.3 ms of planning to 0.6 ms of execution.
+ *   plan looks cheaper than the generic one, and small batches make it look so: at a few frames a batch the trips and
+ *   distance statement was planned at every run, its planning many times its execution.
  * - `enable_bitmapscan = off`: a generic plan cannot know how many of a device's messages lie past a timestamp, takes
  *   a third of them, and reads them through a bitmap (the trips' rows, the rules' messages), where the batch reads two
- *   or three: an index scan costs less (issue 13: ~9k of ~580k instructions a frame at ingest, ~15k of ~1,027k with
- *   4 rules a device, replayed under callgrind). Nothing on the ingest path combines indexes.
+ *   or three: an index scan costs less (docs/development/performance.md). Nothing on the ingest path combines indexes.
  * Neither is set for the session: they would also apply to the API's statements, planned for their parameters.
  */
 const BATCH_SETTINGS = "SELECT set_config('plan_cache_mode', 'force_generic_plan', true), set_config('enable_bitmapscan', 'off', true)";
@@ -175,8 +175,8 @@ const wrapped = new WeakSet<object>();
 /**
  * Runs `handler` in a transaction with BATCH_SETTINGS from its first statement on: the settings go with BEGIN, in the
  * same round trip on PostgreSQL (one simple query), as the statement after it on PGlite (one statement a call, in
- * process). Issue 13: set by the batch's first statement (fused into it), they came too late for that statement
- * itself: the insert was planned anew at every batch, ~20k of ~600k instructions a frame (replayed under callgrind).
+ * process). Set by the batch's first statement (fused into it), they would come too late for that statement
+ * itself: the insert would be planned anew at every batch.
  */
 export function batchTransaction<T>(knex: Knex, handler: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
   const client = knex.client as TransactionFactory;

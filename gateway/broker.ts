@@ -85,13 +85,13 @@ export async function createBroker(d: BrokerDeps): Promise<Aedes> {
 
   /**
    * username = device id, password = the secret issued at provisioning (stored hashed). The client id must
-   * be the device id too (issue 10, item 10): Aedes keys sessions by client id, so another id would let a
+   * be the device id too: Aedes keys sessions by client id, so another id would let a
    * device take over, or disconnect, another's session and its queued commands. Checked here, before Aedes
    * registers the client (and so before any takeover).
    */
   const authenticate = (client: Client, username: string | undefined, password: Buffer | undefined,
     done: (err: AuthenticateError | null, ok: boolean | null) => void) => {
-    // Not a UUID: no device can have that id, and the database must not see it (item 6).
+    // Not a UUID: no device can have that id, and the database must not see it.
     if (!isUuid(username) || !password) return done(refuseConnection('not_authorized', NOT_AUTHORIZED), null);
     d.repos.devices.credentials(username, password.toString('utf8')).then((hash) => {
       if (hash === null) {

@@ -36,9 +36,8 @@ const HIGH_WATER_BATCHES = 20;
 /**
  * Batch transactions at once on PostgreSQL (devices split between them, each device's frames in order; at a trickle
  * one transaction takes them all: ingest.pipeline.ts): one per core, at least 2, so that while one lane waits on the
- * database another decodes and prepares. More lanes than cores only cut the batches smaller: on 2 cores at 200
- * devices × 10 in flight, 4 lanes stored 10,600-11,700 frames/s, 2 lanes 11,700-13,300 (drivewire bench ingest, same
- * session). PGlite has a single connection: 1.
+ * database another decodes and prepares. More lanes than cores only cut the batches smaller and store fewer
+ * frames a second (docs/development/performance.md). PGlite has a single connection: 1.
  */
 const PG_LANES = Math.max(2, os.availableParallelism());
 
@@ -60,7 +59,7 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
   const p = pipeline = createIngestPipeline({
     knex: db.knex, repos, stages, batchSize: Math.max(1, config.ingestBatchSize), batchMs: config.ingestBatchMs, metrics, bus, log,
     lanes: db.kind === 'pg' ? PG_LANES : 1,
-    // Unread on PGlite, the feed cost 1.4-1.6 ms of a ~54 ms batch transaction (drivewire bench ingest, 200 x 10)
+    // Unread on PGlite, the feed would only add to every batch transaction
     feed: () => feedFollowed(db),
   });
   const credentials = watchCredentials({ db, periodMs: config.mqttCredentialsCheckMs, log });

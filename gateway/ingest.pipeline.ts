@@ -5,7 +5,6 @@ import type { Knex } from 'knex';
 import type { Bus, StoredEvent } from '../lib/bus.js';
 import type { Logger } from '../lib/logger.js';
 import type { Repositories } from '../db/index.js';
-import type { DecodedFrame } from './frame.decoder.js';
 import type { GatewayMetrics } from './metrics.js';
 import type { IngestedMessage, IngestJob, IngestStage, StageContext, StageEvents } from './ingest.types.js';
 import type { PartRow } from '../db/fused.js';
@@ -54,10 +53,9 @@ interface Pending { job: IngestJob; size: number; at: number; resolve(): void; r
 
 /**
  * The lanes' waiting frames are taken together only while they are at most this share of a batch (25 frames of the
- * default 500): a batch of one frame cost PostgreSQL ~5.7 million instructions, a frame in a batch of 400 ~410k
- * (bench/replay-instructions.ts), and while a batch holds every lane, the frames that come meanwhile wait for it. With
- * a quarter of a batch (125), the knee's 1,000 frames/s went into one batch at a time: PostgreSQL −28% of a core, but
- * publish → PUBACK p99 254–300 ms in 2 of 3 runs against 85–110 ms (issue 13, 2026-12-02).
+ * default 500): a batch's statements cost nearly as much for one frame as for hundreds, but while a batch holds every
+ * lane, the frames that come meanwhile wait for it. A larger share (a quarter of a batch) put a high load into one
+ * batch at a time: less database CPU, but a much higher publish → PUBACK p99 (docs/development/performance.md).
  */
 const MERGED_SHARE = 20;
 
@@ -72,8 +70,7 @@ interface Lane { devices: Map<string, Pending[]>; queued: number; running: Promi
  * due once `batchSize` frames wait or the oldest has waited `batchMs`. A due lane takes what every lane holds, in one
  * transaction, when no other lane is running a batch and all of it is a small part of one (MERGED_SHARE): at a
  * trickle each lane's batch held a frame or two, one a window per lane, and each batch's statements cost about the
- * same whatever it holds (issue 13: at 200 frames/s over 2 lanes, PostgreSQL spent 0.41 of a core and the platform
- * 0.56). Under load the lanes are busy and each commits its own devices' frames, as before.
+ * same whatever it holds. Under load the lanes are busy and each commits its own devices' frames.
  *
  * A batch takes its lane's devices in turn, one payload each per round (take): a device with a backlog (a flood, a
  * reconnect's upload) gets a share of each batch, not all of it, and another device's payload goes into the next batch
@@ -305,7 +302,7 @@ function batchRunner(o: PipelineOptions): (batch: Pending[]) => Promise<void> {
       const devices = storedDeviceBatches(messages, inserted, latest);
       const events = devices.length ? await runStages({ trx, devices, leaseMs: o.bus.handOffLeaseMs() }, early) : [];
       const stored = devices.flatMap((d) => d.messages);
-      // Last, so the feed number (locked until commit) is held only for the commit: issue 14.
+      // Last, so the feed number (locked until commit) is held only for the commit.
       if (o.feed?.() ?? true) await timed('feed', () => recordFeedBatch(trx, stored));
       return { stored, events };
     });

@@ -12,7 +12,7 @@ export type { DeviceBatch, IngestedMessage, IngestStage, StageContext, StageDeps
 /**
  * What happens to stored messages, in order, inside each batch transaction (traccar's explicit
  * pipeline). `vehicles` comes first: it sets each message's vehicleId for the stages after it.
- * Each capability adds its stage here (rules: issue 5; trips, distance, diagnostics later).
+ * Each capability adds its stage here.
  */
 export const INGEST_STAGES: StageFactory[] = [
   vehiclesStage,

@@ -18,7 +18,7 @@ export interface IngestedMessage {
   timestamp: Date;
   kind: FrameKind;
   frameId: string | null;
-  /** Catalog keys plus `location` (GeoJSON Point) and `accel`: only what this frame carried (spec 1.2). */
+  /** Catalog keys plus `location` (GeoJSON Point) and `accel`: only what this frame carried. */
   data: Record<string, unknown>;
   /** Degrees (WGS 84); null when the frame had no location. */
   lat: number | null;

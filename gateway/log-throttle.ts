@@ -1,7 +1,7 @@
 // A client can repeat a refused act as fast as it can send packets (a SUBSCRIBE of many filters, a reconnect loop):
-// logged each time, one client wrote 210,014 lines in 2.5 s. Per client and reason, the first event of a window is
-// logged at once; the repeats within the window are counted and logged as one line when the window ends. Bounded
-// memory: beyond MAX_KEYS (client, reason) pairs the oldest window ends early (its count is logged then).
+// logged each time, one client could write hundreds of thousands of lines in seconds. Per client and reason, the first
+// event of a window is logged at once; the repeats within the window are counted and logged as one line when the window
+// ends. Bounded memory: beyond MAX_KEYS (client, reason) pairs the oldest window ends early (its count is logged then).
 import { LRUCache } from 'lru-cache';
 import type { Logger } from '../lib/logger.js';
 

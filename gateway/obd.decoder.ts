@@ -7,7 +7,7 @@ export { MODE01_PIDS, type PidEntry } from './obd.pids.js';
 
 /** Parses hex data bytes ("1A F8", "1af8", "1A\nF8"); a reason string when it is not hex bytes. */
 export function parseHexBytes(text: string): number[] | string {
-  // one pass over the characters (a regex, a replace and a parseInt per byte were ~2% of the gateway's CPU)
+  // one pass over the characters (a regex, a replace and a parseInt per byte cost several passes, on every frame)
   const out: number[] = [];
   let high = -1;
   let digits = 0;

@@ -1,4 +1,4 @@
-// Shared MQTT state for several gateway processes (DESIGN.md "Decisions"): Aedes routes publishes through
+// Shared MQTT state for several gateway processes (docs/operations/scale-out.md): Aedes routes publishes through
 // mqemitter-redis (pub/sub) and keeps sessions, subscriptions and retained messages in aedes-persistence-redis.
 import { Redis } from 'ioredis';
 import mqemitterRedis from 'mqemitter-redis';

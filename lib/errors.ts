@@ -14,7 +14,7 @@ export class Unauthorized extends AppError {
 export class Forbidden extends AppError {
   constructor(message: string) { super(403, message); }
 }
-/** The reference platform answers unknown ids with `{message:"Not found"}` (reference-notes §3.5). */
+/** Unknown ids are answered `{message:"Not found"}`, as the original platform answers them. */
 export class NotFound extends AppError {
   constructor(message = 'Not found') { super(404, message); }
 }

@@ -1,6 +1,6 @@
 // Bounds on JSON from outside (device frames, request bodies). V8's JSON.parse does not recurse, but
-// JSON.stringify and any recursive walk overflow the stack on deep nesting (issue 10, item 1: 10,000
-// nested `[` in 20 KB killed the process), so a parsed value's depth is measured without recursion
+// JSON.stringify and any recursive walk overflow the stack on deep nesting (10,000
+// nested `[`, 20 KB, would kill the process), so a parsed value's depth is measured without recursion
 // before anything else walks it, and values are printed into messages only through `preview`.
 
 /** Deepest nesting of arrays/objects accepted from outside; real frames and bodies nest fewer than 10. */
@@ -29,8 +29,8 @@ export function preview(value: unknown, maxChars: number): string {
 
 /**
  * Whether a string in `value` (a value or a key, at any depth) holds U+0000, which PostgreSQL text and jsonb cannot
- * store. A walk without recursion and without building the JSON text (issue 13: stringifying every frame to look for
- * it was 3% of the gateway's CPU); `value` has passed nestsDeeperThan.
+ * store. A walk without recursion and without building the JSON text (stringifying every frame to look for
+ * it would cost the gateway CPU on every frame); `value` has passed nestsDeeperThan.
  */
 export function holdsNul(value: unknown): boolean {
   const stack: unknown[] = [value];

@@ -9,7 +9,8 @@ export interface LinkBuilder {
 
 /**
  * Absolute links per sub-service; a service's base is read when a link is built. A link without a query is the base and
- * the path (issue 13: each link built a URLSearchParams and every service's base, ~4% of the notification worker's thread).
+ * the path (a URLSearchParams and every service's base per link were a noticeable share of the notification worker's
+ * thread).
  */
 export function createLinks(base: (service: ServiceKind) => string): LinkBuilder {
   return {
@@ -25,7 +26,7 @@ export function createLinks(base: (service: ServiceKind) => string): LinkBuilder
 }
 
 /**
- * The one rule for link bases (spec: every record carries absolute links): each service's
+ * The one rule for link bases (every record carries absolute links): each service's
  * configured URL, else the public URL (`--public-url`, else http://localhost:<bound HTTP port>).
  * The API, the rule events stored at ingest and the webhook payloads all build links with it.
  */

@@ -1,10 +1,10 @@
-// Gives glibc's free heap memory back to the system while the process is idle (issue 13: the embedded platform's idle
-// RSS). The start leaves ~100 MB of freed but unreturned malloc memory: V8 compiling PGlite's and PostGIS's
+// Gives glibc's free heap memory back to the system while the process is idle (the embedded platform's idle RSS).
+// The start leaves a large amount of freed but unreturned malloc memory: V8 compiling PGlite's and PostGIS's
 // WebAssembly on its worker threads, and parsing the platform's modules on the main thread, free their working memory
-// between blocks that stay, and glibc returns only the free top of a heap, never the holes below a live block. An
-// idle embedded platform measured 503 MB RSS, 389 MB after one `malloc_trim(0)`: its arenas held 252 MB, 144 MB of it in
-// use. Node has no binding for it; koffi (an optional dependency, prebuilt for each platform) calls it. Where there is
-// no glibc (musl, macOS) or no koffi, nothing is trimmed and nothing else changes.
+// between blocks that stay, and glibc returns only the free top of a heap, never the holes below a live block;
+// `malloc_trim(0)` returns those too (docs/development/performance.md). Node has no binding for it; koffi (an optional
+// dependency, prebuilt for each platform) calls it. Where there is no glibc (musl, macOS) or no koffi, nothing is
+// trimmed and nothing else changes.
 import { performance } from 'node:perf_hooks';
 import { every, type Periodic } from './periodic.js';
 
@@ -26,7 +26,7 @@ const IDLE_UTILIZATION = 0.2;
 /**
  * Trims the heap now (the caller has just finished starting, and the start freed the most), then every `ms` ms when
  * the event loop was idle over the interval (a trim while frames stream in would only hand back pages the next batch
- * faults in again; a trim of the idle platform took 0.05–0.44 ms here). Null where trimming is not available.
+ * faults in again; a trim of the idle platform takes well under a millisecond). Null where trimming is not available.
  */
 export async function trimWhenIdle(ms: number): Promise<Periodic | null> {
   const trim = await loadMallocTrim();

@@ -2,7 +2,7 @@ import dns from 'node:dns';
 import net, { BlockList } from 'node:net';
 
 /**
- * Webhook URLs must not reach internal services (issue 5, issue 10 item 13): an address is refused
+ * Webhook URLs must not reach internal services: an address is refused
  * when it is loopback, private, link-local (incl. cloud metadata 169.254.169.254), unspecified,
  * shared (CGNAT, incl. 100.100.100.200), multicast, reserved or documentation-only, or a unique-local
  * IPv6 (incl. fd00:ec2::254). IPv6 forms that embed an IPv4 address are judged by that address.

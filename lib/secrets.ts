@@ -25,7 +25,7 @@ export function newCaseId(length = 5): string {
   return 'VV' + Array.from(bytes, (b) => CASE_ALPHABET[b % CASE_ALPHABET.length]).join('');
 }
 
-/** chipId: `VV` + 10 uppercase hex (reference-notes §4 Device). */
+/** chipId: `VV` + 10 uppercase hex. */
 export function newChipId(): string {
   return 'VV' + randomBytes(5).toString('hex').toUpperCase();
 }

@@ -54,8 +54,8 @@ export function parseInstant(value: string | number, opts: { dateOnly?: boolean 
 }
 
 /**
- * Parses a `since`/`until` style value: ISO 8601, `YYYY-MM-DD` (UTC midnight) or epoch milliseconds (reference-notes
- * §3.1), through parseInstant. Empty or absent → undefined (the SDK sends `since=`); anything else it refuses is a 400
+ * Parses a `since`/`until` style value: ISO 8601, `YYYY-MM-DD` (UTC midnight) or epoch milliseconds, through
+ * parseInstant. Empty or absent → undefined (the SDK sends `since=`); anything else it refuses is a 400
  * naming the parameter.
  */
 export function parseTimeParam(name: string, value: unknown): Date | undefined {

@@ -8,7 +8,7 @@ let cachedHex = '';
  * the version and variant bits. Message ids are made this way so that consecutive inserts land at the right edge
  * of the messages primary key instead of at a random leaf of it (a v4 key touches a random page per row once the
  * index outgrows memory). Built from crypto.randomUUID (whose variant bits are already RFC 9562's), replacing its
- * first 12 hex digits with the time and its version digit with 7: 0.3 µs, against 2 µs for the `uuid` package's v7
+ * first 12 hex digits with the time and its version digit with 7: several times cheaper than the `uuid` package's v7
  * on the ingest path. Not monotonic within a millisecond; nothing orders by id alone.
  */
 export function uuid7(now = Date.now()): string {

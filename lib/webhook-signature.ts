@@ -2,7 +2,7 @@ import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'no
 import { LRUCache } from 'lru-cache';
 
 /**
- * Webhook signatures a receiver can trust (issue 10 item 14), in the manner of Stripe's:
+ * Webhook signatures a receiver can trust (docs/concepts/rules-events-webhooks.md), in the manner of Stripe's:
  * `x-drivewire-signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`, keyed with the
  * application's webhook secret. The timestamp is signed with the body, so a captured delivery
  * cannot be replayed once it is older than the receiver's tolerance. Receivers drop duplicates
@@ -15,7 +15,7 @@ export const DEFAULT_TOLERANCE_S = 300;
 
 /**
  * Key objects of the secrets in use: an HMAC keyed with the secret's text derives its key again each time (with the
- * string's encoding, ~40% of a signature over a 1.5 KB body).
+ * string's encoding, a large part of a signature's cost).
  */
 const keys = new LRUCache<string, KeyObject>({ max: 1024 });
 

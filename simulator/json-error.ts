@@ -3,6 +3,7 @@
 
 const WS = new Set([' ', '\t', '\n', '\r']);
 const NUMBER = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/;
+// eslint-disable-next-line no-control-regex -- a JSON string holds no raw control character (U+0000–U+001F)
 const STRING = /^"(?:[^"\\\u0000-\u001f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"/;
 
 class At extends Error {

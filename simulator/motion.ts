@@ -139,7 +139,7 @@ function sampleAt(tl: Timeline, tMs: number, prevMs: number, coords: LonLat[], c
   const t = tMs >= Math.round(tl.end * 1000) ? tl.end : tMs / 1000;
   const i = pointAt(tl, t);
   let distance = i * tl.grid.ds;
-  let speed = 0;
+  let speed: number;
   let accel = 0;
   if (i < tl.grid.cells && t > tl.depart[i]) {
     const tau = t - tl.depart[i];

@@ -59,7 +59,7 @@ export function createObdModel(opts: ObdModelOptions = {}): ObdModel {
   const weak = opts.scenarios?.includes('weak-battery') ?? false;
   const battery: Battery = weak
     ? { voltage: round(12.0 + rng.noise(0.05), 2), crankingVoltage: round(5.5 + rng.noise(0.1), 2) }
-    : { voltage: round(12.6 + rng.noise(0.05), 2), crankingVoltage: round(10.4 + rng.noise(0.1), 2) }; // green: crank ≥ 10.0 V (README battery thresholds)
+    : { voltage: round(12.6 + rng.noise(0.05), 2), crankingVoltage: round(10.4 + rng.noise(0.1), 2) }; // green: crank ≥ 10.0 V
   let longTrim = rng.uniform(-3, 3);
 
   const read = (input: ObdInput) => {

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { planDrive, type MotionRoute } from './motion.js';
 import { parseScenarios, SCENARIOS, type Scenario } from './scenarios.js';
 
-/** Spec 4.12: a made-up 17-character VIN starting with VV; the rest as real VINs (no I, O, Q). */
+/** A made-up 17-character VIN starting with VV; the rest as real VINs (no I, O, Q). */
 export const DUMMY_VIN = /^VV[A-HJ-NPR-Z0-9]{15}$/;
 export const VIN_RULE = 'vin must be 17 characters: "VV" followed by 15 of A-Z (except I, O, Q) and 0-9';
 export const MIN_SPEED = 1;

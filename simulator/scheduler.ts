@@ -22,7 +22,7 @@ export interface RunSchedulerOptions {
   log: Logger;
   /** The MQTT URL dummies connect to; null: ask resolveMqttUrl at each run. */
   mqttUrl: string | null;
-  /** The gateways' announced MQTT URL (issue 14), asked when mqttUrl is null; none: the run fails saying so. */
+  /** The gateways' announced MQTT URL (db/deployment-urls.ts), asked when mqttUrl is null; none: the run fails so. */
   resolveMqttUrl?: () => Promise<string | null>;
   /** Frames of a pass the platform stored; a pass the broker acknowledged but the platform did not store fails the run. */
   storedFrames?: (deviceId: string, runId: string) => Promise<number>;

@@ -1,4 +1,6 @@
 /** The public /api/v1 API as the signed-in application: every call of the console goes through here. */
+import type { Message } from './records.js';
+
 export type Credentials = { kind: 'basic'; id: string; secret: string } | { kind: 'bearer'; token: string };
 
 const STORE = 'drivewire.console.credentials';
@@ -21,22 +23,23 @@ export function pathOf(url: string): string {
   return u.pathname + u.search;
 }
 
-export async function api<T = any>(method: string, url: string, body?: unknown, c: Credentials | null = credentials): Promise<T> {
+/** A call; `T` is the answer's shape (records.ts), null for 204. */
+export async function api<T = unknown>(method: string, url: string, body?: unknown, c: Credentials | null = credentials): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (c) headers.authorization = header(c);
   if (body !== undefined) headers['content-type'] = 'application/json';
   const res = await fetch(pathOf(url), { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
   if (res.status === 204) return null as T;
   const text = await res.text();
-  let json: any = null;
+  let json: unknown = null;
   try {
     json = text ? JSON.parse(text) : null;
   } catch { /* not JSON: reported below with the status */ }
-  if (!res.ok) throw new ApiError(res.status, json);
+  if (!res.ok) throw new ApiError(res.status, json as ApiError['body']);
   return json as T;
 }
 
-export const get = <T = any>(url: string) => api<T>('GET', url);
+export const get = <T = unknown>(url: string) => api<T>('GET', url);
 
 /** Checks the credentials with a cheap call and keeps them for this tab (sessionStorage) when they work. */
 export async function signIn(c: Credentials): Promise<void> {
@@ -78,7 +81,7 @@ export class Stream {
   private closed = false;
   private retryMs = 1000;
 
-  constructor(private readonly onMessage: (deviceId: string, message: any) => void, private readonly onState: (s: string) => void) {}
+  constructor(private readonly onMessage: (deviceId: string, message: Message) => void, private readonly onState: (s: string) => void) {}
 
   open(): void {
     if (!credentials) return;
@@ -93,7 +96,7 @@ export class Stream {
       for (const id of this.devices) this.send(id);
     };
     ws.onmessage = (ev) => {
-      const frame = JSON.parse(String(ev.data));
+      const frame = JSON.parse(String(ev.data)) as { type: string; subject: { id: string }; payload: Message };
       if (frame.type === 'pub') this.onMessage(frame.subject.id, frame.payload);
     };
     ws.onclose = () => {

@@ -1,4 +1,5 @@
 import type * as L from 'leaflet';
+import type { Message } from './records.js';
 
 export interface DeviceState {
   id: string;
@@ -19,7 +20,7 @@ export interface Ctx {
   /** Show these bounds: a view a panel or the user chose, which the first automatic fit on the devices no longer overrides. */
   fit(bounds: L.LatLngBounds): void;
   onSelect(fn: (deviceId: string | null) => void): void;
-  onLive(fn: (deviceId: string, message: any) => void): void;
+  onLive(fn: (deviceId: string, message: Message) => void): void;
   /** The tab shown; panels poll only while visible. */
   visible(panel: 'devices' | 'runs' | 'trips' | 'rules'): boolean;
   onShow(fn: (panel: string) => void): void;

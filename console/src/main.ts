@@ -3,6 +3,7 @@ import { ApiError, get, restore, signIn, signOut, Stream, who, type Credentials 
 import { $, h } from './dom.js';
 import { createMap, deviceIcon, L, settings } from './map.js';
 import type { Ctx, DeviceState } from './context.js';
+import type { Device, Locations, Message, Page } from './records.js';
 import { mountDevicePanel } from './panels/device.js';
 import { mountRunsPanel } from './panels/runs.js';
 import { mountTripsPanel } from './panels/trips.js';
@@ -107,7 +108,7 @@ function start(): void {
   const map = createMap($('map'), settings());
   const devices = new Map<string, DeviceState>();
   const selectListeners: ((id: string | null) => void)[] = [];
-  const liveListeners: ((id: string, m: any) => void)[] = [];
+  const liveListeners: ((id: string, m: Message) => void)[] = [];
   const showListeners: ((p: string) => void)[] = [];
   let selected: string | null = null;
   /** Set once a panel or the user has chosen what the map shows: device loading then no longer moves the view. */
@@ -139,9 +140,9 @@ function start(): void {
       for (const fn of selectListeners) fn(id);
     },
     async refreshDevices() {
-      const list: any[] = [];
+      const list: Device[] = [];
       for (let offset = 0; ; offset += 100) {
-        const page = await get(`/api/v1/devices?limit=100&offset=${offset}`);
+        const page = await get<{ devices: Device[] } & Page>(`/api/v1/devices?limit=100&offset=${offset}`);
         list.push(...page.devices);
         if (!page.meta.pagination.links?.next || page.devices.length === 0) break;
       }
@@ -156,7 +157,7 @@ function start(): void {
       select.replaceChildren(...(devices.size ? [...devices.values()].map((d) => h('option', { value: d.id }, d.name))
         : [h('option', { value: '' }, 'No devices yet')]));
       await Promise.all(fresh.map(async (d) => {
-        const loc = await get(`/api/v1/devices/${d.id}/locations?limit=1`).catch(() => null);
+        const loc = await get<Locations>(`/api/v1/devices/${d.id}/locations?limit=1`).catch(() => null);
         const f = loc?.locations?.features?.[0];
         if (f && !d.position) {
           d.position = [f.geometry.coordinates[1], f.geometry.coordinates[0]];

@@ -1,4 +1,5 @@
-// Collisions (spec 2.14, 4.11), set-based per ingest batch: two statements for all the devices of a batch.
+// Collisions (docs/concepts/diagnostics-and-collisions.md), set-based per ingest batch: two statements for all the
+// devices of a batch.
 import type { Knex } from 'knex';
 import { prepared } from '../prepared.js';
 import { vehicleAt } from '../vehicle-at.sql.js';
@@ -109,7 +110,7 @@ const RECOMPUTE = `
   SELECT s.device_id, s.from_ts, (SELECT count(*) FROM upserted) AS upserted, (SELECT count(*) FROM removed) AS removed
   FROM span s`;
 
-/** collision events (spec 6.1, reference-notes §5: object vehicle, no meta) implied from each span start on, against those stored. */
+/** collision events (object vehicle, no meta) implied from each span start on, against those stored. */
 const EVENT_DIFF = `
   WITH span AS (SELECT * FROM unnest(?::uuid[], ?::timestamptz[]) AS s(device_id, from_ts)),
   implied AS (SELECT c.device_id, c.vehicle_id, c.ts FROM collisions c JOIN span s ON c.device_id = s.device_id AND c.ts >= s.from_ts),

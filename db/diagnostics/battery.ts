@@ -1,5 +1,5 @@
-// Battery health (spec 2.13 batteryStatus, 4.10): readings taken from frames at ingest, a status computed
-// from the newest readings when asked. Thresholds: README "Diagnostics and safety".
+// Battery health (batteryStatus): readings taken from frames at ingest, a status computed from the newest
+// readings when asked. Thresholds: docs/concepts/diagnostics-and-collisions.md.
 import type { Knex } from 'knex';
 import { prepared } from '../prepared.js';
 
@@ -60,7 +60,7 @@ export function batteryReadings(f: FrameLike): BatteryReading[] {
 /**
  * The current status from the newest reading of each kind: the worst colour among those taken within
  * `recentMs` of `now`, with the time of the reading that set it (the newest among equally bad ones).
- * No recent reading → status null (spec part 7: not an error).
+ * No recent reading → status null (not an error).
  */
 export function batteryStatus(readings: TimedReading[], now: Date, recentMs: number) {
   const recent = readings.filter((r) => now.getTime() - r.ts.getTime() <= recentMs);

@@ -1,4 +1,4 @@
-// Trouble-code information (spec 2.13 single-code record): make, system and subsystem follow from the
+// Trouble-code information (the single-code record): make, system and subsystem follow from the
 // code's structure (SAE J2012 / ISO 15031-6); the description comes from the generic table shipped in
 // dtc-codes.json. Pure functions; the stage stores what they give in dtc_codes.
 import fs from 'node:fs';

@@ -1,5 +1,5 @@
-// Trouble-code occurrences, set-based per ingest batch (spec 2.13, 3.2): three statements for all the
-// devices of a batch, whatever their number. See occurrences() for the model.
+// Trouble-code occurrences (docs/concepts/diagnostics-and-collisions.md), set-based per ingest batch: three statements
+// for all the devices of a batch, whatever their number. See occurrences() for the model.
 import type { Knex } from 'knex';
 import { prepared } from '../prepared.js';
 import type { DtcInfo } from './dtc-info.js';

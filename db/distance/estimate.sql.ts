@@ -1,4 +1,5 @@
-// The odometer estimate (spec 2.11, 4.8): a reading plus the distance the vehicle's steps add after it.
+// The odometer estimate (docs/concepts/distance-and-odometers.md): a reading plus the distance the vehicle's steps add
+// after it.
 import type { Knex } from 'knex';
 import { halfWidth } from './model.js';
 

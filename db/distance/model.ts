@@ -1,4 +1,4 @@
-// The distance model in one place (spec 2.11; README "Distance and odometers"). Units: meters, seconds, km/h.
+// The distance model in one place (docs/concepts/distance-and-odometers.md). Units: meters, seconds, km/h.
 
 /** Units accepted on odometers, triggers and the `x-service-unit` header, as meters per unit. */
 export const METERS_PER_UNIT = { m: 1, km: 1000, mi: 1609.344 } as const;
@@ -22,7 +22,7 @@ export const STEP = {
   JITTER_M: 10,
   /** Faster than any road vehicle: a fix this far from the previous one is a GPS glitch. */
   MAX_GPS_KMH: 300,
-  /** Messages come at least every 5 s (spec 8); beyond 5 min the speeds at both ends say little about the gap. */
+  /** Devices report at least every 5 s while driving; beyond 5 min the speeds at both ends say little about the gap. */
   VSS_MAX_GAP_S: 300,
 } as const;
 

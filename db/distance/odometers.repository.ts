@@ -1,4 +1,4 @@
-// Odometer readings and triggers (spec 2.11, 4.8), per application and vehicle. Distances in meters.
+// Odometer readings and triggers, per application and vehicle. Distances in meters.
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { streamPage, type StreamWindow } from '../paging.js';

@@ -1,7 +1,7 @@
-// Distance steps (spec 2.11), set-based per ingest batch. A message's step (the meters since its device's previous
-// message, db/distance/model.ts) is measured by the statement that stores it and kept on its row (`messages.step_m`,
-// `step_source`, `step_vehicle_id`: migration 021); the batch's distance statement (db/distance/triggers.sql.ts) then
-// re-measures the successors of late frames and moves the vehicles' totals.
+// Distance steps (docs/concepts/distance-and-odometers.md), set-based per ingest batch. A message's step (the meters
+// since its device's previous message, db/distance/model.ts) is measured by the statement that stores it and kept on
+// its row (`messages.step_m`, `step_source`, `step_vehicle_id`: migration 021); the batch's distance statement
+// (db/distance/triggers.sql.ts) then re-measures the successors of late frames and moves the vehicles' totals.
 import { STEP } from './model.js';
 import { vehicleAt } from '../vehicle-at.sql.js';
 
@@ -19,8 +19,7 @@ export const VEHICLE_SPEED = (alias: string) =>
 
 /**
  * The meters between two points (geometry, SRID 4326) on the WGS 84 spheroid: what `ST_Distance` on their geography
- * casts gives (within 1e-8 m over 40,000 random pairs), without building the two geographies: issue 13, 8k of the
- * insert's 281k instructions a row (replayed under callgrind).
+ * casts gives (to within 1e-8 m), without building the two geographies (docs/development/performance.md).
  */
 export const SPHEROID_M = (a: string, b: string) => `ST_DistanceSpheroid(${a}, ${b})`;
 
@@ -68,8 +67,8 @@ const NEWEST = (device: string, from?: { ts: string; id: string }) => `
  * its timestamp, latest_id, latest_loc, latest_v). Parameters: the batch's device ids, and for each the (ts, id) of the
  * newest message the caller knows it stored (a hint; nulls: none). The newest message is read from the hint on, and
  * only without one at or after it (no hint, or it was deleted) from the whole history: PostgreSQL 15 reads a whole
- * leaf page of the device's index entries for the unbounded `ORDER BY … DESC LIMIT 1`, one entry for the hinted one
- * (issue 13: ~5k instructions a frame, replayed under callgrind). A hint can only make the read cheaper: a message
+ * leaf page of the device's index entries for the unbounded `ORDER BY … DESC LIMIT 1`, one entry for the hinted one.
+ * A hint can only make the read cheaper: a message
  * newer than it is found either way, and a hint newer than every message falls back to the whole history.
  */
 export const LATEST_MESSAGE = `
@@ -108,8 +107,7 @@ export const NEW_STEPS_CTES = `
       SELECT o.latest_id AS id, o.after AS ts, o.latest_loc AS location, o.latest_v AS v WHERE (o.ts, o.id) > (o.after, o.latest_id)
       UNION ALL
       (${PREDECESSOR('o', '(o.ts, o.id) < (o.after, o.latest_id)').trim()})) p ON true),
-  -- MATERIALIZED: inlined into new_pairs' join, its two lookups ran once per row instead of once per device (issue 13:
-  -- 281k → 263k instructions a row of the insert, 444 rows of 66 devices, replayed under callgrind)
+  -- MATERIALIZED: inlined into new_pairs' join, its two lookups ran once per row instead of once per device
   new_vehicles AS MATERIALIZED (
     SELECT d.device_id, ${vehicleAt('d.device_id', 'd.first')} AS vehicle_id,
       EXISTS (SELECT 1 FROM device_vehicles dv WHERE dv.device_id = d.device_id AND dv.started_at > d.first AND dv.started_at <= d.last)
@@ -166,7 +164,7 @@ export const STEP_CTES = `
   ${measure('succ_')},
   -- each gated by whether it has rows (an InitPlan: without, nothing below it runs): a generic plan made while messages
   -- was small (a connection's first batch on a new database) scanned the table for \`moved\`'s ids (empty nearly
-  -- always), and kept scanning it as it grew (issue 13: 16,000 rows a batch 8 s into a bench run)
+  -- always), and kept scanning it as it grew
   restepped AS (
     UPDATE messages m SET step_m = s.meters, step_source = s.source, step_vehicle_id = s.vehicle_id FROM succ_steps s
     WHERE EXISTS (SELECT 1 FROM succ_steps) AND m.id = ANY (ARRAY(SELECT id FROM succ_steps)) AND m.id = s.id

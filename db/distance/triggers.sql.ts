@@ -1,4 +1,4 @@
-// Distance and odometer triggers, set-based per ingest batch (spec 2.11, 4.8; reference-notes §1.9, §5): one statement.
+// Distance and odometer triggers, set-based per ingest batch (docs/concepts/distance-and-odometers.md): one statement.
 import { MAX_MILESTONES_PER_BATCH } from './model.js';
 import { STEP_CTES, type StoredStep } from './steps.sql.js';
 import type { PartRow, SqlPart, SqlStatement } from '../fused.js';

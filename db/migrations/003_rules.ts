@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { runStatements } from '../sql.js';
 
 /**
- * Rules (spec 2.9, 4.6) and their evaluation state (spec 6.2).
+ * Rules and their evaluation state (docs/concepts/rules-events-webhooks.md).
  * - `rules` and `rule_boundaries` are immutable once created (delete + create to change a rule).
  *   A boundary keeps its input as given (echoed on read) plus the PostGIS shape evaluation uses:
  *   `center` (geography, so ST_DWithin measures meters) for radius, `area` (geometry) for polygon.

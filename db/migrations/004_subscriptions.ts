@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { runStatements } from '../sql.js';
 
 /**
- * Subscriptions (spec 2.7) and notifications (spec 2.8, 3.1). The notifications table is also the
+ * Subscriptions and notifications (docs/concepts/rules-events-webhooks.md). The notifications table is also the
  * delivery queue: a row is due when `next_attempt_at <= now()` and its lease `locked_until` is
  * absent or expired; workers claim due rows with `FOR UPDATE SKIP LOCKED`. Each HTTP attempt is
  * kept in notification_attempts. Deleting a subscription deletes its notifications.

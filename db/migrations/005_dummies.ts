@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { runStatements } from '../sql.js';
 
 /**
- * Simulated devices (spec 4.12, reference-notes §1.10, §6): routes, dummies and their runs.
+ * Simulated devices (docs/concepts/simulator.md): routes, dummies and their runs.
  * - routes: `application_id` NULL for the routes seeded from routes-data/ (visible to every
  *   application), else the application that imported it (visible to it only).
  * - dummies: the platform's own clients; each holds its device's MQTT secret so the run scheduler

@@ -2,11 +2,11 @@ import type { Knex } from 'knex';
 import { runStatements } from '../sql.js';
 
 /**
- * Trips and report cards (spec 2.10, 2.12, 4.7, 4.9), derived at ingest (gateway/stages/trips.stage.ts).
+ * Trips and report cards (docs/concepts/trips-and-report-cards.md), derived at ingest (gateway/stages/trips.stage.ts).
  * - `trips`: one row per trip; (device_id, start_ts) identifies a trip across recomputations (late frames).
  *   `stop_ts` is null while the trip is open; `last_ts` is the newest message counted in it. The running sums
  *   (`*_n`, `*_sum`, meters, liters, grams of air) advance per ingest batch; db/trips/formulas.ts turns them
- *   into the spec's statistics. `last_*` columns carry what the next batch needs to continue the sums
+ *   into the trip's statistics. `last_*` columns carry what the next batch needs to continue the sums
  *   (previous location, speed sample, hard-event state). `start_reason`: startup | motion; `end_reason`:
  *   shutdown | stationary | gap | startup | silent. `touched_at`: when a batch last advanced the trip (the
  *   sweep closes open trips not advanced for the gap, whatever their device timestamps). An open trip is

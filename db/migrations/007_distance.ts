@@ -2,7 +2,8 @@ import type { Knex } from 'knex';
 import { runStatements } from '../sql.js';
 
 /**
- * Distance and odometers (spec 2.11, 4.8), derived at ingest (gateway/stages/distance.stage.ts, db/distance/).
+ * Distance and odometers (docs/concepts/distance-and-odometers.md), derived at ingest
+ * (gateway/stages/distance.stage.ts, db/distance/).
  * - `distance_steps`: per stored message, the meters travelled since the device's previous message (GPS
  *   great-circle distance, else vehicle speed integrated; db/distance/model.ts), attributed to the vehicle the
  *   device was in. Recomputed for a late frame and its successor only.

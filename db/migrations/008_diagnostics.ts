@@ -2,9 +2,9 @@ import type { Knex } from 'knex';
 import { runStatements } from '../sql.js';
 
 /**
- * Diagnostics and safety (spec 2.13, 2.14, 4.10, 4.11), derived at ingest (gateway/stages/diagnostics.stage.ts,
- * collisions.stage.ts).
- * - `dtc_codes`: one record per trouble code number (the `{code}` of spec 2.13 and of dtc-on/dtc-off meta),
+ * Diagnostics and collisions (docs/concepts/diagnostics-and-collisions.md), derived at ingest
+ * (gateway/stages/diagnostics.stage.ts, collisions.stage.ts).
+ * - `dtc_codes`: one record per trouble code number (the `{code}` of the code endpoints and of dtc-on/dtc-off meta),
  *   created when a code is first seen or looked up; make/system/subsystem/description from db/diagnostics/dtc-info.ts.
  * - `dtc_occurrences`: a code on from `start` (the first report holding it) to `stop` (the first later report
  *   without it; null while on), per device. (device_id, number, start) identifies an occurrence across recomputations.

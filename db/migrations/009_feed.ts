@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { runStatements } from '../sql.js';
 
 /**
- * The live-stream feed across processes (issue 14, db/message-feed.ts).
+ * The live-stream feed across processes (db/message-feed.ts; docs/operations/scale-out.md).
  * - `message_feed_seq`: one row whose counter each ingest batch increments at the end of its transaction.
  *   The row lock is held until commit, so numbers are handed out in commit order and without gaps (a
  *   rolled-back batch gives its number back): when batch N is visible, every batch before it is too.

@@ -5,7 +5,7 @@ import type { Knex } from 'knex';
  * predecessor and successor (ORDER BY ts, id … LIMIT 1), the API's stream pages (ts DESC, id DESC). On
  * (device_id, ts) alone the planner could not end those at the first row in order: it planned the predecessor
  * lookup as a bitmap scan of the device's whole history and a sort, per new message, which grew with the
- * history (153 rows read per message 20 s into a benchmark). With id in the index, the first entry in index
+ * history. With id in the index, the first entry in index
  * order is the answer, whatever the statistics. It replaces messages_device_ts, whose reads it serves too.
  */
 export async function up(knex: Knex): Promise<void> {

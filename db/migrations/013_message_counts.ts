@@ -4,8 +4,8 @@ import type { Knex } from 'knex';
  * Each device's number of stored messages, kept by statement-level triggers on messages (every insert path: the
  * ingest batch, fixtures, seeds; deletes, a device's deletion included). A stream page of a device's messages
  * without `since` reports `remaining` as this total less the messages newer than its `prior` link, which for the
- * first pages is a handful of index entries: the capped count of the older ones read up to 10,000 index entries
- * (~4 ms), nearly all of the API's work per page (issue 13). One upsert per device per statement, in device order
+ * first pages is a handful of index entries: the capped count of the older ones read up to 10,000 index entries,
+ * nearly all of the API's work per page. One upsert per device per statement, in device order
  * (two gateways' batches lock the rows in one order). Messages are never updated.
  */
 export async function up(knex: Knex): Promise<void> {

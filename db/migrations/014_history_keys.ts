@@ -2,8 +2,8 @@ import type { Knex } from 'knex';
 
 /**
  * The two tables that gain a row per message, `messages` and `distance_steps`, no longer check their device per row.
- * A foreign key checks (and key-share locks) the device row once per inserted row: 2-4 µs of the insert's ~25 µs
- * per message, and 3.6 µs per distance step (issue 13). The device is still checked, once per device and statement:
+ * A foreign key checks (and key-share locks) the device row once per inserted row, a noticeable part of each message's
+ * insert (docs/development/performance.md). The device is still checked, once per device and statement:
  * every insert of messages upserts the device's row of device_message_counts (migration 013), whose foreign key checks
  * the device when that row is created and whose row lock orders a batch against the device's deletion. Devices are
  * never deleted by the platform (deregistration keeps them); when one is, this trigger deletes its messages and

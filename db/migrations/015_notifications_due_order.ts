@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 /**
  * The delivery queue's claim (db/repositories/notifications.repository.ts CLAIM) takes the due notifications in
  * (next_attempt_at, id) order. Indexed on next_attempt_at alone, every claim sorted every due row to find the first
- * few: 12.8 ms per claim with a backlog of 12,000, so delivery slowed as the backlog grew (issue 13: ~650 webhooks/s).
+ * few, so delivery slowed as the backlog grew.
  * In the claim's full order, a claim reads only the rows it takes, plus those leased by calls in flight.
  */
 export async function up(knex: Knex): Promise<void> {

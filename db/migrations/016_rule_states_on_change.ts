@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
 
 /**
- * rule_states is written when a rule's state changes, not by every batch of its device (issue 13: the batch's
- * rules were ~600 row updates per batch at 200 devices × 4 rules, nearly all of them only moving `last_ts`).
+ * rule_states is written when a rule's state changes, not by every batch of its device: written by every
+ * batch, a batch's rules were a row update each, nearly all of them only moving `last_ts`.
  * Whether a batch is late, which `last_ts` told per rule, is now told per device by its newest stored timestamp
  * (db/rules/evaluate.ts), so the two columns that only moved with every batch go.
  */

@@ -3,9 +3,9 @@ import { devicesDeleteHistory, HISTORY_014 } from './014_history_keys.js';
 import { replaceKeyWithCascade, restoreKey, type StatementCascade } from './statement-cascade.js';
 
 /**
- * Events and their notifications no longer check their parent row per inserted row (issue 13, as 014 did for
- * messages). Under the rules bench, the foreign keys of `events.device_id` and `notifications.event_id` were two of
- * the three per-row checks that cost ~62 µs an event in the rules statement (auto_explain, log_triggers). Neither
+ * Events and their notifications no longer check their parent row per inserted row (as 014 did for
+ * messages). The foreign keys of `events.device_id` and `notifications.event_id` were two of the three per-row checks
+ * that made most of an event's cost in the rules statement (docs/development/performance.md). Neither
  * guards anything the platform can get wrong: a notification's event is inserted by the same statement, and a
  * device's events are written only by the gateway for a device it has authenticated. What the keys did on delete is
  * kept, set-based: deleting events (a late frame's recomputation, in five statements) deletes their notifications in

@@ -2,8 +2,8 @@ import type { Knex } from 'knex';
 import { replaceKeyWithCascade, restoreKey, type StatementCascade } from './statement-cascade.js';
 
 /**
- * The rule state log no longer checks its rule per inserted row (issue 13, as 017 did for events): under the rules
- * bench `rule_state_log_rule_id_fkey` took 8–10 µs per logged change point (auto_explain, log_triggers). The check
+ * The rule state log no longer checks its rule per inserted row (as 017 did for events): the check of
+ * `rule_state_log_rule_id_fkey` ran for every logged change point. It
  * guarded nothing the batch had not already: the ingest batch key-share locks the rules it writes for (db/rules/
  * evaluate.sql.ts `locked`), so a rule cannot be deleted between its evaluation and the batch's commit.
  * What the key did on delete is kept, set-based: deleting rules (through the API, or with their device) deletes

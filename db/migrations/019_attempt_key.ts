@@ -2,9 +2,8 @@ import type { Knex } from 'knex';
 import { replaceKeyWithCascade, restoreKey, type StatementCascade } from './statement-cascade.js';
 
 /**
- * Recorded attempts no longer check their notification per inserted row (issue 13, as 017 and 018 did):
- * `notification_attempts_notification_id_fkey` took ~14 µs of each attempt recorded (auto_explain, log_triggers;
- * the record statement ~330 µs per attempt in all, delivering a queue of 7,321). The check guarded nothing the
+ * Recorded attempts no longer check their notification per inserted row (as 017 and 018 did):
+ * `notification_attempts_notification_id_fkey` ran a check for each attempt recorded. The check guarded nothing the
  * statement had not already: it inserts an attempt only for a notification its own UPDATE returned, and that UPDATE
  * holds the row's lock to the commit, so the notification cannot be deleted in between. What the key did on delete is
  * kept, set-based: deleting notifications (with their event, their subscription or their device) deletes their

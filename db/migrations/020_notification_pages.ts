@@ -3,16 +3,15 @@ import { compressByDefault, compressWithLz4 } from './column-compression.js';
 
 /**
  * The delivery queue's rows are written three times: stored with their event, leased by a claim (`locked_until`),
- * then recorded (state, payload, next_attempt_at). Issue 13, measured on a copy of 10,368 queued notifications of
- * the rules bench (PostgreSQL 15):
- * - **fillfactor 50**: a row is ~1.4 KB once its payload is stored, so a full page had no room for a claimed row's
- *   new version and the claim moved every row to another page with a new entry in each of the table's four
- *   indexes (1,833 of 20,736 updates were HOT). With half of each page left free at insert, a claim changes no
- *   indexed column and stays on its page: 9.7 → 1.5 µs a row. The record changes `next_attempt_at`, which the
+ * then recorded (state, payload, next_attempt_at). The storage follows (figures: docs/development/performance.md):
+ * - **fillfactor 50**: a row is over a kilobyte once its payload is stored, so a full page had no room for a claimed
+ *   row's new version and the claim moved nearly every row to another page with a new entry in each of the table's
+ *   four indexes. With half of each page left free at insert, a claim changes no indexed column and stays on its
+ *   page (a HOT update). The record changes `next_attempt_at`, which the
  *   due index holds, so it cannot be HOT either way.
- * - **payload compressed with lz4** where the server has it (PGlite's build has not): the ~2.4 KB body posted is
- *   stored with the first attempt and passes TOAST's 2 KB threshold, so pglz compressed every one: 21 → 8 µs a
- *   payload stored. Values already stored keep their method; a value is decompressed the same way either way.
+ * - **payload compressed with lz4** where the server has it (PGlite's build has not): the body posted is stored with
+ *   the first attempt and usually passes TOAST's 2 KB threshold, so pglz compressed nearly every one, and lz4 is
+ *   cheaper. Values already stored keep their method; a value is decompressed the same way either way.
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.raw('ALTER TABLE notifications SET (fillfactor = 50)');

@@ -3,11 +3,11 @@ import { runStatements } from '../sql.js';
 import { devicesDeleteHistory, HISTORY_014 } from './014_history_keys.js';
 
 /**
- * A message's distance step moves from its own `distance_steps` row onto the message (issue 13): `step_m` (meters since
+ * A message's distance step moves from its own `distance_steps` row onto the message: `step_m` (meters since
  * the device's previous message), `step_source` ('gps', 'vss' or 'none') and `step_vehicle_id` (the vehicle it counted
  * for), written by the statement that stores the message (db/distance/steps.sql.ts). Writing a second row per message,
  * with its primary key, its (vehicle_id, ts) index and its ON CONFLICT check, and analyzing that table as it grew,
- * cost ~105,000 of ~593,000 PostgreSQL instructions a frame (drivewire bench ingest, 200 × 10, counted with perf).
+ * was a sizeable share of the ingest path's database work (docs/development/performance.md).
  * The vehicle's steps after a time are now read through its devices' (device_id, ts) index (db/distance/estimate.sql.ts).
  * Existing steps are copied over; a message that had none keeps nulls (no step). The new columns, like the payload's,
  * have no planner statistics (migration 012): no query filters or sorts on them.

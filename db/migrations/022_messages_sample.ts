@@ -2,11 +2,11 @@ import type { Knex } from 'knex';
 
 /**
  * ANALYZE of `messages` samples 300 rows per unit of its columns' largest statistics target: with the default (100),
- * 30,000 rows, which at 71,000 messages took 340-460 ms on the 2-core bench machine, and the table is analyzed after
- * every tenth of growth (db/connection.ts autoAnalyze: four times in a 20 s ingest benchmark on a new database, ~6% of
- * the server's CPU). Target 10 (a 3,000-row sample): 38-41 ms. Every statement on the table reads it per device
+ * 30,000 rows, and the table is analyzed after every tenth of growth (db/connection.ts autoAnalyze), so on a new,
+ * growing database those ANALYZEs take a noticeable share of the server's CPU; target 10 (a 3,000-row sample) makes
+ * each several times cheaper (docs/development/performance.md). Every statement on the table reads it per device
  * through its indexes (LATERAL … OFFSET 0, forced generic plans), and for `device_id = ?` the planner needs only the
- * number of devices, which 3,000 rows estimate as well (issue 13). The payload columns have none (migration 012).
+ * number of devices, which 3,000 rows estimate as well. The payload columns have none (migration 012).
  */
 const COLUMNS = ['id', 'device_id', 'ts', 'frame_id', 'kind'];
 

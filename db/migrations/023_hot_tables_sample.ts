@@ -4,11 +4,10 @@ import type { Knex } from 'knex';
  * Smaller ANALYZE samples for the other tables that grow with every batch (db/connection.ts autoAnalyze analyzes them
  * after each tenth of growth), as migration 022 did for messages: statistics target 10 (a 3,000-row sample instead
  * of 30,000) on the columns queries find rows by, none (0) on the payloads no query filters, joins or sorts on.
- * Under the rules benchmark (200 devices × 4 rules + a webhook each, 20 s) the ANALYZEs of these tables had cost the
- * server 1.25 s, notifications alone 100-160 ms each time at 31,000 rows (16-37 ms with these targets) and events
- * 100-134 ms (issue 13). Every query on them reads through an index by key (the notifications' due order, an event's
- * object, a rule's log, a feed number), for which a coarser sample estimates as well. The events' `meta` has none
- * since migration 012.
+ * Under the rules benchmark the ANALYZEs of these tables, notifications and events above all, were a noticeable share
+ * of the server's CPU (docs/development/performance.md). Every query on them reads through an index by key (the
+ * notifications' due order, an event's object, a rule's log, a feed number), for which a coarser sample estimates as
+ * well. The events' `meta` has none since migration 012.
  */
 export const TARGETS: [string, Record<string, number>][] = [
   ['events', { id: 10, device_id: 10, vehicle_id: 10, application_id: 10, ts: 10, stored: 10, event_type: 10, object_type: 10, object_id: 10 }],

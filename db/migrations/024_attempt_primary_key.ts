@@ -2,10 +2,9 @@ import type { Knex } from 'knex';
 
 /**
  * A recorded attempt is identified by its notification and its number, as they are read (the repository's
- * attempts(), in number order); its own random `id` was written and never read. Issue 13: that
- * key's index took an insert at a random leaf page for every attempt recorded, ~8 µs of the record statement's
- * ~75 µs a notification (64 attempts recorded on a copy of a webhooks-bench queue, PostgreSQL 15: 4.9–5.4 → 4.4–4.7
- * ms). The unique (notification_id, attempt) index becomes the primary key.
+ * attempts(), in number order); its own random `id` was written and never read, and that
+ * key's index took an insert at a random leaf page for every attempt recorded (docs/development/performance.md). The
+ * unique (notification_id, attempt) index becomes the primary key.
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`ALTER TABLE notification_attempts DROP CONSTRAINT IF EXISTS notification_attempts_pkey,

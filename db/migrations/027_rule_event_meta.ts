@@ -4,8 +4,7 @@ import type { Knex } from 'knex';
  * The shapes of a rule event's meta (db/rules/rule-event.sql.ts RULE_EVENT_META), as composite types whose attribute
  * names are its keys: `to_jsonb` of one nested row builds the whole meta in one pass and writes it out once. Built from
  * nested `jsonb_build_object` calls, every level wrote its object out as jsonb and the level above read it back in
- * (the message snapshot three times over), ~17k PostgreSQL instructions a frame with 4 rules a device (issue 13,
- * replayed under callgrind: 788.3k -> 771.3k).
+ * (the message snapshot three times over; docs/development/performance.md).
  */
 const TYPES: [name: string, attributes: string][] = [
   ['rule_event_links', 'self text, events text, subscriptions text'],

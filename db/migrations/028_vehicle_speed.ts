@@ -2,15 +2,14 @@ import type { Knex } from 'knex';
 import { runStatements } from '../sql.js';
 
 /**
- * A message's vehicle speed (data.vehicleSpeed, km/h) as a column beside the payload it comes from (issue 13). The
+ * A message's vehicle speed (data.vehicleSpeed, km/h) as a column beside the payload it comes from. The
  * gateway writes it with the message, from the frame it decoded (only when it is a number); the distance steps
  * (db/distance/steps.sql.ts VEHICLE_SPEED) and the trip statements (db/trips/segment.sql.ts) read it, and the payload's value
  * where it is null (a message stored before this migration or by another path). Read from the payload, it was a jsonb
  * key lookup and a numeric → text → float8 conversion for each row of the batch and each message the trips read again.
- * Replayed under callgrind (200 devices × 2 frames a batch): 411.6k → 404.3k PostgreSQL instructions a frame; the other
- * readings the trips read (load, fuel rate, air flow, acceleration) as columns too gave 406.0k (the insert's cost of
- * each column outweighs what its reads save). `data` stays what the API serves. No planner statistics (as migration
- * 021's step columns): no query filters or sorts on it.
+ * The other readings the trips read (load, fuel rate, air flow, acceleration) stay in the payload: as columns, the
+ * insert's cost of each outweighed what its reads save (docs/development/performance.md). `data` stays what the API
+ * serves. No planner statistics (as migration 021's step columns): no query filters or sorts on it.
  */
 export async function up(knex: Knex): Promise<void> {
   await runStatements(knex, `

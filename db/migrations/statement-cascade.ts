@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * A foreign key `child.column → parent(id) ON DELETE CASCADE` replaced by its delete action alone (issue 13): no
+ * A foreign key `child.column → parent(id) ON DELETE CASCADE` replaced by its delete action alone: no
  * check and key-share lock per inserted child row, and one DELETE of the children per statement that deletes parents
  * (an AFTER … FOR EACH STATEMENT trigger over the deleted rows), cascaded deletes of the parent included.
  */

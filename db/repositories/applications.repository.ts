@@ -6,7 +6,7 @@ import { isUuid } from '../../lib/uuid.js';
 import type { AppKind, Principal } from './scope.js';
 
 /**
- * How long a successful authentication is reused (issue 13: one round trip less per API request). Keyed
+ * How long a successful authentication is reused (one round trip less per API request). Keyed
  * by the hash of the credential, never the credential. A secret rotated in this process clears it at
  * once; one rotated by another process stops working here within this time.
  */
@@ -57,7 +57,7 @@ export function applicationsRepository(knex: Knex) {
       return (await trx('applications').select('webhook_secret').where({ id }).first())?.webhook_secret;
     },
 
-    /** HTTP Basic `appId:secret`; an id that is not a UUID never reaches the database (issue 10, item 6). */
+    /** HTTP Basic `appId:secret`; an id that is not a UUID never reaches the database. */
     async authenticate(id: string, secret: string, trx: Knex = knex): Promise<Principal | null> {
       if (!isUuid(id)) return null;
       const key = `basic:${id}:${hashSecret(secret)}`;

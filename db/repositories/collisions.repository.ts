@@ -14,7 +14,7 @@ const toCollision = (r: Record<string, any>): Collision => ({
   latitude: r.latitude === null ? null : Number(r.latitude), longitude: r.longitude === null ? null : Number(r.longitude),
 });
 
-/** Reading collisions (spec 4.11), limited to the devices the application can read. */
+/** Reading collisions, limited to the devices the application can read. */
 export function collisionsRepository(knex: Knex) {
   const visible = (trx: Knex, app: Principal) => trx('collisions as c').select(COLUMNS).whereIn('c.device_id', readableDeviceIds(trx, app));
   const page = async (base: () => Knex.QueryBuilder, w: StreamWindow) => {

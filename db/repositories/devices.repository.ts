@@ -10,7 +10,7 @@ import { onAccessMayHaveEnded } from '../access-watch.js';
 import { credentialsChanged } from '../device-credentials.js';
 
 /**
- * How long a granted read stays cached (issue 13: one round trip less per API request). Only grants
+ * How long a granted read stays cached (one round trip less per API request). Only grants
  * are cached, so a new authorization is seen at once; a revocation in this process clears the cache at
  * its commit, one by another process is seen within this time (as the live stream sees it, access-watch.ts).
  */
@@ -52,7 +52,7 @@ export function devicesRepository(knex: Knex) {
     /**
      * Provisioning: the secret is returned once and only its hash is kept. The case id is drawn at random
      * (`caseId`, when given, is tried first); one already taken is drawn again: 33^5 ids make a collision likely
-     * once a fleet has several thousand devices (issue 13's 10,000-device bench hit one).
+     * once a fleet has several thousand devices.
      */
     async provision(input: { id?: string; name: string; ownerId: string; chipId?: string; caseId?: string; icon?: string | null }, trx: Knex = knex) {
       const secret = newSecret();
@@ -119,7 +119,7 @@ export function devicesRepository(knex: Knex) {
       if (!(await this.canRead(app, id, trx))) throw new NotFound();
     },
 
-    /** Devices of the application in the order they were added to it (spec 4.1). */
+    /** Devices of the application in the order they were added to it. */
     async list(app: Principal, w: OffsetWindow, trx: Knex = knex) {
       const added = app.kind === 'enterprise' ? 'registrations' : 'authorizations';
       const base = () => trx('devices as d').select([...COLUMNS, 'x.created_at as added_at'])

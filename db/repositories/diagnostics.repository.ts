@@ -19,7 +19,7 @@ const toOccurrence = (r: Record<string, any>): DtcOccurrence => ({
   description: r.description, start: new Date(r.start), stop: r.stop ? new Date(r.stop) : null,
 });
 
-/** Reading trouble codes and battery readings (spec 4.10); a vehicle's data comes from the devices the application can read. */
+/** Reading trouble codes and battery readings; a vehicle's data comes from the devices the application can read. */
 export function diagnosticsRepository(knex: Knex) {
   return {
     /** A trouble-code record: reference data, the same for every application. */

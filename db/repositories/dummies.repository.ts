@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { offsetPage, type OffsetWindow } from '../paging.js';
 
-/** A dummy (reference-notes §4 Dummy): a simulated device of one application. */
+/** A dummy (docs/concepts/simulator.md): a simulated device of one application. */
 export interface Dummy {
   id: string;
   applicationId: string;

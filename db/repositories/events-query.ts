@@ -4,7 +4,7 @@ import { readableDeviceIds, type Principal } from './scope.js';
 import { EVENT_COLUMNS, toEvent, type EventRecord } from './events.repository.js';
 
 export interface EventFilters {
-  /** An event type; `rule` and `<prefix>-*` are wildcards (reference-notes §1.3, §10.12). */
+  /** An event type; `rule` and `<prefix>-*` are wildcards. */
   type?: string;
   objectId?: string;
   objectType?: string;
@@ -29,7 +29,7 @@ function filtered(q: Knex.QueryBuilder, f: EventFilters): Knex.QueryBuilder {
 }
 
 /**
- * Reading events (spec 2.6, 4.5). An application sees the events of devices it can read; a rule
+ * Reading events. An application sees the events of devices it can read; a rule
  * event only when it owns the rule (`application_id` null = an event every reader of the device sees).
  */
 export function eventsQueryRepository(knex: Knex) {

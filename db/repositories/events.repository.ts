@@ -25,7 +25,7 @@ export const toEvent = (r: Record<string, any>): EventRecord => ({
 });
 
 /**
- * Every event type the platform produces goes through `insert` (issue 5): it is the one path from a
+ * Every event type the platform produces goes through `insert`: it is the one path from a
  * fact (a frame, a rule transition, a trip) to stored events, and later to notifications.
  */
 export function eventsRepository(knex: Knex) {
@@ -41,7 +41,7 @@ export function eventsRepository(knex: Knex) {
         id: randomUUID(), device_id: e.deviceId, vehicle_id: e.vehicleId, application_id: e.applicationId ?? null,
         ts: e.timestamp, stored, event_type: e.eventType, object_type: e.objectType, object_id: e.objectId, meta: e.meta,
       }));
-      // One statement with their notifications (spec 3.1: matching subscriptions), in the caller's transaction.
+      // One statement with their notifications (matching subscriptions), in the caller's transaction.
       const leased = await insertEventsNotifying(trx, rows, leaseMs);
       return rows.map((r) => (leaseMs === null ? toEvent(r) : { ...toEvent(r), leased: leased.get(r.id) ?? [] }));
     },

@@ -30,7 +30,7 @@ export interface DeadLetterRow {
 }
 
 /** A dead letter must always be storable: PostgreSQL text cannot hold U+0000. */
-const noNul = (s: string) => s.replace(/\u0000/g, '\uFFFD');
+const noNul = (s: string) => s.replaceAll('\u0000', '\uFFFD');
 
 /**
  * Bytes of a dead letter's `raw` kept: a frame is well under 1 KB (the catalog's longest string value is 1,024
@@ -73,9 +73,9 @@ export interface Association { deviceId: string; vehicleId: string; startedAt: D
 // The batch travels as one parameter per column, whatever its size (PGlite takes one statement per call, and knex
 // would otherwise bind 10 parameters per row): the scalar columns as arrays (each element read by its type's input
 // function), `data` and `extra` each as one JSON array parsed into jsonb once, a row's value taken by its position.
-// Issue 13: as one JSON array of row objects (jsonb_to_recordset), every row's keys were sorted and its ids and
-// timestamps read as jsonb strings, then converted again: 281k → 263k instructions a row for the whole insert
-// (replayed under callgrind, 444-frame batch). `extra` holds JSON null for a row without one (SQL NULL once read).
+// As one JSON array of row objects (jsonb_to_recordset), every row's keys would be sorted and its ids and
+// timestamps read as jsonb strings, then converted again (docs/development/performance.md). `extra` holds JSON null for
+// a row without one (SQL NULL once read).
 const BATCH_ROWS = `
   SELECT r.i, r.id, r.device_id, r.ts, r.frame_id, r.kind, j.data -> (r.i::int - 1) AS data,
     nullif(j.extra -> (r.i::int - 1), 'null') AS extra, r.received_at,
@@ -106,9 +106,8 @@ const INSERT_AFTER_LATEST: SqlStatement = {
     ON CONFLICT (device_id, frame_id) WHERE frame_id IS NOT NULL DO NOTHING
     RETURNING id, step_m, step_source, step_vehicle_id)`,
   // One row of arrays: each stored row's position in the batch with its step, and the devices' newest timestamps. As a
-  // row per message, its id, step and column names were each written out as JSON by row_to_json (issue 13: ~11k
-  // PostgreSQL instructions a frame, replayed under callgrind); a position is a number, and a frame the insert skipped
-  // is one whose position is absent.
+  // row per message, its id, step and column names would each be written out as JSON by row_to_json; a position is a
+  // number, and a frame the insert skipped is one whose position is absent.
   main: `
   SELECT s.*, l.* FROM
     (SELECT array_agg(b.i) AS positions, array_agg(n.step_m) AS meters, array_agg(n.step_source) AS sources,
@@ -218,7 +217,7 @@ export function storedBatch(parts: PartRow[] | null, rows: readonly MessageRow[]
 
 // a row a device of the batch once devices have vehicles: column by column (db/fused.ts)
 const ASSOCIATIONS_STATEMENT: SqlStatement = { ctes: '', main: ASSOCIATIONS, columns: ['device_id', 'vehicle_id', 'started_at'] };
-/** ASSOCIATIONS' bindings: the spans column by column, as binary arrays (as one JSON text: ~10k more PostgreSQL instructions a frame, issue 13). */
+/** ASSOCIATIONS' bindings: the spans column by column, as binary arrays (cheaper to read than one JSON text). */
 const spanColumns = (spans: { deviceId: string; min: Date; max: Date }[]) =>
   [uuidArray(spans.map((s) => s.deviceId)), timestampArray(spans.map((s) => s.min)), timestampArray(spans.map((s) => s.max))];
 const toAssociation = (r: Record<string, any>): Association => ({ deviceId: r.device_id, vehicleId: r.vehicle_id, startedAt: new Date(r.started_at) });
@@ -272,7 +271,7 @@ export function ingestRepository(knex: Knex) {
     },
 
     /**
-     * Records that the device was in the vehicle from `at` on (spec 4.2: a new association when the VIN
+     * Records that the device was in the vehicle from `at` on (a new association when the VIN
      * changes). A late frame lands where it belongs: when the vehicle is already the one in force at `at`
      * nothing changes; when the next association is the same vehicle, it is moved back to `at` instead of
      * being repeated. Returns true when the device's history changed.

@@ -4,17 +4,17 @@ import type { HandedOver } from '../../lib/bus.js';
 import { SUBSCRIPTION_COLUMNS, SUBSCRIPTION_NAMES } from './subscriptions.repository.js';
 
 /**
- * The notifications of events (spec 3.1), as SQL over a set `e` of event rows: a notification per matching
- * subscription, queued (due now). An event matches a subscription of its device whose application can still
- * read the device, when the type is equal (or the subscription is `rule-*` and the event a rule event), the
- * subscription's object (if any) is the event's, and a rule event belongs to the subscription's application.
- * They are stored leased for the statement's `lease` CTE (`SELECT ?::bigint AS ms`; null: not leased), to the worker
- * the statement's caller hands them to (lib/bus.ts handOffLeaseMs), so no claim has to find them. A paused
+ * The notifications of events (docs/concepts/rules-events-webhooks.md), as SQL over a set `e` of event rows: a
+ * notification per matching subscription, queued (due now). An event matches a subscription of its device whose
+ * application can still read the device, when the type is equal (or the subscription is `rule-*` and the event a rule
+ * event), the subscription's object (if any) is the event's, and a rule event belongs to the subscription's
+ * application. They are stored leased for the statement's `lease` CTE (`SELECT ?::bigint AS ms`; null: not leased), to
+ * the worker the statement's caller hands them to (lib/bus.ts handOffLeaseMs), so no claim has to find them. A paused
  * subscription's are kept: `paused`, not leased, with no next attempt (out of the queue until it is resumed). Each
- * carries its subscription's endpoint, for the worker's per-endpoint limit. The subscriptions
- * notified are key-share locked (migration 030: no per-row key): one deleted meanwhile waits for this transaction to
- * commit and then takes its notifications with it; one deleted since the statement's snapshot is not locked (READ
- * COMMITTED: its newest version is gone) and gets none.
+ * carries its subscription's endpoint, for the worker's per-endpoint limit. The subscriptions notified are key-share
+ * locked (migration 030: no per-row key): one deleted meanwhile waits for this transaction to commit and then takes its
+ * notifications with it; one deleted since the statement's snapshot is not locked (READ COMMITTED: its newest version
+ * is gone) and gets none.
  */
 const FAN_OUT = (events: string) => `
   INSERT INTO notifications (id, event_id, subscription_id, application_id, device_id, url, endpoint, state, created_at,
@@ -59,8 +59,7 @@ const LEASED_ID = `${LEASED_PREFIX}id`;
  * per event (EVENT_COLUMNS, `n_id` null; with `events: 'leasing'`, only when the statement leases), and a row per
  * notification stored leased (`id` its event's, then LEASED_FIELDS), events first in (ts, object_id, id) order. A union,
  * not a join of the two CTEs: their row estimates are tiny, so the join was a nested loop comparing every event with
- * every notification (issue 13: ~1.5 ms of a ~22 ms rules statement storing 114 events, replayed on a copy of a bench
- * database; quadratic in a batch's events).
+ * every notification: quadratic in a batch's events.
  */
 export const EVENTS_AND_LEASED = (events: 'all' | 'leasing') => `
   SELECT ${EVENT_COLUMNS.map((col) => `ev.${col}`).join(', ')}, ${LEASED_FIELDS.map(([, name]) => `NULL AS ${LEASED_PREFIX}${name}`).join(', ')}
@@ -86,8 +85,8 @@ export function eventsAndLeased(rows: Record<string, any>[]): { events: Map<stri
 
 /**
  * A reader of the columns `prefix` + each of `names` of a row, as an object keyed by the names: the keys are made once,
- * and every object it builds has the same shape (issue 13: stripping prefixes by scanning every column of every row
- * was ~5% of the worker's thread under the rules bench).
+ * and every object it builds has the same shape (stripping prefixes by scanning every column of every row would
+ * be a noticeable share of the worker's thread).
  */
 export function columnsReader(prefix: string, names: readonly string[]): (r: Record<string, any>) => Record<string, any> {
   const pairs = names.map((name) => [prefix + name, name] as const);

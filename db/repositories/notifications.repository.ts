@@ -208,10 +208,10 @@ export interface AttemptRecord { id: string; previousAttempts: number; body: Buf
  * held here. The `= ANY (ARRAY(…))` puts the recorded ids in the notifications scan's
  * own condition, so a generic plan reads them through the primary key: joined to the recordset alone (estimated at
  * 100 rows, whatever it holds) the plan was a hash join over a sequential scan of the whole table once the queue
- * held a few thousand rows (7,321: 3.4 ms of a 7.6 ms statement recording 23 attempts). The first attempts' bodies come
+ * held a few thousand rows. The first attempts' bodies come
  * as one bytea parameter, each row giving where its body lies in it (UTF-8 bytes): sent as they were posted, they are
- * neither escaped into the JSON text nor unescaped from it (issue 13: the bodies, ~2.4 KB each, were most of the
- * record's parameter, and escaping them was ~4% of the notification worker's thread).
+ * neither escaped into the JSON text nor unescaped from it (the bodies are most of the record's parameter, and
+ * escaping them was a noticeable share of the notification worker's thread).
  */
 export const RECORD_ATTEMPTS = `
   WITH v AS MATERIALIZED (
@@ -276,7 +276,7 @@ export function notificationsRepository(knex: Knex) {
       return row && toNotification(row);
     },
 
-    /** Newest first, stream pagination on createdAt (spec 2.1). */
+    /** Newest first, stream pagination on createdAt (docs/reference/rest-api.md#pagination). */
     listForSubscription(app: Principal, subscriptionId: string, w: StreamWindow, trx: Knex = knex) {
       return page(() => own(app, trx).where('n.subscription_id', subscriptionId), w);
     },
@@ -304,7 +304,7 @@ export type NotificationsRepository = ReturnType<typeof notificationsRepository>
  */
 export interface ClaimRooms { perEndpoint?: number; calls?: Record<string, number>; perApplication?: number; applicationCalls?: Record<string, number> }
 
-/** The notifications table as a queue (DESIGN.md: several workers share it through row locks). */
+/** The notifications table as a queue (several workers share it through row locks). */
 function queueOperations(knex: Knex) {
   return {
     /**

@@ -40,12 +40,12 @@ function boundaryRow(trx: Knex, ruleId: string, b: BoundaryInput, position: numb
   return row;
 }
 
-/** Deregistration (spec 4.1): the application's rules of the device go (state cascades); their events stay. */
+/** Deregistration: the application's rules of the device go (state cascades); their events stay. */
 export function removeDeviceRules(trx: Knex, applicationId: string, deviceId: string): Promise<number> {
   return trx('rules').where({ application_id: applicationId, device_id: deviceId }).delete();
 }
 
-/** Rules (spec 2.9, 4.6): they belong to the application that created them. */
+/** Rules: they belong to the application that created them. */
 export function rulesRepository(knex: Knex) {
   /** Rules the application owns on devices it can still read. */
   const visible = (trx: Knex, app: Principal) => trx('rules as r').join('rule_states as s', 's.rule_id', 'r.id')
@@ -84,7 +84,7 @@ export function rulesRepository(knex: Knex) {
       return out;
     },
 
-    /** The application's rules of a device, newest first (reference-notes §3.2), without boundaries. */
+    /** The application's rules of a device, newest first, without boundaries. */
     async list(app: Principal, deviceId: string, w: OffsetWindow, trx: Knex = knex) {
       const base = () => visible(trx, app).select(RULE_COLUMNS).where('r.device_id', deviceId);
       const page = await offsetPage<Record<string, any>>(base, [{ column: 'r.created_at', order: 'desc' }, { column: 'r.id', order: 'desc' }], w);

@@ -5,7 +5,7 @@ import { offsetPage, type OffsetWindow } from '../paging.js';
 export type RunState = 'starting' | 'running' | 'stopping' | 'finished';
 export type RunOutcome = 'completed' | 'stopped' | 'failed';
 
-/** A dummy's run (spec 4.12, reference-notes §6.3); `finished` runs stay as history. */
+/** A dummy's run (docs/concepts/simulator.md); `finished` runs stay as history. */
 export interface Run {
   id: string;
   dummyId: string;

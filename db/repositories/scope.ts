@@ -4,7 +4,7 @@ export type AppKind = 'enterprise' | 'consumer';
 export interface Principal { id: string; kind: AppKind }
 
 /**
- * Devices an application may read (spec part 5): a consumer application those whose owners
+ * Devices an application may read (docs/concepts/devices-and-frames.md): a consumer application those whose owners
  * authorized it; an Enterprise application must also have registered them.
  */
 export function readableDeviceIds(knex: Knex, app: Principal): Knex.QueryBuilder {

@@ -73,7 +73,7 @@ function resumeNotifications(trx: Knex, id: string): Promise<number> {
 
 /**
  * Subscriptions belong to the application that made them and are visible to it only while it can
- * read the device (spec part 5); anything else reads as absent.
+ * read the device; anything else reads as absent.
  */
 export function subscriptionsRepository(knex: Knex) {
   const own = (app: Principal, trx: Knex) => trx('subscriptions as s').select(SUBSCRIPTION_COLUMNS)
@@ -110,7 +110,7 @@ export function subscriptionsRepository(knex: Knex) {
 
     get,
 
-    /** A device's subscriptions of the application, newest first (reference-notes §3.2). */
+    /** A device's subscriptions of the application, newest first. */
     async listForDevice(app: Principal, deviceId: string, filter: SubscriptionFilter, w: OffsetWindow, trx: Knex = knex) {
       const base = () => {
         const q = own(app, trx).where('s.device_id', deviceId);
@@ -124,7 +124,7 @@ export function subscriptionsRepository(knex: Knex) {
     },
 
     /**
-     * Only url, appData and the delivery state can change (reference-notes §1.3); undefined leaves a field as it is.
+     * Only url, appData and the delivery state can change; undefined leaves a field as it is.
      * `paused` true pauses the subscription (its pending notifications are kept, undelivered); false resumes it: its
      * failures are forgotten and its kept notifications are due at once.
      */
@@ -156,7 +156,7 @@ export function subscriptionsRepository(knex: Knex) {
       return removed > 0;
     },
 
-    /** A rule subscription must name a rule of that device owned by the application (reference-notes §1.3). */
+    /** A rule subscription must name a rule of that device owned by the application. */
     async ruleOfDevice(applicationId: string, deviceId: string, ruleId: string, trx: Knex = knex): Promise<boolean> {
       const row = await trx('rules').select('id').where({ id: ruleId, device_id: deviceId, application_id: applicationId }).first();
       return Boolean(row);
@@ -165,7 +165,7 @@ export function subscriptionsRepository(knex: Knex) {
 }
 export type SubscriptionsRepository = ReturnType<typeof subscriptionsRepository>;
 
-/** Deregistration (spec 4.1): the application's subscriptions of the device go, with their notifications. */
+/** Deregistration: the application's subscriptions of the device go, with their notifications. */
 export function removeDeviceSubscriptions(trx: Knex, applicationId: string, deviceId: string): Promise<number> {
   return trx('subscriptions').where({ application_id: applicationId, device_id: deviceId }).delete();
 }

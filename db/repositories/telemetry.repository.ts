@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { REMAINING_CAP, streamPage, type StreamWindow } from '../paging.js';
 
-/** A stored telemetry message as the telemetry service reads it (spec 2.5). */
+/** A stored telemetry message as the telemetry service reads it. */
 export interface MessageRecord {
   id: string;
   deviceId: string;
@@ -10,7 +10,7 @@ export interface MessageRecord {
   data: Record<string, unknown>;
 }
 
-/** A message that has a location, with the parameters that were asked for (spec 4.4 locations). */
+/** A message that has a location, with the parameters that were asked for (the locations endpoint). */
 export interface LocationRecord extends MessageRecord { lon: number; lat: number }
 
 /** `all` = every parameter of the message; a list = only those keys; [] = none. */
@@ -30,14 +30,14 @@ function pickData(knex: Knex, keys: string[]): Knex.Raw {
 }
 
 /**
- * What a page of a device's messages without `since` selects besides the messages, for its `remaining` (issue 13: it
- * was a second round trip, and under ingest each round trip waits on a busy core): the device's stored total
- * (migration 013) and its messages newer than `until`, counted up to REMAINING_CAP. The messages newer than the prior
- * link's `until` are those plus the page's own (a page holds every message from its oldest one's millisecond to
- * `until`); one statement, so the page and its count share a snapshot. The ORDER BY is messages_device_ts_id's:
- * without it, when other devices' messages are newer, the planner (which cannot know a device's rows and timestamps
- * go together) took `ts > ?` to match a third of the device's rows and scanned the whole table: 22 ms at 120,000
- * messages. Bindings: messageTotalsBindings.
+ * What a page of a device's messages without `since` selects besides the messages, for its `remaining` (as a second
+ * statement it would be a second round trip, and under ingest each round trip waits on a busy core): the device's
+ * stored total (migration 013) and its messages newer than `until`, counted up to REMAINING_CAP. The messages newer
+ * than the prior link's `until` are those plus the page's own (a page holds every message from its oldest one's
+ * millisecond to `until`); one statement, so the page and its count share a snapshot. The ORDER BY is
+ * messages_device_ts_id's: without it, when other devices' messages are newer, the planner (which cannot know a
+ * device's rows and timestamps go together) took `ts > ?` to match a third of the device's rows and scanned the whole
+ * table. Bindings: messageTotalsBindings.
  */
 export const MESSAGE_TOTALS = `(SELECT n FROM device_message_counts WHERE device_id = ?) AS dw_total,
   (SELECT count(*) FROM (SELECT 1 FROM messages WHERE device_id = ? AND ts > ? ORDER BY device_id, ts DESC, id DESC LIMIT ?) x) AS dw_newer`;
@@ -58,7 +58,7 @@ export function telemetryRepository(knex: Knex) {
   const ofDevice = (trx: Knex, deviceId: string) => trx('messages as m').where('m.device_id', deviceId);
 
   return {
-    /** Messages of a device, newest first (spec 4.4, stream pagination). */
+    /** Messages of a device, newest first (stream pagination). */
     async listMessages(deviceId: string, w: StreamWindow, trx: Knex = knex) {
       // without `since`, remaining comes with the page (MESSAGE_TOTALS)
       const totals = w.since ? [] : [trx.raw(MESSAGE_TOTALS, messageTotalsBindings(deviceId, w.until))];
@@ -88,7 +88,7 @@ export function telemetryRepository(knex: Knex) {
     },
 
     /**
-     * Snapshots (spec 2.5, 4.4): messages holding at least one of `fields` (jsonb `?|`), each with
+     * Snapshots: messages holding at least one of `fields` (jsonb `?|`), each with
      * only those of `fields` it holds.
      */
     async listSnapshots(deviceId: string, w: StreamWindow, fields: string[], trx: Knex = knex) {

@@ -10,8 +10,8 @@ const toTxn = (r: Record<string, any>): TransactionRecord =>
   ({ id: r.id, timestamp: r.ts, path: r.path, statusCode: r.status_code, method: r.method, service: r.service });
 
 /**
- * The transaction log is written in batches off the request path (issue 13: one INSERT per API call
- * was one of its five round trips): calls are buffered and inserted together every FLUSH_MS or
+ * The transaction log is written in batches off the request path (one INSERT per API call
+ * would be a round trip of every request): calls are buffered and inserted together every FLUSH_MS or
  * FLUSH_ROWS, and reading the log flushes first, so a caller still sees its own call at once. A crash
  * loses at most the last FLUSH_MS of log lines (never data).
  */
@@ -89,7 +89,7 @@ export function transactionsRepository(knex: Knex) {
       return { remaining: page.remaining, transactions: page.rows.map(toTxn) };
     },
 
-    /** meta.stats (spec 2.4): counts in the requested period, per service, and of all time. */
+    /** meta.stats: counts in the requested period, per service, and of all time. */
     async stats(applicationId: string, w: { since?: Date; until: Date }, trx: Knex = knex) {
       await writer.flush();
       const usage = await window(trx, applicationId, w).select('service').count({ n: '*' }).groupBy('service');

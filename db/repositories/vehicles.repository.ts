@@ -15,7 +15,7 @@ export interface VehicleDetails { year?: string | null; make?: string | null; mo
 const COLUMNS = ['v.id', 'v.vin', 'v.year', 'v.make', 'v.model', 'v.trim', 'v.data', 'v.created_at', 'v.last_startup'];
 
 /**
- * A vehicle as one application sees it (issue 10 item 12): several applications' devices may share a
+ * A vehicle as one application sees it (docs/concepts/vehicles.md): several applications' devices may share a
  * vehicle (same VIN), so the fields that come from devices are computed from the devices the caller
  * can read only. `createdAt` is when the first of them was associated with the vehicle, `lastStartup`
  * their latest startup event; VIN-decoded details are the VIN's, the same for everyone.
@@ -49,7 +49,7 @@ const VEHICLES_FOR_VINS = `
 
 export function vehiclesRepository(knex: Knex) {
   return {
-    /** Vehicles the device was in, chronologically; a vehicle repeats when the device moved back (reference-notes §1.1). */
+    /** Vehicles the device was in, chronologically; a vehicle repeats when the device moved back. */
     async listForDevice(app: Principal, deviceId: string, w: OffsetWindow, trx: Knex = knex) {
       const base = () => trx('device_vehicles as dv').join('vehicles as v', 'v.id', 'dv.vehicle_id')
         .select([...columnsFor(trx, app), 'dv.started_at', 'dv.id as association_id']).where('dv.device_id', deviceId);

@@ -8,9 +8,9 @@ import { RULE_EVENT_META } from './rule-event.sql.js';
 import { VEHICLE_SPEED } from '../distance/steps.sql.js';
 
 /**
- * Rule evaluation over the devices' messages, in SQL (DESIGN.md: the database does the spatial and
- * time-series work). Input: the rules to evaluate, each with the timestamp `from` where its
- * evaluation (re)starts. For each rule:
+ * Rule evaluation over the devices' messages, in SQL (the database does the spatial and
+ * time-series work; docs/concepts/rules-events-webhooks.md). Input: the rules to evaluate, each with the timestamp
+ * `from` where its evaluation (re)starts. For each rule:
  *  1. seed: the boundary states in force before `from` (the last rule_state_log row before it: for a rule
  *     continuing live, its rule_states row, which holds the same);
  *  2. said: what each message at or after `from` says about each boundary: inside (true) or outside
@@ -22,12 +22,12 @@ import { VEHICLE_SPEED } from '../distance/steps.sql.js';
  *     runs on them alone, however many messages were read, and only for the rules that have one;
  *  4. at each point, every boundary's last known answer (a running count of answers numbers the
  *     groups, a group takes the answer that opened it); the rule is evaluated once every boundary
- *     is known and covered when all are inside (spec 2.9);
- *  5. transitions: the rule became evaluated (firstEval) or its coverage flipped (spec 6.2).
+ *     is known and covered when all are inside;
+ *  5. transitions: the rule became evaluated (firstEval) or its coverage flipped.
  *  6. what follows, in the same statement: the state log gets the change points (a recomputed rule first
  *     forgets those from `from` on that no longer hold), a rule's state changes with its last change point
  *     (rule_states is written only then, or after a recomputation), and the transitions become rule-enter /
- *     rule-leave events (spec 6.1) with their notifications. After a recomputation the stored rule events
+ *     rule-leave events with their notifications. After a recomputation the stored rule events
  *     from `from` on must be the transitions found: events no longer implied are deleted (with their
  *     notifications), events still implied are kept as they are (their notifications are not sent twice),
  *     and only new transitions are stored.
@@ -43,7 +43,7 @@ const PLAN = `
   -- A rule continuing live is seeded from rule_states, which holds its last logged states (written with every change
   -- point, and after every recomputation; a rule without its row starts unknown, as without a log); only a recomputed
   -- rule looks up the log before \`from\`. \`p.late\` is a
-  -- one-time filter here, so a live rule skips the index scan (~13 µs a rule under the rules bench: 5.7 of 34 ms).
+  -- one-time filter here, so a live rule skips the index scan.
   LEFT JOIN LATERAL (
     SELECT l.states FROM rule_state_log l WHERE p.late AND l.rule_id = p.rule_id AND l.ts < p.from_ts
     ORDER BY l.ts DESC, l.message_id DESC LIMIT 1
@@ -66,14 +66,14 @@ lease AS (SELECT ?::bigint AS ms),
 -- each change point
 multi AS (SELECT b.rule_id FROM plan p JOIN rule_boundaries b ON b.rule_id = p.rule_id AND b.position = 2),
 -- MATERIALIZED: inlined, the predicate ran twice per (message, boundary): in the join filter that \`changed\`'s
--- \`said IS NOT NULL\` became, and again in the output (measured: ~35 → 8-20 ms of a ~90 ms statement, 2,000 pairs)
+-- \`said IS NOT NULL\` became, and again in the output
 said AS MATERIALIZED (
   SELECT p.rule_id, m.id, m.ts, b.position, p.seed[b.position] AS seed,
     CASE b.type
       WHEN 'radius' THEN ST_DWithin(m.location::geography, b.center, b.radius)
       WHEN 'polygon' THEN ST_Covers(b.area, m.location)
       -- vehicleSpeed from its column (migration 028; the payload's where null): from the payload, a key lookup and a
-      -- numeric → text → float8 conversion for each bound, ~5k PostgreSQL instructions a message a rule (issue 13)
+      -- numeric → text → float8 conversion for each bound, for every message and rule
       ELSE CASE WHEN b.parameter = 'vehicleSpeed' THEN
           ${VEHICLE_SPEED('m')} >= coalesce(b.min, '-Infinity'::float8) AND ${VEHICLE_SPEED('m')} <= coalesce(b.max, 'Infinity'::float8)
         WHEN jsonb_typeof(m.data -> b.parameter) = 'number' THEN
@@ -82,7 +82,7 @@ said AS MATERIALIZED (
     END AS said
   FROM plan p
   -- per rule through messages_device_ts_id: OFFSET 0 keeps the planner from flattening the lateral into a hash join
-  -- over a sequential scan of every stored message (measured: 800 ms per batch at 860k messages, vs ~1 ms)
+  -- over a sequential scan of every stored message
   CROSS JOIN LATERAL (SELECT mm.id, mm.ts, mm.location, mm.data, mm.vehicle_speed FROM messages mm WHERE mm.device_id = p.device_id
     AND mm.ts >= p.from_ts AND mm.received_at >= p.created_at OFFSET 0) m
   JOIN rule_boundaries b ON b.rule_id = p.rule_id
@@ -101,7 +101,7 @@ changed AS (
 change AS (SELECT c.rule_id, c.id, c.ts, c.position, c.said FROM changed c WHERE c.changed),
 -- only rules with a change point past their seed go on: the rest (most rules of a live batch) can have no transition and
 -- no log row (a recomputed one goes back to its seed in new_state), and carrying their seed through the grid and its
--- windows cost ~2 ms of ~9 (600 rules, one new message each, none changing: replayed 9.3 -> 7.2 ms)
+-- windows was a large share of the statement
 points AS (
   SELECT DISTINCT c.rule_id, c.id, c.ts FROM change c WHERE c.rule_id IN (SELECT x.rule_id FROM change x WHERE x.id IS NOT NULL)
     AND c.rule_id IN (SELECT rule_id FROM multi)
@@ -132,7 +132,7 @@ compared AS (
 -- the change points: rule_state_log rows; a transition is one where the rule became evaluated or its coverage flipped.
 -- A rule of one boundary needs no grid: its change points are its boundary's (each one known, its state the answer), and
 -- each is a transition (the answer differs from the one before it: the rule was unknown, or its coverage flips); the
--- grid's windows and sorts for those rules were ~13k instructions a frame (issue 13, 4 one-boundary rules a device)
+-- grid's windows and sorts would be work for nothing for those rules
 changes AS MATERIALIZED (
   SELECT c.rule_id, c.id AS message_id, c.ts, c.states, c.covered,
     c.evaluated AND (NOT c.prev_evaluated OR c.covered <> c.prev_covered) AS transition,
@@ -165,8 +165,7 @@ new_state AS (
 -- locked: a rule deleted meanwhile waits for this batch to commit (its log then goes with it: rules_delete_state_log),
 -- and one deleted since this statement's snapshot is not locked (READ COMMITTED: its newest version is gone) and gets
 -- nothing written. Every write below is for these rules alone. Locked when the batch's rules were read (all of them, for
--- a few with change points), ~12k PostgreSQL instructions a frame with 4 rules a device (issue 13, a lock and its WAL
--- record a rule a batch).
+-- a few with change points), each lock was a WAL record for every rule of every batch.
 locked AS (SELECT r.id FROM rules r WHERE r.id IN (SELECT rule_id FROM new_state) FOR KEY SHARE OF r),
 forgotten AS (
   DELETE FROM rule_state_log l USING plan p

@@ -7,12 +7,12 @@ import { urlForConfig, type UrlFor } from './rule-copy.js';
 import { ruleLinkTemplates } from './rule-event.sql.js';
 
 /**
- * How far back a late frame makes rules recompute (reference: README "Late frames and rules").
+ * How far back a late frame makes rules recompute (docs/concepts/rules-events-webhooks.md).
  * A frame older than the rule's last evaluated message re-evaluates the device's stored messages
  * from that frame on, but never from earlier than 24 h before the device's newest message, nor
  * from beyond its 10,000 newest messages, whichever is later. Frames older than that bound are
- * stored and readable but do not change rule events. Measured worst case (10 rules, 20,000
- * messages re-read, PostgreSQL 15 + PostGIS 3.3 on 2 busy cores): ~1.5 s inside the batch.
+ * stored and readable but do not change rule events. The bound keeps a late frame's recomputation
+ * inside one batch's time (worst case: docs/development/performance.md).
  */
 export const RULE_RECOMPUTE_MAX_AGE_MS = 24 * 60 * 60 * 1000;
 export const RULE_RECOMPUTE_MAX_MESSAGES = 10_000;
@@ -51,7 +51,7 @@ async function recomputeBounds(trx: Knex, deviceIds: string[], opts: RuleEvaluat
 }
 
 // The devices joined, not \`r.device_id = ANY (?)\`: where the plan scans the table (a few thousand rules), each rule was
-// compared with every device of the batch in turn (issue 13: ~9k PostgreSQL instructions a frame with 4 rules a device).
+// compared with every device of the batch in turn.
 // Not locked: the rules statement locks the rules it writes for (evaluate.sql.ts `locked`).
 const BATCH_RULES = `SELECT r.id, r.device_id FROM unnest(?::uuid[]) AS d(id) JOIN rules r ON r.device_id = d.id`;
 
@@ -72,7 +72,7 @@ function rulesOf(rows: Record<string, any>[]) {
 /**
  * Evaluates the rules of every device of an ingest batch over its newly stored messages, inside the
  * ingest transaction, and stores what follows: state changes, rule-enter / rule-leave events and their
- * notifications (evaluate.sql.ts). Set-based (DESIGN.md): one statement per batch (two with a late frame),
+ * notifications (evaluate.sql.ts). Set-based: one statement per batch (two with a late frame),
  * however many devices and rules it holds. The rules of a device whose new messages all follow its
  * previously stored ones continue from their states; otherwise (a late frame, at or before the device's
  * newest stored message) they are recomputed from the device's earliest new message, within the bound

@@ -12,7 +12,7 @@ export function urlForConfig(config: Pick<Config, 'serviceUrls' | 'publicUrl' | 
   return (service, path, query) => links.url(service, path, query);
 }
 
-/** Rule links (reference-notes §4 Rule): self, its events (`type=rule-*`) and its subscriptions. */
+/** Rule links: self, its events (`type=rule-*`) and its subscriptions. */
 export function ruleLinks(url: UrlFor, rule: Pick<RuleRecord, 'id' | 'deviceId'>) {
   return {
     self: url('rule', `/api/v1/rules/${rule.id}`),
@@ -21,7 +21,7 @@ export function ruleLinks(url: UrlFor, rule: Pick<RuleRecord, 'id' | 'deviceId'>
   };
 }
 
-/** A boundary with exactly the fields of its type (spec 2.9), in a stable key order. */
+/** A boundary with exactly the fields of its type, in a stable key order. */
 export function presentBoundary(b: Boundary) {
   switch (b.type) {
     case 'parametric': return { id: b.id, type: b.type, parameter: b.parameter, min: b.min, max: b.max };
@@ -31,8 +31,8 @@ export function presentBoundary(b: Boundary) {
 }
 
 /**
- * The full rule (spec 2.9): what GET /rules/{id} answers and what a rule event's meta carries
- * (spec 6.1), with boundaries, evaluated, covered, createdAt, object and links.
+ * The full rule: what GET /rules/{id} answers and what a rule event's meta carries,
+ * with boundaries, evaluated, covered, createdAt, object and links.
  */
 export function ruleCopy(url: UrlFor, rule: RuleWithBoundaries) {
   return {
@@ -48,7 +48,7 @@ export function ruleCopy(url: UrlFor, rule: RuleWithBoundaries) {
   };
 }
 
-/** The list item (reference-notes §4 RuleSummary): no boundaries. */
+/** The list item (RuleSummary): no boundaries. */
 export function ruleSummary(url: UrlFor, rule: RuleRecord) {
   return {
     id: rule.id, name: rule.name, deviceId: rule.deviceId, evaluated: rule.evaluated, covered: rule.covered,

@@ -1,10 +1,10 @@
 import { ruleLinks, type UrlFor } from './rule-copy.js';
 
 /*
- * A rule event's meta (spec 6.1, 6.2), built in SQL by the statement that finds the transition, so that neither
- * the rule copy nor the message snapshot travels to the gateway and back as JSON text. It is the shape ruleCopy
- * (rule-copy.ts, what GET /rules/{id} answers) gives, with the message's snapshot; test/db/rules-evaluate.test.ts holds
- * the two to each other.
+ * A rule event's meta (docs/concepts/rules-events-webhooks.md), built in SQL by the statement that finds the
+ * transition, so that neither the rule copy nor the message snapshot travels to the gateway and back as JSON text. It
+ * is the shape ruleCopy (rule-copy.ts, what GET /rules/{id} answers) gives, with the message's snapshot;
+ * test/db/rules-evaluate.test.ts holds the two to each other.
  */
 
 /** Stand-ins for the ids in the link templates: uuid-shaped, so URL encoding leaves them as they are. */
@@ -55,10 +55,10 @@ const snapshot = (data: string) => `CASE WHEN jsonb_typeof(${data} -> 'location'
  * The meta of a transition's event. Expects in scope: `r` (the rule: id, name, device_id, created_at, boundaries), `t`
  * (the transition: covered, first_eval, message_id, ts), `m` (its message: data) and `links` (self_t, events_t,
  * subs_t). The boundaries are the rule's stored copy (BOUNDARIES_OF, built again only for a rule stored without it):
- * built for every event, they cost ~40k PostgreSQL instructions an event more than the copy (issue 13, replayed under
- * callgrind with 4 rules a device). With jsonb_set in the snapshot: ~28k fewer an event (907k → 900k a frame). The
- * objects are rows of the composite types of migration 027, whose attributes are the keys: to_jsonb builds the meta in
- * one pass (nested jsonb_build_object calls wrote out and read back every level).
+ * built for every event, they would cost more than reading the copy. The snapshot is built with jsonb_set, the
+ * cheaper way per event (docs/development/performance.md). The objects are rows of the composite types of migration
+ * 027, whose attributes are the keys: to_jsonb builds the meta in one pass (nested jsonb_build_object calls wrote out
+ * and read back every level).
  */
 export const RULE_EVENT_META = `to_jsonb(ROW(
     CASE WHEN t.covered THEN 'enter' ELSE 'leave' END, t.first_eval,

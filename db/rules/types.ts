@@ -1,4 +1,4 @@
-/** Boundary types of a rule (spec 2.9). Radius in meters; coordinates are [longitude, latitude]. */
+/** Boundary types of a rule. Radius in meters; coordinates are [longitude, latitude]. */
 export type BoundaryInput =
   | { type: 'parametric'; parameter: string; min: number | null; max: number | null }
   | { type: 'radius'; lon: number; lat: number; radius: number }
@@ -8,7 +8,7 @@ export type Boundary = BoundaryInput & { id: string };
 
 export interface NewRule { name: string; boundaries: BoundaryInput[] }
 
-/** A rule as stored, with its current evaluation state (spec 2.9, 3.2). */
+/** A rule as stored, with its current evaluation state. */
 export interface RuleRecord {
   id: string;
   applicationId: string;
@@ -17,7 +17,7 @@ export interface RuleRecord {
   createdAt: Date;
   evaluated: boolean;
   covered: boolean;
-  /** Absent in list output (spec 4.6: the list has no boundaries). */
+  /** Absent in list output (the list has no boundaries). */
   boundaries?: Boundary[];
 }
 

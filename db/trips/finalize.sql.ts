@@ -1,5 +1,5 @@
-// What happens once a trip closes (spec 2.10, 2.12, 6.1): its map preview, its report card, its events.
-// Each is one statement for all the trips a batch (or the sweep) touched.
+// What happens once a trip closes (docs/concepts/trips-and-report-cards.md): its map preview, its report card, its
+// events. Each is one statement for all the trips a batch (or the sweep) touched.
 
 /** Encoded polyline (precision 5) of a trip's track between two bounds, simplified (formulas.ts PREVIEW_TOLERANCE_DEG). */
 export const previewOf = (trip: string, until: string) => `(SELECT ST_AsEncodedPolyline(ST_Simplify(ST_MakeLine(m.location ORDER BY m.ts), ?::float8, true), 5)
@@ -27,7 +27,7 @@ export const UPSERT_REPORT_CARDS = `
     vehicle_id = EXCLUDED.vehicle_id`;
 
 /**
- * The trip events the touched trips imply (spec 6.1: trip-started at the start; trip-stopped and, its
+ * The trip events the touched trips imply (trip-started at the start; trip-stopped and, its
  * statistics being final in the same transaction, trip-completed at the stop; object trip, meta {vehicleId})
  * against those stored: stale ones are deleted, implied ones already stored are kept (never notified twice),
  * the new ones are returned for the pipeline to store.

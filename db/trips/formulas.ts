@@ -1,6 +1,6 @@
-// Trips (spec 2.10) and report cards (spec 2.12): every formula and constant in one place, with its unit.
+// Trips and report cards: every formula and constant in one place, with its unit.
 // The segmentation SQL (segment.sql.ts) accumulates sums per trip; these functions turn the sums into the
-// spec's statistics and grades. The README's "Trips and report cards" section documents the same values.
+// trip's statistics and the report card's grade. docs/concepts/trips-and-report-cards.md documents the same values.
 
 /** Segmentation thresholds; configurable (lib/config.ts, DRIVEWIRE_TRIP_*). */
 export interface SegmentOptions {
@@ -22,7 +22,7 @@ export const SEGMENT_DEFAULTS: SegmentOptions = {
   motionKmh: 5,
 };
 
-/** Driving-event detection (hard accelerations and brakes, spec 2.10 hardAccelCount / hardBrakeCount). */
+/** Driving-event detection (hard accelerations and brakes: hardAccelCount / hardBrakeCount). */
 export const HARD = {
   /** m/s²: longitudinal acceleration at or above this is a hard acceleration. */
   accelMs2: 3.0,
@@ -35,7 +35,7 @@ export const HARD = {
 /** km/h: below this the vehicle is stopped (stopCount counts moving → stopped transitions). */
 export const STOPPED_KMH = 2;
 
-/** Fuel (spec 2.10 fuelConsumed, fuelEconomy). */
+/** Fuel (fuelConsumed, fuelEconomy). */
 export const FUEL = {
   /** Stoichiometric air/fuel mass ratio and density (g/L) per fuel type. */
   gasoline: { afr: 14.7, densityGL: 745 },
@@ -45,7 +45,7 @@ export const FUEL = {
   metersPerMile: 1609.344,
 } as const;
 
-/** When a trip has enough data (spec 2.10 substantial, comprehensiveLocations). */
+/** When a trip has enough data (substantial, comprehensiveLocations). */
 export const QUALITY = {
   /** substantial: at least this many messages over at least this long (ms). */
   minMessages: 5,
@@ -55,7 +55,7 @@ export const QUALITY = {
 } as const;
 
 /**
- * Map preview (spec 2.10 preview): the track simplified by Douglas-Peucker (ST_Simplify) with this tolerance
+ * Map preview (`preview`): the track simplified by Douglas-Peucker (ST_Simplify) with this tolerance
  * in degrees. A degree of latitude or longitude is at most 111.32 km, so every track point is within
  * 0.0002° × 111,320 m ≈ 22 m of the simplified line, plus ≤ 1.1 m from the polyline's 5-decimal rounding:
  * within 30 m as required.
@@ -150,12 +150,12 @@ export function isSubstantial(s: Pick<TripSums, 'messageCount' | 'startMs' | 'en
   return s.messageCount >= QUALITY.minMessages && s.endMs - s.startMs >= QUALITY.minDurationMs;
 }
 
-/** The statistics of spec 2.10 in its units (m, ms, km/h, %, L, mpg) from a trip's sums. */
+/** A trip's statistics in their units (m, ms, km/h, %, L, mpg) from its sums. */
 export function tripStats(s: TripSums): TripStats {
   const duration = Math.max(0, s.endMs - s.startMs);
   const comprehensive = isComprehensive(s);
   const vss = s.speedN >= 2 ? s.vssM : null;
-  // GPS is better over long trips, the speed sensor over short ones (spec 2.10): GPS when it covers the trip.
+  // GPS is better over long trips, the speed sensor over short ones: GPS when it covers the trip.
   const distance = comprehensive || vss === null ? s.gpsM : vss;
   const fuelL = fuelConsumed(s);
   const fuelEconomy = fuelEconomyMpg(distance, fuelL);
@@ -183,7 +183,7 @@ export function tripStats(s: TripSums): TripStats {
 }
 
 /**
- * Report card (spec 2.12): penalty points per 10 km driven, from the trip's driving events:
+ * Report card: penalty points per 10 km driven, from the trip's driving events:
  * points = 2 × hard brakes + 1 × hard accelerations + 1 × minute above speedingKmh.
  */
 export const REPORT_CARD = {

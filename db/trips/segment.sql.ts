@@ -1,5 +1,6 @@
-// Trip segmentation and running statistics (spec 1.3, 2.10), set-based per ingest batch: CONTINUE advances the
-// open trips that simply continue, SEGMENT every other device of the batch. The rules are in SEGMENT below; the formulas in formulas.ts.
+// Trip segmentation and running statistics (docs/concepts/trips-and-report-cards.md), set-based per ingest batch:
+// CONTINUE advances the open trips that simply continue, SEGMENT every other device of the batch. The rules are in
+// SEGMENT below; the formulas in formulas.ts.
 import { vehicleAt } from '../vehicle-at.sql.js';
 import { SPHEROID_M, VEHICLE_SPEED } from '../distance/steps.sql.js';
 import type { SqlStatement } from '../fused.js';
@@ -29,7 +30,7 @@ const PARAMS = `
 
 /**
  * A parameter of `p`, as a scalar subquery: evaluated once per statement (an InitPlan), where joining `p` to the rows
- * put a join node and a projection of every row under each window that used it (issue 13).
+ * put a join node and a projection of every row under each window that used it.
  */
 const P = (name: string) => `(SELECT ${name} FROM p)`;
 
@@ -51,7 +52,7 @@ const SPAN = `
   batch AS (SELECT * FROM unnest(?::uuid[], ?::timestamptz[], ?::boolean[], ?::boolean[]) AS b(device_id, first_ts, late, may_open)),
   batch_ids AS (SELECT ?::uuid[] AS ids), ${PARAMS},
   -- each device's open trip, newest first: one index probe per device (a join read every trip of the device,
-  -- open or not: 13.7 ms for 49 devices with ~100 trips each)
+  -- open or not)
   cont AS (${OPEN_TRIP} WHERE NOT b.late),
   span AS (
     SELECT b.device_id, b.late, c.id AS cont_id,
@@ -90,7 +91,7 @@ const ROWS0 = (virtual: boolean, carried: string[] = [], numbered = true) => `
     -- per device through messages_device_ts_id (OFFSET 0 keeps the planner from turning it into a scan of the table)
     CROSS JOIN LATERAL (SELECT * FROM messages mm WHERE mm.device_id = x.device_id AND mm.ts >= x.from_ts OFFSET 0) m
     -- a message at from_ts is new if it is the batch's: looked up in a hash of the batch's ids built once (hashed
-    -- SubPlan), where \`= ANY (ids)\` compared it with every id of the batch (issue 13: ~11k instructions a frame)
+    -- SubPlan), where \`= ANY (ids)\` compared it with every id of the batch
     WHERE m.ts > x.from_ts OR x.late OR m.id IN (SELECT unnest(ids) FROM batch_ids)${virtual ? `
     UNION ALL
     SELECT x.device_id, NULL, x.v_ts, x.v_kind, NULL, NULL, NULL, NULL, NULL, false, NULL, NULL, true, x.v_mv, 0
@@ -146,12 +147,12 @@ const ROWS = `${ROWS0(true)},
  * `extra`, more columns of `r` kept on the rows. One sort: every window is over the segment's rows in `rn` order. The
  * previous speed sample and the previous location are read by offset (`lag(v, rn - rn of the previous row that has
  * one)`): a segment's rows have consecutive `rn` (a run of a device's rows, cut after its end), so the offset is their
- * distance. Issue 13: a window partition per "has a speed" and per "has a location" cost two more sorts of the rows,
- * aggregates ordered by rn a sort per segment each, and the trip's carried values as a row 0
- * of every continued segment a fifth of the continuation statement at ~2 messages a device. The windows of one level
+ * distance: a window partition per "has a speed" and per "has a location" would cost two more sorts of the rows,
+ * aggregates ordered by rn a sort per segment each, and the trip's carried values as a row 0 of every continued
+ * segment a large share of the continuation statement when devices send few messages a batch. The windows of one level
  * share one frame (the rows before): the previous row's time is the latest time before it (`ts` rises with `rn`), the
  * first location the one with none before it, so that a level is one pass over its rows; a second frame was a second
- * WindowAgg, the rows formed into another tuplestore (issue 13: CONTINUE and `flagged` −15k instructions a frame).
+ * WindowAgg, the rows formed into another tuplestore (see docs/development/performance.md).
  */
 const MEMBERS = (rowsOfSegs: string, part: string[], carried = 'k', { seg = 'g', order = ['rn'], extra = [] as string[] } = {}) => {
   const w = (a: string) => `w AS (PARTITION BY ${part.map((c) => `${a}.${c}`).join(', ')} ORDER BY ${order.map((c) => `${a}.${c}`).join(', ')})`;
@@ -171,7 +172,7 @@ const MEMBERS = (rowsOfSegs: string, part: string[], carried = 'k', { seg = 'g',
       CASE WHEN m.loc_rn IS NULL THEN m.c_loc ELSE lag(m.location, (m.rn - m.loc_rn)::int) OVER w END AS loc_before
     FROM mem m WINDOW ${w('m')}),
   -- seconds between timestamps as date_part('epoch', …), float8: extract(epoch …) is numeric (PostgreSQL 14 on), cast to
-  -- float8 where it meets the speeds, the same value for ~25k more instructions a frame (issue 13, replayed under callgrind)
+  -- float8 where it meets the speeds: the same value, for more work a row
   mem3 AS (
     SELECT m.*, x.prev_spd, x.prev_spd_ts,
       CASE WHEN greatest(m.spd, x.prev_spd) > ${P('hard_min')} AND (m.ax_min <= -${P('brake')} OR x.dvdt <= -${P('brake')}) THEN 'brake'
@@ -304,9 +305,9 @@ const LAST_MV_TS = 'greatest(max(f.ts) FILTER (WHERE f.mv) OVER d, CASE WHEN f.c
  * One pass of sorting: rows0 numbers each device's rows in (ts, received_at, id) order, and every window after it is
  * in that order (rn's), so its rows stay in it; each CTE has one reader, so none is stored. What qualifies a device
  * is a window over its whole partition (`judged`), not an aggregate joined back to the rows; the sums are keyed by
- * the trip, which the UPDATE reads as the trip carried. Issue 13: as segs (GROUP BY, HAVING) joined to flagged
- * (stored for its two readers) and sorted again, then a final row merged with the trip read from cont, the statement
- * cost ~19k more PostgreSQL instructions a frame (replayed under callgrind, trips stage alone: 431.1k → 411.9k).
+ * the trip, which the UPDATE reads as the trip carried. As segs (GROUP BY, HAVING) joined to flagged (stored for
+ * its two readers) and sorted again, then a final row merged with the trip read from cont, the statement would cost
+ * noticeably more (docs/development/performance.md).
  */
 export const CONTINUE: SqlStatement = {
   ctes: `

@@ -32,7 +32,7 @@ const toCard = (r: Record<string, any>): ReportCard => ({
 });
 
 /**
- * Reading trips and report cards (spec 4.7, 4.9), limited to the devices the application can read. An open
+ * Reading trips and report cards, limited to the devices the application can read. An open
  * trip's preview is drawn from its messages so far (a closed trip keeps the one made when it closed).
  */
 export function tripsRepository(knex: Knex) {

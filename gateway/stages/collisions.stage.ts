@@ -20,10 +20,10 @@ function spanStart(d: DeviceBatch, impactG: number): { from: IngestedMessage; la
 }
 
 /**
- * Collisions (spec 2.14, 4.11): a frame reporting a collision, or an accelerometer impact while
- * moving, makes one collision per impact and a `collision` event. Two statements per batch for all devices
- * whose batch may change them (spanStart), none when no device's may (db/collisions/collisions.sql.ts); late
- * frames re-derive their span, within the bound of lateRecomputeMaxMessages and lateRecomputeMaxAgeMs.
+ * Collisions (docs/concepts/diagnostics-and-collisions.md): a frame reporting a collision, or an accelerometer impact
+ * while moving, makes one collision per impact and a `collision` event. Two statements per batch for all devices whose
+ * batch may change them (spanStart), none when no device's may (db/collisions/collisions.sql.ts); late frames re-derive
+ * their span, within the bound of lateRecomputeMaxMessages and lateRecomputeMaxAgeMs.
  */
 export const collisionsStage: StageFactory<EventStage> = ({ config }) => ({
   name: 'collisions',

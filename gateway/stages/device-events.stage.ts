@@ -3,7 +3,7 @@ import type { StageFactory, EventStage } from '../ingest.types.js';
 
 const DEVICE_EVENT_KINDS = new Set(['startup', 'shutdown', 'phone-home']);
 
-/** startup, shutdown and phone-home frames become events of those types (spec 6.1: object = the vehicle, meta null). */
+/** startup, shutdown and phone-home frames become events of those types (object = the vehicle, meta null). */
 export const deviceEventsStage: StageFactory<EventStage> = () => ({
   name: 'device-events',
   async apply({ devices }) {

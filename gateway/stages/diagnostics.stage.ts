@@ -24,10 +24,10 @@ function readingRows(devices: DeviceBatch[]): ReadingRow[] {
 }
 
 /**
- * Diagnostics (spec 2.13, 3.2): trouble-code occurrences with dtc-on / dtc-off events, and battery
- * readings. Four statements per batch for all its devices: code records, occurrences, event diff, readings.
- * A frame without `dtcs` says nothing about codes; a late frame with `dtcs` re-derives its device's codes
- * from its time on (db/diagnostics/dtc.sql.ts), keeping the events the data still implies, within the bound of
+ * Diagnostics (docs/concepts/diagnostics-and-collisions.md): trouble-code occurrences with dtc-on / dtc-off events, and
+ * battery readings. Four statements per batch for all its devices: code records, occurrences, event diff, readings. A
+ * frame without `dtcs` says nothing about codes; a late frame with `dtcs` re-derives its device's codes from its time
+ * on (db/diagnostics/dtc.sql.ts), keeping the events the data still implies, within the bound of
  * lateRecomputeMaxMessages and lateRecomputeMaxAgeMs.
  */
 export const diagnosticsStage: StageFactory<EventStage> = ({ config }) => ({

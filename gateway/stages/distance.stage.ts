@@ -3,7 +3,7 @@ import { distancePart, firings, type TriggerFiring } from '../../db/distance/tri
 import { urlForConfig, type UrlFor } from '../../db/rules/rule-copy.js';
 import { plannedStage, type StageContext, type StageFactory, type EventStage, type StagePlan } from '../ingest.types.js';
 
-/** The distance-trigger event (reference-notes §5): object `odometer-trigger`, meta with the trigger and the estimate. */
+/** The distance-trigger event: object `odometer-trigger`, meta with the trigger and the estimate. */
 export function triggerEvent(url: UrlFor, f: TriggerFiring): NewEvent {
   return {
     deviceId: f.deviceId, vehicleId: f.vehicleId, applicationId: f.applicationId, timestamp: f.ts,
@@ -22,11 +22,11 @@ export function triggerEvent(url: UrlFor, f: TriggerFiring): NewEvent {
 }
 
 /**
- * Distance (issue 11, spec 2.11): each message's step is measured and added to its vehicle's travelled total,
- * then the odometer triggers the batch reached fire. One statement per batch for all its devices
- * (db/distance/steps.sql.ts + triggers.sql.ts); a late frame re-measures only itself and its successor, and a
- * trigger's target moves past what fired, so nothing fires twice. Runs last: it needs the vehicle associations.
- * Its statement shares a round trip with the trips continuation (`plan`).
+ * Distance (docs/concepts/distance-and-odometers.md): each message's step is measured and added to its vehicle's
+ * travelled total, then the odometer triggers the batch reached fire. One statement per batch for all its devices
+ * (db/distance/steps.sql.ts + triggers.sql.ts); a late frame re-measures only itself and its successor, and a trigger's
+ * target moves past what fired, so nothing fires twice. Runs last: it needs the vehicle associations. Its statement
+ * shares a round trip with the trips continuation (`plan`).
  */
 export const distanceStage: StageFactory<EventStage> = ({ config }) => {
   const url = urlForConfig(config);

@@ -11,7 +11,7 @@ function mayOpen(m: IngestedMessage, motionKmh: number): boolean {
 }
 
 /**
- * Trips (spec 1.3, 2.10, 6.1): segmentation and statistics advance per batch for all its devices in
+ * Trips (docs/concepts/trips-and-report-cards.md): segmentation and statistics advance per batch for all its devices in
  * a constant number of statements (db/trips/segment.ts); a device whose batch holds a late frame re-derives
  * its trips from the first one the frame can touch, within a bound in messages and time past which the frame is
  * spliced into its trip or leaves the trips as they were (RecomputeBounds). Events: trip-started, trip-stopped, trip-completed. Its first

@@ -21,11 +21,10 @@ function vinRounds(devices: DeviceBatch[]): { deviceId: string; m: IngestedMessa
 }
 
 /**
- * Vehicles (issue 3): a frame carrying a VIN puts the device in that vehicle from the frame's time on,
- * creating the vehicle (decoded offline) when it is new. Then every message of the batch gets the
- * vehicle the device was in at its timestamp, for the stages after this one. Set-based: one statement finds or
- * creates the vehicles of all the batch's VINs, one per round of VIN frames records the associations, one reads
- * the associations in force.
+ * Vehicles (docs/concepts/vehicles.md): a frame carrying a VIN puts the device in that vehicle from the frame's time
+ * on, creating the vehicle (decoded offline) when it is new. Then every message of the batch gets the vehicle the
+ * device was in at its timestamp, for the stages after this one. Set-based: one statement finds or creates the vehicles
+ * of all the batch's VINs, one per round of VIN frames records the associations, one reads the associations in force.
  */
 export const vehiclesStage: StageFactory<EventStage> = ({ repos, log }) => {
   const decoder = startVinDecoder(log);
@@ -34,7 +33,7 @@ export const vehiclesStage: StageFactory<EventStage> = ({ repos, log }) => {
 
   return {
     name: 'vehicles',
-    // Decoding happens here, outside the transaction: it takes 100-500 ms per new VIN.
+    // Decoding happens here, outside the transaction: it takes hundreds of milliseconds per new VIN.
     async prepare(devices) {
       const vins = [...new Set(devices.flatMap((d) => d.messages.flatMap((m) => (m.vin ? [m.vin] : []))))]
         .filter((vin) => !details.has(vin) && !known.has(vin));
@@ -62,7 +61,7 @@ export const vehiclesStage: StageFactory<EventStage> = ({ repos, log }) => {
         }
       }
       const read = rounds.length ? null : early; // (early runs only for batches without VIN frames)
-      // lastStartup is read from the startup events of the caller's devices (issue 10 item 12): nothing to keep here.
+      // lastStartup is read from the startup events of the caller's devices: nothing to keep here.
       assignVehicles(devices, read ? associationsOf(read) : await repos.ingest.associationsDuring(spansOf(devices), trx));
       return [];
     },

@@ -50,7 +50,7 @@ export interface WebhookClient {
  * The worker's HTTP client: undici, keep-alive connections per receiver's origin, each connected within the delivery
  * timeout and, unless private receivers are allowed, to an address the guard let through (resolved at every new
  * connection, so a host that later resolves to a private address is refused). With node:http's client the same calls
- * cost ~105–150 µs of CPU each against undici's ~45–60 (2.3 KB bodies to a loopback receiver, 16 or 64 in flight).
+ * cost about twice the CPU (docs/development/performance.md).
  */
 export function webhookClient(o: { timeoutMs: number; allowPrivate: boolean }): WebhookClient {
   const dispatcher = new Agent({ connect: { timeout: o.timeoutMs, ...(o.allowPrivate ? {} : { lookup: guardedLookup }) } });
@@ -83,7 +83,7 @@ class DeliveryInterrupted extends Error {}
 
 /**
  * Calls in flight per stopping signal, stopped together when it aborts: one listener per signal, not one per call
- * (with AbortSignal.timeout and AbortSignal.any per call, signals and listeners were ~40 µs of a delivery's CPU).
+ * (with AbortSignal.timeout and AbortSignal.any per call, signals and listeners were a large part of a delivery's CPU).
  */
 const inFlight = new WeakMap<AbortSignal, Set<Call>>();
 
@@ -101,7 +101,7 @@ function track(signal: AbortSignal, call: Call): () => void {
 }
 
 /**
- * One POST of a notification (spec 6.3): the stored payload, byte for byte, with a signature.
+ * One POST of a notification: the stored payload, byte for byte, with a signature.
  * Redirects are not followed (they would skip the address check); never throws.
  */
 export async function deliver(d: Delivery, opts: DeliveryOptions): Promise<DeliveryResult> {

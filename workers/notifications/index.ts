@@ -27,20 +27,19 @@ export interface NotificationWorkerOptions {
 }
 
 /**
- * The notification delivery worker (spec 3.1, 6.3). The notifications table is the queue: due rows
- * are leased with FOR UPDATE SKIP LOCKED (several workers can share it), up to
- * config.webhookConcurrency calls run at once, each finishing on its own, and at most
- * config.webhookEndpointConcurrency of them to one endpoint (a receiver's origin): a receiver that is slow or never
- * answers holds that many slots for its timeout, never the others' (the claim takes no more of an endpoint's
- * notifications than it has room for, and one handed over past it goes back to the queue); and at most
- * config.webhookApplicationConcurrency to one application's subscriptions, whatever their endpoints: a tenant's
- * receivers on many origins (hostnames, ports) hold no more than that share either. The limit is this worker's:
- * with several workers, an endpoint has at most as many calls as their limits add up to (CLAIM). Failures are retried
- * after webhookBackoffMs × 2^(attempt−1), up to webhookMaxAttempts attempts; a subscription whose attempts failed
- * webhookPauseFailures times in a row over at least webhookPauseAfterMs is paused (RECORD_ATTEMPTS), its notifications
- * kept until it is resumed. Wakes on events stored in this process, polls for the rest.
- * Notifications the ingest of this process stored already leased to it (lib/bus.ts handOffLeaseMs) come with their
- * events and are delivered without a claim: the claim statement is only run when the queue may hold due rows.
+ * The notification delivery worker (docs/concepts/rules-events-webhooks.md). The notifications table is the queue: due
+ * rows are leased with FOR UPDATE SKIP LOCKED (several workers can share it), up to config.webhookConcurrency calls run
+ * at once, each finishing on its own, and at most config.webhookEndpointConcurrency of them to one endpoint (a
+ * receiver's origin): a receiver that is slow or never answers holds that many slots for its timeout, never the others'
+ * (the claim takes no more of an endpoint's notifications than it has room for, and one handed over past it goes back
+ * to the queue); and at most config.webhookApplicationConcurrency to one application's subscriptions, whatever their
+ * endpoints: a tenant's receivers on many origins (hostnames, ports) hold no more than that share either. The limit is
+ * this worker's: with several workers, an endpoint has at most as many calls as their limits add up to (CLAIM).
+ * Failures are retried after webhookBackoffMs × 2^(attempt−1), up to webhookMaxAttempts attempts; a subscription whose
+ * attempts failed webhookPauseFailures times in a row over at least webhookPauseAfterMs is paused (RECORD_ATTEMPTS),
+ * its notifications kept until it is resumed. Wakes on events stored in this process, polls for the rest. Notifications
+ * the ingest of this process stored already leased to it (lib/bus.ts handOffLeaseMs) come with their events and are
+ * delivered without a claim: the claim statement is only run when the queue may hold due rows.
  */
 export async function startNotificationWorker(deps: PartDeps, opts: NotificationWorkerOptions = {}): Promise<Part> {
   const worker = new NotificationWorker(deps, opts);
@@ -268,10 +267,9 @@ class NotificationWorker {
     const slow = () => { this.fast.delete(`e:${n.endpoint}`); this.fast.delete(`a:${n.applicationId}`); };
     const slowAt = setTimeout(slow, SLOW_CALL_MS);
     slowAt.unref();
-    // The slot goes back as soon as the call has its answer, not once its attempt is recorded: on a loaded machine the
-    // group-committed record statement and the claim after it took as long as the call, so slots held until then
-    // delivered ~700 webhooks/s behind ~760 rule events/s and the queue grew for the whole run (rules bench, 200 × 4 at
-    // 50 Hz: publish → webhook p99 3.9–6.3 s; with the slot back at the answer 0.8–1.4 s, publish → commit 0.5–0.8 s).
+    // The slot goes back as soon as the call has its answer, not once its attempt is recorded: under load the
+    // group-committed record statement and the claim after it take as long as the call, so slots held until then
+    // deliver fewer webhooks a second than the rules make and the queue grows (docs/development/performance.md).
     const answer = () => {
       if (answered) return;
       answered = true;

@@ -3,7 +3,7 @@ import { sweepSilentTrips } from '../../db/trips/segment.js';
 import { every } from '../../lib/periodic.js';
 
 /**
- * Closes the trips of devices that fell silent without a shutdown (issue 11): every `tripSweepMs`, one
+ * Closes the trips of devices that fell silent without a shutdown: every `tripSweepMs`, one
  * statement closes every open trip that no batch advanced for `tripGapMs` (end reason `silent`), then its
  * preview, report card and trip-stopped / trip-completed events follow as at ingest. The events go through
  * events.insert (notifications, handed to this process's delivery worker when one runs here) and the bus. Several processes may sweep at

@@ -1,6 +1,7 @@
 import { get } from '../api.js';
 import { fmt, h } from '../dom.js';
 import type { Ctx } from '../context.js';
+import type { BatteryStatus, Message, TroubleCode, Vehicle } from '../records.js';
 import { PARAMETERS } from '../../../lib/catalog.js';
 
 /** One row per parameter of the message: its catalog name, value and unit (location and accel spelled out). */
@@ -36,14 +37,15 @@ export function mountDevicePanel(root: HTMLElement, ctx: Ctx): void {
       return;
     }
     const [msgs, vehicle] = await Promise.all([
-      get(`/api/v1/devices/${deviceId}/messages?limit=1`),
-      get(`/api/v1/devices/${deviceId}/vehicles/_latest`).catch(() => ({ vehicle: null })),
+      get<{ messages: Message[] }>(`/api/v1/devices/${deviceId}/messages?limit=1`),
+      get<{ vehicle: Vehicle | null }>(`/api/v1/devices/${deviceId}/vehicles/_latest`).catch(() => ({ vehicle: null })),
     ]);
     const v = vehicle.vehicle;
     const [codes, battery] = v?.id
       ? await Promise.all([
-        get(`/api/v1/vehicles/${v.id}/codes?state=active`).catch(() => ({ codes: [] })),
-        get(`/api/v1/vehicles/${v.id}/battery_statuses/_current`).catch(() => ({ batteryStatus: null })),
+        get<{ codes: TroubleCode[] }>(`/api/v1/vehicles/${v.id}/codes?state=active`).catch(() => ({ codes: [] })),
+        get<{ batteryStatus: BatteryStatus | null }>(`/api/v1/vehicles/${v.id}/battery_statuses/_current`)
+          .catch(() => ({ batteryStatus: null })),
       ])
       : [{ codes: [] }, { batteryStatus: null }];
     if (n !== seq) return;
@@ -60,7 +62,7 @@ export function mountDevicePanel(root: HTMLElement, ctx: Ctx): void {
         battery.batteryStatus?.timestamp ? h('span', { class: 'muted' }, ` at ${fmt.time(battery.batteryStatus.timestamp)}`) : ''),
       h('h3', {}, `Active trouble codes (${codes.codes.length})`),
       codes.codes.length
-        ? h('ul', { class: 'list' }, codes.codes.map((c: any) => h('li', {}, h('strong', {}, c.number), ` ${c.description ?? ''}`)))
+        ? h('ul', { class: 'list' }, codes.codes.map((c) => h('li', {}, h('strong', {}, c.number), ` ${c.description ?? ''}`)))
         : h('p', { class: 'muted' }, 'None.'),
       h('h3', {}, 'Latest message'),
       m ? h('div', {}, h('p', { class: 'muted' }, fmt.time(m.timestamp)),

@@ -1,6 +1,7 @@
 import { api, ApiError, get } from '../api.js';
 import { field, fmt, h } from '../dom.js';
 import type { Ctx } from '../context.js';
+import type { DwEvent, Notification, Rule, Subscription } from '../records.js';
 import { DrawTool, type Shape } from '../draw.js';
 import { L } from '../map.js';
 
@@ -33,7 +34,7 @@ export function mountRulesPanel(root: HTMLElement, ctx: Ctx): void {
   const drawLayer = L.layerGroup().addTo(ctx.map);
   const rulesLayer = L.layerGroup().addTo(ctx.map);
   const seen = new Set<string>();
-  let rules: any[] = [];
+  let rules: Rule[] = [];
   let timer = 0;
 
   const kind = () => (kindPolygon.checked ? 'polygon' : 'radius');
@@ -99,7 +100,7 @@ export function mountRulesPanel(root: HTMLElement, ctx: Ctx): void {
       ? { type: 'radius', lat: shape.lat, lon: shape.lon, radius: shape.radius }
       : { type: 'polygon', coordinates: [shape.coordinates] };
     try {
-      const { rule } = await api('POST', `/api/v1/devices/${deviceId}/rules`, { rule: { name: name.value.trim() || 'Geofence', boundaries: [boundary] } });
+      const { rule } = await api<{ rule: Rule }>('POST', `/api/v1/devices/${deviceId}/rules`, { rule: { name: name.value.trim() || 'Geofence', boundaries: [boundary] } });
       tool.cancel();
       hint.textContent = `Rule "${rule.name}" created; its events appear below as the device enters and leaves it.`;
       await loadRules();
@@ -112,24 +113,24 @@ export function mountRulesPanel(root: HTMLElement, ctx: Ctx): void {
     const deviceId = ctx.selected();
     rulesLayer.clearLayers();
     if (!deviceId) { rulesList.replaceChildren(); return; }
-    const list = (await get(`/api/v1/devices/${deviceId}/rules?limit=100`)).rules;
-    rules = await Promise.all(list.map(async (r: any) => (await get(`/api/v1/rules/${r.id}`)).rule));
+    const list = (await get<{ rules: Rule[] }>(`/api/v1/devices/${deviceId}/rules?limit=100`)).rules;
+    rules = await Promise.all(list.map(async (r) => (await get<{ rule: Rule }>(`/api/v1/rules/${r.id}`)).rule));
     if (deviceId !== ctx.selected()) return;
     for (const r of rules) for (const b of r.boundaries ?? []) {
       const style = { color: '#7a3db8', weight: 2, fillOpacity: .08, dashArray: '4 4', className: 'dw-rule' };
       if (b.type === 'radius') L.circle([b.lat, b.lon], { ...style, radius: b.radius }).bindTooltip(r.name).addTo(rulesLayer);
-      if (b.type === 'polygon') L.polygon(b.coordinates.map((ring: [number, number][]) => ring.map(([x, y]) => [y, x] as [number, number])), style).bindTooltip(r.name).addTo(rulesLayer);
+      if (b.type === 'polygon') L.polygon(b.coordinates.map((ring) => ring.map(([x, y]) => [y, x] as [number, number])), style).bindTooltip(r.name).addTo(rulesLayer);
     }
     rulesList.replaceChildren(...(rules.length ? rules.map((r) => h('li', {},
       h('span', { style: 'flex:1' }, h('strong', {}, r.name), ' ', h('span', { class: 'muted' },
-        (r.boundaries ?? []).map((b: any) => (b.type === 'radius' ? `radius ${b.radius} m` : b.type)).join(', '),
+        (r.boundaries ?? []).map((b) => (b.type === 'radius' ? `radius ${b.radius} m` : b.type)).join(', '),
         r.evaluated ? (r.covered ? ' · inside' : ' · outside') : ' · not evaluated yet')),
       h('button', { type: 'button', class: 'danger', 'aria-label': `Delete rule ${r.name}`, onclick: () => void remove(r) }, 'Delete')))
       : [h('li', { class: 'muted' }, 'No rules yet.')]));
     subRule.replaceChildren(...rules.map((r) => h('option', { value: r.id }, r.name)));
   }
 
-  async function remove(rule: any): Promise<void> {
+  async function remove(rule: Rule): Promise<void> {
     try {
       await api('DELETE', `/api/v1/rules/${rule.id}`);
       await loadRules();
@@ -141,11 +142,11 @@ export function mountRulesPanel(root: HTMLElement, ctx: Ctx): void {
   async function loadEvents(): Promise<void> {
     const deviceId = ctx.selected();
     if (!deviceId) return;
-    const events = (await get(`/api/v1/devices/${deviceId}/events?type=rule-*&limit=20`)).events;
+    const events = (await get<{ events: DwEvent[] }>(`/api/v1/devices/${deviceId}/events?type=rule-*&limit=20`)).events;
     if (deviceId !== ctx.selected()) return;
-    const fresh = events.some((e: any) => !seen.has(e.id));
+    const fresh = events.some((e) => !seen.has(e.id));
     if (!fresh && eventsList.childElementCount) return;
-    eventsList.replaceChildren(...(events.length ? events.map((e: any) => {
+    eventsList.replaceChildren(...(events.length ? events.map((e) => {
       const isNew = !seen.has(e.id) && seen.size > 0;
       seen.add(e.id);
       return h('li', { class: isNew ? 'fresh' : '', 'data-event': e.eventType },
@@ -157,20 +158,20 @@ export function mountRulesPanel(root: HTMLElement, ctx: Ctx): void {
   async function loadSubscriptions(): Promise<void> {
     const deviceId = ctx.selected();
     if (!deviceId) return;
-    const subs = (await get(`/api/v1/devices/${deviceId}/subscriptions?limit=100`)).subscriptions ?? [];
+    const subs = (await get<{ subscriptions?: Subscription[] }>(`/api/v1/devices/${deviceId}/subscriptions?limit=100`)).subscriptions ?? [];
     const keep = subSelect.value;
-    subSelect.replaceChildren(...(subs.length ? subs.map((s: any) => h('option', { value: s.id }, `${s.eventType} → ${s.url}`)) : [h('option', { value: '' }, 'No subscriptions')]));
-    if (subs.some((s: any) => s.id === keep)) subSelect.value = keep;
+    subSelect.replaceChildren(...(subs.length ? subs.map((s) => h('option', { value: s.id }, `${s.eventType} → ${s.url}`)) : [h('option', { value: '' }, 'No subscriptions')]));
+    if (subs.some((s) => s.id === keep)) subSelect.value = keep;
     await loadNotifications();
   }
 
   async function loadNotifications(): Promise<void> {
     if (!subSelect.value) { notifications.replaceChildren(); return; }
-    const list = (await get(`/api/v1/subscriptions/${subSelect.value}/notifications?limit=20`)).notifications;
+    const list = (await get<{ notifications: Notification[] }>(`/api/v1/subscriptions/${subSelect.value}/notifications?limit=20`)).notifications;
     notifications.replaceChildren(list.length ? h('table', {},
       h('caption', { class: 'muted' }, 'Notification log, newest first'),
       h('thead', {}, h('tr', {}, ...['Event', 'Time', 'State', 'Attempts', 'Response'].map((x) => h('th', { scope: 'col' }, x)))),
-      h('tbody', {}, list.map((n: any) => h('tr', {}, h('td', {}, n.eventType), h('td', {}, fmt.time(n.eventTimestamp)),
+      h('tbody', {}, list.map((n) => h('tr', {}, h('td', {}, n.eventType), h('td', {}, fmt.time(n.eventTimestamp)),
         h('td', {}, n.state), h('td', { class: 'num' }, String(n.attempts ?? '–')), h('td', { class: 'num' }, n.responseCode == null ? '–' : String(n.responseCode))))))
       : h('p', { class: 'muted' }, 'No notifications yet.'));
   }
@@ -180,7 +181,7 @@ export function mountRulesPanel(root: HTMLElement, ctx: Ctx): void {
     note.textContent = '';
     if (!deviceId || !subRule.value) { note.textContent = 'Create a rule first.'; return; }
     try {
-      const { subscription } = await api('POST', `/api/v1/devices/${deviceId}/subscriptions`,
+      const { subscription } = await api<{ subscription: Subscription | null }>('POST', `/api/v1/devices/${deviceId}/subscriptions`,
         { subscription: { eventType: 'rule-*', url: subUrl.value.trim(), object: { id: subRule.value, type: 'rule' } } });
       await loadSubscriptions();
       if (subscription?.id) { subSelect.value = subscription.id; await loadNotifications(); }

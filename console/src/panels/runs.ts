@@ -1,6 +1,7 @@
 import { api, ApiError, get } from '../api.js';
 import { field, fmt, h } from '../dom.js';
 import type { Ctx } from '../context.js';
+import type { Dummy, Route, Run } from '../records.js';
 import { decodePolyline, L } from '../map.js';
 
 const VIN_CHARS = 'ABCDEFGHJKLMNPRSTUVWXYZ0123456789'; // A–Z without I, O, Q, and digits
@@ -26,8 +27,8 @@ export function mountRunsPanel(root: HTMLElement, ctx: Ctx): void {
   const fileInput = h('input', { type: 'file', accept: '.gpx,.geojson,.json,.txt,.polyline' });
   const drop = h('div', { class: 'drop' }, h('p', {}, 'Drop a GPX, GeoJSON or encoded-polyline file here to import a route'), field('…or choose a file', fileInput));
   const routeLayer = L.layerGroup().addTo(ctx.map);
-  let dummies: any[] = [];
-  let routes: any[] = [];
+  let dummies: Dummy[] = [];
+  let routes: Route[] = [];
   let timer = 0;
 
   root.append(
@@ -47,7 +48,7 @@ export function mountRunsPanel(root: HTMLElement, ctx: Ctx): void {
   const route = () => routes.find((r) => r.id === routeSelect.value);
 
   async function loadDummies(selectId?: string): Promise<void> {
-    dummies = (await get('/api/v1/dummies?limit=100')).dummies;
+    dummies = (await get<{ dummies: Dummy[] }>('/api/v1/dummies?limit=100')).dummies;
     dummySelect.replaceChildren(...(dummies.length ? dummies.map((d) => h('option', { value: d.id }, d.name)) : [h('option', { value: '' }, 'No dummy yet: create one')]));
     const selected = selectId ?? dummies.find((d) => d.deviceId === ctx.selected())?.id;
     if (selected) dummySelect.value = selected;
@@ -56,7 +57,7 @@ export function mountRunsPanel(root: HTMLElement, ctx: Ctx): void {
 
   async function loadRoutes(selectId?: string): Promise<void> {
     const keep = selectId ?? routeSelect.value;
-    routes = (await get('/api/v1/routes?limit=100')).routes;
+    routes = (await get<{ routes: Route[] }>('/api/v1/routes?limit=100')).routes;
     routeSelect.replaceChildren(...routes.map((r) => h('option', { value: r.id }, `${r.name} (${fmt.km(r.distanceByGPS)}, ${fmt.duration(r.duration)})`)));
     if (keep && routes.some((r) => r.id === keep)) routeSelect.value = keep;
     showRoute();
@@ -73,7 +74,7 @@ export function mountRunsPanel(root: HTMLElement, ctx: Ctx): void {
   async function createDummy(): Promise<void> {
     note.textContent = '';
     try {
-      const { dummy: d } = await api('POST', '/api/v1/dummies', { dummy: { name: dummyName.value.trim() } });
+      const { dummy: d } = await api<{ dummy: Dummy }>('POST', '/api/v1/dummies', { dummy: { name: dummyName.value.trim() } });
       dummyName.value = '';
       await loadDummies(d.id);
       await ctx.refreshDevices();
@@ -87,7 +88,7 @@ export function mountRunsPanel(root: HTMLElement, ctx: Ctx): void {
   async function importFile(file: File): Promise<void> {
     note.textContent = '';
     try {
-      const { route: r } = await api('POST', '/api/v1/routes', { route: { file: await file.text(), fileName: file.name } });
+      const { route: r } = await api<{ route: Route }>('POST', '/api/v1/routes', { route: { file: await file.text(), fileName: file.name } });
       await loadRoutes(r.id);
       status.textContent = `Imported route "${r.name}" (${fmt.km(r.distanceByGPS)}).`;
     } catch (err) {
@@ -124,9 +125,9 @@ export function mountRunsPanel(root: HTMLElement, ctx: Ctx): void {
     window.clearTimeout(timer);
     const d = dummy();
     if (!d) { stopBtn.disabled = true; return; }
-    let run: any = null;
+    let run: Run | null = null;
     try {
-      run = (await get(`/api/v1/dummies/${d.id}/runs/_current`)).run;
+      run = (await get<{ run: Run | null }>(`/api/v1/dummies/${d.id}/runs/_current`)).run;
     } catch (err) {
       note.textContent = message(err);
     }
@@ -134,7 +135,7 @@ export function mountRunsPanel(root: HTMLElement, ctx: Ctx): void {
     startBtn.disabled = !!run;
     stopBtn.disabled = !run || run.status.state === 'stopping';
     if (!run) {
-      const last = (await get(`/api/v1/dummies/${d.id}/runs?limit=1`).catch(() => ({ runs: [] }))).runs[0]; // newest first
+      const last = (await get<{ runs: Run[] }>(`/api/v1/dummies/${d.id}/runs?limit=1`).catch(() => ({ runs: [] }))).runs[0]; // newest first
       progress.value = last?.status.outcome === 'completed' ? 100 : 0;
       status.replaceChildren(last ? h('p', {}, `Last run: ${last.status.outcome ?? last.status.state}`, last.status.error ? ` (${last.status.error})` : '',
         ` · ${last.status.framesSent} frames · ${fmt.km(last.status.distance)} · ended ${fmt.time(last.status.endedAt)}`) : h('p', { class: 'muted' }, 'No run yet.'));

@@ -2,10 +2,14 @@ import { ApiError, get } from '../api.js';
 import { fmt, h } from '../dom.js';
 import type { Ctx } from '../context.js';
 import { decodePolyline, L, pinIcon } from '../map.js';
+import type { DwEvent, NumericStat, Page, Point, ReportCard, Trip, Vehicle } from '../records.js';
 
-/** Penalty points per event kind (README "Report cards"): 2 per hard brake, 1 per hard acceleration, 1 per minute above 120 km/h. */
-function reasons(trip: any, card: any): string[] {
-  const s = trip.stats ?? {};
+/**
+ * Penalty points per event kind (docs/concepts/trips-and-report-cards.md): 2 per hard brake, 1 per hard acceleration,
+ * 1 per minute above 120 km/h.
+ */
+function reasons(trip: Trip, card: ReportCard | null): string[] {
+  const s: Partial<Trip['stats']> = trip.stats ?? {};
   if (!card) return ['No report card yet: the trip is still open.'];
   if (card.grade === 'I') {
     const why = [];
@@ -26,7 +30,7 @@ function reasons(trip: any, card: any): string[] {
   ];
 }
 
-const STAT_ROWS: [string, string, (v: any) => string][] = [
+const STAT_ROWS: [NumericStat, string, (v: number) => string][] = [
   ['distance', 'Distance', fmt.km], ['distanceByGPS', 'Distance by GPS', fmt.km], ['distanceByVSS', 'Distance by speed', fmt.km],
   ['duration', 'Duration', fmt.duration], ['averageSpeed', 'Average speed', (v) => `${fmt.num(v)} km/h`],
   ['averageMovingSpeed', 'Average moving speed', (v) => `${fmt.num(v)} km/h`], ['maxSpeed', 'Max speed', (v) => `${fmt.num(v)} km/h`],
@@ -49,7 +53,7 @@ export function mountTripsPanel(root: HTMLElement, ctx: Ctx): void {
   const detail = h('div', { id: 'trip-detail', 'aria-live': 'polite' });
   const note = h('p', { class: 'muted' });
   const layer = L.layerGroup().addTo(ctx.map);
-  const cards = new Map<string, any>();
+  const cards = new Map<string, ReportCard>();
   let chosen: string | null = null;
   let timer = 0;
   let seq = 0;
@@ -61,10 +65,11 @@ export function mountTripsPanel(root: HTMLElement, ctx: Ctx): void {
     note, list, detail,
   );
 
-  async function card(trip: any): Promise<any> {
-    if (cards.has(trip.id)) return cards.get(trip.id);
+  async function card(trip: Trip): Promise<ReportCard | null> {
+    const cached = cards.get(trip.id);
+    if (cached) return cached;
     if (trip.status !== 'completed') return null;
-    const c = await get(`/api/v1/trips/${trip.id}/report_cards/_current`).then((r) => r.reportCard).catch((err) => {
+    const c = await get<{ reportCard: ReportCard }>(`/api/v1/trips/${trip.id}/report_cards/_current`).then((r) => r.reportCard).catch((err) => {
       if (err instanceof ApiError && err.status === 404) return null;
       throw err;
     });
@@ -77,17 +82,17 @@ export function mountTripsPanel(root: HTMLElement, ctx: Ctx): void {
    * their time span (a card is dated at its trip's stop): one request per refresh, more only past 100 cards. A
    * completed trip's card does not change, so a cached one is not asked for again.
    */
-  async function fetchCards(owner: string, trips: any[]): Promise<void> {
+  async function fetchCards(owner: string, trips: Trip[]): Promise<void> {
     const span = trips.filter((t) => t.status === 'completed' && !cards.has(t.id));
     if (!span.length) return;
     const missing = new Set(span.map((t) => t.id));
     const since = Math.min(...span.map((t) => Date.parse(t.start))) - 1;
-    const until = Math.max(...span.map((t) => Date.parse(t.stop)));
+    const until = Math.max(...span.map((t) => Date.parse(t.stop ?? t.start)));
     let url: string | undefined = `${owner}/report_cards?since=${since}&until=${until}&limit=100`;
     while (url && missing.size) {
-      const page: any = await get(url);
+      const page: { reportCards: ReportCard[] } & Page = await get(url);
       for (const c of page.reportCards) if (missing.delete(c.tripId)) cards.set(c.tripId, c);
-      url = page.meta.pagination.links.prior;
+      url = page.meta.pagination.links?.prior;
     }
   }
 
@@ -98,11 +103,11 @@ export function mountTripsPanel(root: HTMLElement, ctx: Ctx): void {
     if (!deviceId) { list.replaceChildren(); note.textContent = 'Pick a device.'; return; }
     let owner = `/api/v1/devices/${deviceId}`;
     if (byVehicle.checked) {
-      const v = (await get(`/api/v1/devices/${deviceId}/vehicles/_latest`)).vehicle;
+      const v = (await get<{ vehicle: Vehicle | null }>(`/api/v1/devices/${deviceId}/vehicles/_latest`)).vehicle;
       if (!v?.id) { note.textContent = 'The device has reported no vehicle yet.'; list.replaceChildren(); return; }
       owner = `/api/v1/vehicles/${v.id}`;
     }
-    const trips: any[] = (await get(`${owner}/trips?limit=20`)).trips;
+    const trips = (await get<{ trips: Trip[] }>(`${owner}/trips?limit=20`)).trips;
     await fetchCards(owner, trips);
     const graded = trips.map((t) => ({ t, c: cards.get(t.id) ?? null }));
     if (n !== seq) return;
@@ -114,7 +119,7 @@ export function mountTripsPanel(root: HTMLElement, ctx: Ctx): void {
         t.status !== 'completed' ? h('span', { class: 'badge' }, ' in progress') : ''))));
     if (chosen && trips.some((t) => t.id === chosen)) {
       const t = trips.find((x) => x.id === chosen);
-      if (t.status !== 'completed' || !detail.dataset.final) void show(chosen, false);
+      if (t && (t.status !== 'completed' || !detail.dataset.final)) void show(chosen, false);
     }
     if (ctx.visible('trips')) timer = window.setTimeout(() => void load().catch(() => undefined), 5000);
   }
@@ -122,8 +127,8 @@ export function mountTripsPanel(root: HTMLElement, ctx: Ctx): void {
   async function show(tripId: string, fit = true): Promise<void> {
     chosen = tripId;
     for (const b of list.querySelectorAll<HTMLButtonElement>('button.item')) b.setAttribute('aria-pressed', String(b.dataset.trip === tripId));
-    const { trip } = await get(`/api/v1/trips/${tripId}`);
-    const [c, events] = await Promise.all([card(trip), get(`${trip.links.events}&limit=100`).then((r) => r.events).catch(() => [])]);
+    const { trip } = await get<{ trip: Trip }>(`/api/v1/trips/${tripId}`);
+    const [c, events] = await Promise.all([card(trip), get<{ events: DwEvent[] }>(`${trip.links.events}&limit=100`).then((r) => r.events).catch((): DwEvent[] => [])]);
     if (chosen !== tripId) return;
     layer.clearLayers();
     const pts = trip.preview ? decodePolyline(trip.preview) : [];
@@ -131,7 +136,7 @@ export function mountTripsPanel(root: HTMLElement, ctx: Ctx): void {
       const line = L.polyline(pts, { color: '#0b57a4', weight: 5, opacity: .9, className: 'dw-trip' }).addTo(layer);
       if (fit) ctx.fit(line.getBounds());
     }
-    const at = (p: any) => (p?.coordinates ? [p.coordinates[1], p.coordinates[0]] as [number, number] : null);
+    const at = (p: Point | null) => (p?.coordinates ? [p.coordinates[1], p.coordinates[0]] as [number, number] : null);
     const start = at(trip.startPoint);
     const stop = at(trip.stopPoint);
     if (start) L.marker(start, { icon: pinIcon('start'), title: 'Trip start', alt: 'Trip start', keyboard: false, interactive: false }).addTo(layer);
@@ -146,11 +151,14 @@ export function mountTripsPanel(root: HTMLElement, ctx: Ctx): void {
       h('h3', {}, 'Events'),
       timeline(trip, events),
       h('h3', {}, 'Statistics'),
-      h('table', {}, h('tbody', {}, STAT_ROWS.map(([k, label, f]) => h('tr', {}, h('th', { scope: 'row' }, label), h('td', { class: 'num' }, trip.stats?.[k] == null ? '–' : f(trip.stats[k])))))),
+      h('table', {}, h('tbody', {}, STAT_ROWS.map(([k, label, f]) => {
+        const v = trip.stats?.[k];
+        return h('tr', {}, h('th', { scope: 'row' }, label), h('td', { class: 'num' }, v == null ? '–' : f(v)));
+      }))),
     );
   }
 
-  function timeline(trip: any, events: any[]): HTMLElement {
+  function timeline(trip: Trip, events: DwEvent[]): HTMLElement {
     const t0 = Date.parse(trip.start);
     const t1 = trip.stop ? Date.parse(trip.stop) : Math.max(t0 + 1, ...events.map((e) => Date.parse(e.timestamp)));
     const pos = (ts: string) => `${Math.max(0, Math.min(100, (100 * (Date.parse(ts) - t0)) / Math.max(1, t1 - t0)))}%`;

@@ -1,0 +1,85 @@
+/**
+ * The public API's records as the console reads them: only the fields it uses, as /api/v1/openapi.json describes
+ * them (docs/reference/rest-api.md). A field the console does not read is left out, not typed loosely.
+ */
+
+/** GeoJSON Point: [longitude, latitude] in degrees. */
+export interface Point { type: 'Point'; coordinates: number[] }
+
+export interface PageLinks { next?: string; prior?: string }
+export interface Page { meta: { pagination: { links?: PageLinks } } }
+
+export interface Device { id: string; name: string }
+export interface Message { id: string; timestamp: string; data: Record<string, unknown> & { location?: Point } }
+export interface Locations { locations: { features: { geometry: Point; properties?: { timestamp?: string } }[] } }
+export interface Vehicle { id: string; vin: string; year: string | null; make: string | null; model: string | null; trim: string | null }
+export interface TroubleCode { number: string; description: string }
+export interface BatteryStatus { status: string | null; timestamp: string | null }
+
+export type Boundary =
+  | { id: string; type: 'radius'; lon: number; lat: number; radius: number }
+  | { id: string; type: 'polygon'; coordinates: number[][][] }
+  | { id: string; type: 'parametric'; parameter: string; min: number | null; max: number | null };
+export interface Rule { id: string; name: string; boundaries?: Boundary[]; evaluated: boolean; covered: boolean }
+
+export interface DwEvent {
+  id: string;
+  eventType: string;
+  timestamp: string;
+  meta?: { rule?: { name?: string }; firstEval?: boolean } | null;
+}
+export interface Subscription { id: string; eventType: string; url: string }
+export interface Notification { eventType: string; eventTimestamp: string; state: string; attempts: number; responseCode?: number | null }
+
+export interface Dummy { id: string; name: string; deviceId: string }
+export interface Route { id: string; name: string; distanceByGPS: number; duration: number; preview: string }
+export interface RunStatus {
+  state: string;
+  routeId: string;
+  repeat: boolean;
+  repeatCount: number;
+  speed: number;
+  lastSpeed: number | null;
+  remainingSeconds: number | null;
+  framesSent: number;
+  distance: number;
+  outcome: 'completed' | 'stopped' | 'failed' | null;
+  error: string | null;
+  endedAt: string | null;
+}
+export interface Run { id: string; status: RunStatus }
+
+export interface TripStats {
+  averageLoad: number | null;
+  averageMovingSpeed: number | null;
+  averageSpeed: number | null;
+  comprehensiveLocations: boolean;
+  distance: number;
+  distanceByGPS: number;
+  distanceByVSS: number | null;
+  duration: number;
+  fuelConsumed: number | null;
+  fuelEconomy: number | null;
+  hardAccelCount: number | null;
+  hardBrakeCount: number | null;
+  locationCount: number;
+  maxSpeed: number | null;
+  messageCount: number;
+  stopCount: number;
+  substantial: boolean;
+}
+/** The statistics that are figures (all but the two flags). */
+export type NumericStat = Exclude<keyof TripStats, 'comprehensiveLocations' | 'substantial'>;
+export interface Trip {
+  id: string;
+  start: string;
+  stop: string | null;
+  status: 'started' | 'completed';
+  startPoint: Point | null;
+  stopPoint: Point | null;
+  preview: string | null;
+  stats: TripStats;
+  meta: { startReason: string; endReason: string | null };
+  links: Record<string, string>;
+}
+export interface ReportCard { tripId: string; grade: string; score: number | null }
