@@ -1,5 +1,5 @@
 // The frames one run sends, in the gateway frame format: startup, telemetry every interval,
-// shutdown; scenarios add their marks (see routes-data/README.md for the list).
+// shutdown; scenarios add their marks (docs/concepts/simulator.md#scenarios lists them).
 import { randomUUID } from 'node:crypto';
 import { planDrive, type DrivePlan, type DriveSample } from './motion.js';
 import { encodePids } from './obd-encode.js';

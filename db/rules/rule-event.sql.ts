@@ -4,7 +4,7 @@ import { ruleLinks, type UrlFor } from './rule-copy.js';
  * A rule event's meta (docs/concepts/rules-events-webhooks.md), built in SQL by the statement that finds the
  * transition, so that neither the rule copy nor the message snapshot travels to the gateway and back as JSON text. It
  * is the shape ruleCopy (rule-copy.ts, what GET /rules/{id} answers) gives, with the message's snapshot;
- * test/db/rules-evaluate.test.ts holds the two to each other.
+ * test/db/rules.evaluate.test.ts holds the two to each other.
  */
 
 /** Stand-ins for the ids in the link templates: uuid-shaped, so URL encoding leaves them as they are. */
