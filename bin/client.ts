@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { SETTINGS } from '../lib/config.js';
 import { readCredentials, type Credentials } from './credentials.js';
 
 /** A user-facing CLI failure: printed as one line, exit code 1, no stack trace. */
@@ -17,7 +18,7 @@ export interface Client {
 }
 
 export function defaultDataDir(): string {
-  return process.env.DRIVEWIRE_DATA_DIR ?? '.drivewire';
+  return process.env[SETTINGS.dataDir.env] || SETTINGS.dataDir.def;
 }
 
 /** Reads the API URL and credentials from <data-dir>/credentials.json unless given as options. */
