@@ -51,7 +51,7 @@ function options(o: Record<string, any>) {
   return { speed, vin, scenarios, connectTimeoutMs: connectTimeout * 1000 };
 }
 
-/** `drivewire drive`: one device alone against any MQTT gateway, no API (issue 4). */
+/** `drivewire drive`: one device alone against any MQTT gateway, no API. */
 export function registerDriveCommand(program: Command): void {
   program.command('drive').description('drive one device along a route over MQTT, with no API (for testing a gateway or broker)')
     .requiredOption('--mqtt-url <url>', 'MQTT URL, e.g. mqtt://localhost:1883')

@@ -87,7 +87,7 @@ async function startRun(o: Record<string, any>): Promise<void> {
   const done = await waitForRun(client, dummy, run, route);
   const result = summary(done);
   if (done.status.outcome === 'failed') throw new CliError(`The run failed: ${done.status.error}`);
-  // The run's trip (issue 11): distance, duration, grade.
+  // The run's trip: distance, duration, grade.
   const trip = await tripOfRun(client, dummy.deviceId, done.status.startedAt ?? new Date().toISOString(), done.status.duration);
   const card = trip ? await gradeOf(client, trip.id) : null;
   const tripResult = trip && { id: trip.id, status: trip.status, distance: trip.stats.distance, duration: trip.stats.duration, grade: card?.grade ?? null };
@@ -96,7 +96,7 @@ async function startRun(o: Record<string, any>): Promise<void> {
     + `\n${trip ? tripLine(trip, card) : 'No trip recorded for this run.'}`);
 }
 
-/** `drivewire dummies ...` and `drivewire runs ...` (reference-notes §6.4), through the REST API. */
+/** `drivewire dummies ...` and `drivewire runs ...`, through the REST API (docs/concepts/simulator.md). */
 export function registerDummyCommands(program: Command): void {
   const dummies = program.command('dummies').description('simulated devices of the application');
   withClientOptions(dummies.command('create').description('create a dummy (a real device the application can read)'))
@@ -147,7 +147,7 @@ export function registerDummyCommands(program: Command): void {
     });
 }
 
-/** Issue 4's command groups: routes, dummies, runs, drive, simulate. */
+/** The simulator's command groups: routes, dummies, runs, drive, simulate. */
 export function registerSimulatorCommands(program: Command): void {
   for (const register of [registerRouteCommands, registerDummyCommands, registerDriveCommand, registerSimulateCommand]) register(program);
 }

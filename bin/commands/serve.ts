@@ -93,7 +93,7 @@ export function registerServeCommands(program: Command): void {
     const platform = await startPlatform(config, log);
     const lines = banner(platform);
     process.stdout.write(lines.join('\n') + '\n');
-    // freed malloc memory handed back while idle (lib/malloc-trim.ts): the start's alone is ~100 MB
+    // freed malloc memory handed back while idle (lib/malloc-trim.ts): the start alone frees a lot of it
     const trimming = await trimWhenIdle(TRIM_EVERY_MS);
     const stop = async () => {
       process.stdout.write('Stopping...\n');

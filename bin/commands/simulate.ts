@@ -35,7 +35,7 @@ async function provision(client: Client, count: number): Promise<{ id: string; s
   return out;
 }
 
-/** `drivewire simulate`: a load test with many devices provisioned for the purpose (issue 4). */
+/** `drivewire simulate`: a load test with many devices provisioned for the purpose. */
 export function registerSimulateCommand(program: Command): void {
   withClientOptions(program.command('simulate').description('load test: provision N devices and publish frames from all of them at once'))
     .requiredOption('--devices <n>', 'number of devices (provisioned now, authorized for the default application)')

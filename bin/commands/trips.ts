@@ -50,9 +50,9 @@ async function deviceOf(client: Client, o: Record<string, any>): Promise<string>
   return pick(dummies, o.dummy, 'dummy', "see 'drivewire dummies list'").deviceId;
 }
 
-/** `drivewire trips list|show` (issue 11): a device's or vehicle's trips, one trip in full. */
+/** `drivewire trips list|show`: a device's or vehicle's trips, one trip in full. */
 export function registerTripCommands(program: Command): void {
-  const trips = program.command('trips').description('trips of a device or vehicle (spec 4.7)');
+  const trips = program.command('trips').description('trips of a device or vehicle');
   withClientOptions(trips.command('list').description('trips of a device, dummy or vehicle, newest first (open ones too)'))
     .option('--device <id>', 'device id').option('--dummy <ref>', 'dummy name or id').option('--vehicle <id>', 'vehicle id')
     .option('--limit <n>', 'how many (at most 100)', '10')

@@ -1,4 +1,4 @@
-// The bench's storing floor (issue 13): a bare Aedes that acknowledges a QoS 1 frame only once its payload is
+// The bench's storing floor: a bare Aedes that acknowledges a QoS 1 frame only once its payload is
 // committed in a copy of `messages`, and the raw COPY, on the suite's database (PGlite, or PostgreSQL in CI's second
 // phase) with a real MQTT client and the real load generator.
 import { randomUUID } from 'node:crypto';

@@ -1,4 +1,4 @@
-// The compiled build (issue 13): `npm run build` turns the sources into JavaScript that starts the platform without
+// The compiled build: `npm run build` turns the sources into JavaScript that starts the platform without
 // tsx, and the launcher takes that build only while it is newer than every source.
 import fs from 'node:fs';
 import os from 'node:os';

@@ -1,6 +1,6 @@
 // The real `drivewire` binary against an in-process platform (API + gateway + workers): routes,
-// dummies, runs, drive and simulate, and their one-line errors. Each binary start costs ~2 s of
-// CPU, so the tests start several at once and set up through the API what they do not test.
+// dummies, runs, drive and simulate, and their one-line errors. Each binary start costs seconds of
+// CPU (Node and tsx), so the tests start several at once and set up through the API what they do not test.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -34,7 +34,7 @@ beforeAll(async () => {
 });
 afterAll(async () => { await p?.close(); await db?.close(); fs.rmSync(dataDir, { recursive: true, force: true }); });
 
-// Generous timeouts: each binary start costs ~2 s of CPU, and the machine may be shared.
+// Generous timeouts: each binary start costs seconds of CPU, and the machine may be shared.
 const cli = (...args: string[]) => runCli([...args, '--data-dir', dataDir], {}, 110_000);
 
 /** Setup through the API, as the default application. */
