@@ -17,6 +17,18 @@ export interface Client {
   admin<T = any>(method: string, urlPath: string, body?: unknown): Promise<T>;
 }
 
+/** The environment the client commands read, beside their flags (docs/reference/cli.md lists it). */
+export const CLIENT_ENV = {
+  apiUrl: { name: 'DRIVEWIRE_API_URL', description: "the API's base URL when --api-url is not given; else credentials.json's" },
+  appId: { name: 'DRIVEWIRE_APP_ID', description: "the application the commands act as; else credentials.json's default application" },
+  appSecret: { name: 'DRIVEWIRE_APP_SECRET', description: "that application's secret" },
+  adminToken: { name: 'DRIVEWIRE_ADMIN_TOKEN', description: "the admin token of the admin commands (apps, devices); else credentials.json's" },
+  adminTokenFile: {
+    name: 'DRIVEWIRE_ADMIN_TOKEN_FILE',
+    description: 'a file holding the admin token, read when DRIVEWIRE_ADMIN_TOKEN is unset (a mounted secret on a host other than the first one)',
+  },
+} as const;
+
 export function defaultDataDir(): string {
   return process.env[SETTINGS.dataDir.env] || SETTINGS.dataDir.def;
 }
@@ -25,9 +37,9 @@ export function defaultDataDir(): string {
 export function createClient(opts: ClientOptions): Client {
   const dataDir = path.resolve(opts.dataDir ?? defaultDataDir());
   const credentials = readCredentials(dataDir);
-  const apiUrl = (opts.apiUrl ?? process.env.DRIVEWIRE_API_URL ?? credentials?.apiUrl)?.replace(/\/+$/, '');
-  const appId = opts.appId ?? process.env.DRIVEWIRE_APP_ID ?? credentials?.application?.id;
-  const appSecret = opts.appSecret ?? process.env.DRIVEWIRE_APP_SECRET ?? credentials?.application?.secret;
+  const apiUrl = (opts.apiUrl ?? process.env[CLIENT_ENV.apiUrl.name] ?? credentials?.apiUrl)?.replace(/\/+$/, '');
+  const appId = opts.appId ?? process.env[CLIENT_ENV.appId.name] ?? credentials?.application?.id;
+  const appSecret = opts.appSecret ?? process.env[CLIENT_ENV.appSecret.name] ?? credentials?.application?.secret;
   const need = (what: string) => new CliError(
     `No ${what}: start the platform with 'drivewire serve --data-dir ${opts.dataDir ?? defaultDataDir()}' or pass --api-url (and credentials)`);
 
@@ -69,18 +81,16 @@ export function createClient(opts: ClientOptions): Client {
   };
 }
 
-/**
- * The admin token: DRIVEWIRE_ADMIN_TOKEN, else the file named by DRIVEWIRE_ADMIN_TOKEN_FILE (e.g. a mounted
- * secret on a host other than the first one), else credentials.json (issue 14).
- */
+/** The admin token: DRIVEWIRE_ADMIN_TOKEN, else the file DRIVEWIRE_ADMIN_TOKEN_FILE names, else credentials.json. */
 function adminToken(credentials: Credentials | null): string | null {
-  if (process.env.DRIVEWIRE_ADMIN_TOKEN) return process.env.DRIVEWIRE_ADMIN_TOKEN;
-  const file = process.env.DRIVEWIRE_ADMIN_TOKEN_FILE;
+  const token = process.env[CLIENT_ENV.adminToken.name];
+  if (token) return token;
+  const file = process.env[CLIENT_ENV.adminTokenFile.name];
   if (file) {
     try {
       return fs.readFileSync(file, 'utf8').trim();
     } catch (err) {
-      throw new CliError(`Cannot read DRIVEWIRE_ADMIN_TOKEN_FILE ${file}: ${(err as Error).message}`);
+      throw new CliError(`Cannot read ${CLIENT_ENV.adminTokenFile.name} ${file}: ${(err as Error).message}`);
     }
   }
   return credentials?.adminToken ?? null;

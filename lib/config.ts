@@ -289,7 +289,7 @@ export const SETTINGS = {
   deviceFramesPerSecond: {
     kind: 'number', env: 'DRIVEWIRE_DEVICE_FRAMES_PER_SECOND', group: 'Ingest', def: 500, unit: 'frames/s', arg: 'n',
     description: 'frames a device may publish per second in the long run; over it QoS 0 is dropped and counted, a QoS 1/2 acknowledgement waits; 0 = no limit',
-    notes: 'Each device has a token bucket (gateway/rate-limit.ts). A dongle reports about 1 frame/s while driving (the '
+    notes: 'Each device has a token bucket for frames and one for bytes. A dongle reports about 1 frame/s while driving (the '
       + "simulator's default), a fast one 10/s, and after a reconnect uploads what it kept offline in arrays: 500 frames/s "
       + "is 50 times a fast dongle and uploads an hour of 1 Hz backlog in about 7 s, and stays above the benchmarks' "
       + `closed-loop devices (${PERFORMANCE}), while one flooding device cannot take the ingest from the others.`,
@@ -304,13 +304,13 @@ export const SETTINGS = {
   deviceBytesPerSecond: {
     kind: 'number', env: 'DRIVEWIRE_DEVICE_BYTES_PER_SECOND', group: 'Ingest', def: 1024 * 1024, unit: 'bytes/s', arg: 'n',
     description: 'payload bytes a device may publish per second in the long run, limited as frames are; 0 = no limit',
-    notes: '500 frames/s of about 2 KB (a frame of every PID).',
+    notes: 'The default is 500 frames/s of about 2 KB (a frame of every PID).',
   },
   deviceBytesBurst: {
     kind: 'int', env: 'DRIVEWIRE_DEVICE_BYTES_BURST', group: 'Ingest', def: 2 * 1024 * 1024, unit: 'bytes',
     rules: [atLeastWhile(1, 'deviceBytesPerSecond', 'the rate is above 0')],
     description: 'payload bytes a device may publish at once above its rate',
-    notes: 'Two seconds of the rate, 8 payloads of the largest size.',
+    notes: 'Two seconds of the rate: 8 payloads of the largest size.',
   },
   deviceWaitingBytes: {
     kind: 'int', env: 'DRIVEWIRE_DEVICE_WAITING_BYTES', group: 'Ingest', def: 1024 * 1024, unit: 'bytes',
