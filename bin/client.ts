@@ -11,10 +11,10 @@ export interface ClientOptions { apiUrl?: string; dataDir?: string; json?: boole
 export interface Client {
   apiUrl: string;
   credentials: Credentials | null;
-  /** A call as the application (HTTP Basic), like any application would make. */
-  api<T = any>(method: string, urlPath: string, body?: unknown): Promise<T>;
+  /** A call as the application (HTTP Basic), like any application would make; `T`: its answer (bin/api-types.ts). */
+  api<T = unknown>(method: string, urlPath: string, body?: unknown): Promise<T>;
   /** A call to the admin API with the admin token. */
-  admin<T = any>(method: string, urlPath: string, body?: unknown): Promise<T>;
+  admin<T = unknown>(method: string, urlPath: string, body?: unknown): Promise<T>;
 }
 
 /** The environment the client commands read, beside their flags (docs/reference/cli.md lists it). */
@@ -43,7 +43,7 @@ export function createClient(opts: ClientOptions): Client {
   const need = (what: string) => new CliError(
     `No ${what}: start the platform with 'drivewire serve --data-dir ${opts.dataDir ?? defaultDataDir()}' or pass --api-url (and credentials)`);
 
-  async function call(method: string, urlPath: string, auth: string, body?: unknown) {
+  async function call<T>(method: string, urlPath: string, auth: string, body?: unknown): Promise<T> {
     if (!apiUrl) throw need('API URL');
     const url = /^https?:/.test(urlPath) ? urlPath : `${apiUrl}${urlPath}`;
     let res: Response;
@@ -56,14 +56,16 @@ export function createClient(opts: ClientOptions): Client {
       throw new CliError(`Cannot reach the drivewire API at ${apiUrl}: ${(err as Error & { cause?: Error }).cause?.message ?? (err as Error).message}`);
     }
     const text = await res.text();
-    let parsed: any = null;
+    let parsed: unknown;
     try { parsed = text ? JSON.parse(text) : null; } catch { parsed = text; }
     if (res.status >= 400) {
-      const msg = parsed?.message ?? text;
+      // the API's error envelope (docs/reference/rest-api.md#errors); anything else is shown as it came
+      const error = (parsed !== null && typeof parsed === 'object' ? parsed : {}) as { error?: string; message?: string };
+      const msg = error.message ?? text;
       if (res.status === 401) throw new CliError(`401 Unauthorized - ${msg} (check the credentials in ${path.join(dataDir, 'credentials.json')})`);
-      throw new CliError(`${res.status} ${parsed?.error ?? res.statusText} - ${msg}`);
+      throw new CliError(`${res.status} ${error.error ?? res.statusText} - ${msg}`);
     }
-    return parsed;
+    return parsed as T;
   }
 
   return {

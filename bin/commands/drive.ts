@@ -36,7 +36,10 @@ async function loadRoute(ref: string): Promise<StoredRoute> {
   return pick(stored, ref, 'route', `give a route file or one of: ${stored.map((r) => r.name).join(', ')}`);
 }
 
-function options(o: Record<string, any>) {
+/** `drive`'s options, as commander gives them. */
+interface DriveOptions { speed?: string; vin?: string; connectTimeout: string; scenario?: string[] }
+
+function options(o: DriveOptions) {
   const speed = o.speed === undefined ? 1 : Number(o.speed);
   const vin = o.vin ?? randomVin();
   const connectTimeout = Number(o.connectTimeout);

@@ -25,14 +25,14 @@ describe('the generated reference pages', () => {
   });
 
   it('do not depend on the environment they are generated in', () => {
-    const saved = { ...process.env };
+    const set = { DRIVEWIRE_DATA_DIR: '/elsewhere', DRIVEWIRE_HTTP_PORT: '4321' };
+    const before = Object.fromEntries(Object.keys(set).map((k) => [k, process.env[k]]));
     try {
-      process.env.DRIVEWIRE_DATA_DIR = '/elsewhere';
-      process.env.DRIVEWIRE_HTTP_PORT = '4321';
+      Object.assign(process.env, set);
       expect(configurationReference()).not.toMatch(/elsewhere|4321/);
-      expect(cliReference(createProgram())).not.toContain('/elsewhere');
+      expect(cliReference(createProgram())).not.toMatch(/elsewhere|4321/);
     } finally {
-      process.env = saved;
+      for (const [k, v] of Object.entries(before)) if (v === undefined) delete process.env[k]; else process.env[k] = v;
     }
   });
 
