@@ -54,7 +54,7 @@ function envCell(s: Setting): string {
 }
 
 function descriptionCell(s: Setting): string {
-  const must = s.rules?.length ? ` Must be ${s.rules.map((r) => (r.refers ? `${r.text} (${flagOf(r.refers)})` : r.text)).join(' and ')}.` : '';
+  const must = s.rules?.length ? ` Must be ${s.rules.map((r) => (r.refers && !r.text.includes(flagOf(r.refers)) ? `${r.text} (${flagOf(r.refers)})` : r.text)).join(' and ')}.` : '';
   return cell(`${s.description[0].toUpperCase()}${s.description.slice(1)}.${must}`);
 }
 
