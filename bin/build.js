@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm run build` (and `npm install`, through `prepare`): the TypeScript sources compiled to JavaScript in dist/, so the
-// platform runs compiled code instead of tsx compiling every module at start and wrapping its functions at run time
-// (issue 13). esbuild is what tsx itself uses, one file at a time: the output is what tsx runs, without the loader.
+// platform runs compiled code instead of tsx compiling every module at start and wrapping its functions at run time.
+// esbuild is what tsx itself uses, one file at a time: the output is what tsx runs, without the loader.
 // dist/ mirrors the source folders; the files found beside the sources at run time (workers, data) are copied, and
 // the folders reached from them by relative path (routes-data, console, node_modules, bench/results) are links
 // to the project's own. bin/drivewire.js runs dist/ only while it is newer than every source (see freshness.js).

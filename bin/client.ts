@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { SETTINGS } from '../lib/config.js';
 import { readCredentials, type Credentials } from './credentials.js';
 
 /** A user-facing CLI failure: printed as one line, exit code 1, no stack trace. */
@@ -10,27 +11,39 @@ export interface ClientOptions { apiUrl?: string; dataDir?: string; json?: boole
 export interface Client {
   apiUrl: string;
   credentials: Credentials | null;
-  /** A call as the application (HTTP Basic), like any application would make. */
-  api<T = any>(method: string, urlPath: string, body?: unknown): Promise<T>;
+  /** A call as the application (HTTP Basic), like any application would make; `T`: its answer (bin/api-types.ts). */
+  api<T = unknown>(method: string, urlPath: string, body?: unknown): Promise<T>;
   /** A call to the admin API with the admin token. */
-  admin<T = any>(method: string, urlPath: string, body?: unknown): Promise<T>;
+  admin<T = unknown>(method: string, urlPath: string, body?: unknown): Promise<T>;
 }
 
+/** The environment the client commands read, beside their flags (docs/reference/cli.md lists it). */
+export const CLIENT_ENV = {
+  apiUrl: { name: 'DRIVEWIRE_API_URL', description: "the API's base URL when --api-url is not given; else credentials.json's" },
+  appId: { name: 'DRIVEWIRE_APP_ID', description: "the application the commands act as; else credentials.json's default application" },
+  appSecret: { name: 'DRIVEWIRE_APP_SECRET', description: "that application's secret" },
+  adminToken: { name: 'DRIVEWIRE_ADMIN_TOKEN', description: "the admin token of the admin commands (apps, devices); else credentials.json's" },
+  adminTokenFile: {
+    name: 'DRIVEWIRE_ADMIN_TOKEN_FILE',
+    description: 'a file holding the admin token, read when DRIVEWIRE_ADMIN_TOKEN is unset (a mounted secret on a host other than the first one)',
+  },
+} as const;
+
 export function defaultDataDir(): string {
-  return process.env.DRIVEWIRE_DATA_DIR ?? '.drivewire';
+  return process.env[SETTINGS.dataDir.env] || SETTINGS.dataDir.def;
 }
 
 /** Reads the API URL and credentials from <data-dir>/credentials.json unless given as options. */
 export function createClient(opts: ClientOptions): Client {
   const dataDir = path.resolve(opts.dataDir ?? defaultDataDir());
   const credentials = readCredentials(dataDir);
-  const apiUrl = (opts.apiUrl ?? process.env.DRIVEWIRE_API_URL ?? credentials?.apiUrl)?.replace(/\/+$/, '');
-  const appId = opts.appId ?? process.env.DRIVEWIRE_APP_ID ?? credentials?.application?.id;
-  const appSecret = opts.appSecret ?? process.env.DRIVEWIRE_APP_SECRET ?? credentials?.application?.secret;
+  const apiUrl = (opts.apiUrl ?? process.env[CLIENT_ENV.apiUrl.name] ?? credentials?.apiUrl)?.replace(/\/+$/, '');
+  const appId = opts.appId ?? process.env[CLIENT_ENV.appId.name] ?? credentials?.application?.id;
+  const appSecret = opts.appSecret ?? process.env[CLIENT_ENV.appSecret.name] ?? credentials?.application?.secret;
   const need = (what: string) => new CliError(
     `No ${what}: start the platform with 'drivewire serve --data-dir ${opts.dataDir ?? defaultDataDir()}' or pass --api-url (and credentials)`);
 
-  async function call(method: string, urlPath: string, auth: string, body?: unknown) {
+  async function call<T>(method: string, urlPath: string, auth: string, body?: unknown): Promise<T> {
     if (!apiUrl) throw need('API URL');
     const url = /^https?:/.test(urlPath) ? urlPath : `${apiUrl}${urlPath}`;
     let res: Response;
@@ -43,14 +56,16 @@ export function createClient(opts: ClientOptions): Client {
       throw new CliError(`Cannot reach the drivewire API at ${apiUrl}: ${(err as Error & { cause?: Error }).cause?.message ?? (err as Error).message}`);
     }
     const text = await res.text();
-    let parsed: any = null;
+    let parsed: unknown;
     try { parsed = text ? JSON.parse(text) : null; } catch { parsed = text; }
     if (res.status >= 400) {
-      const msg = parsed?.message ?? text;
+      // the API's error envelope (docs/reference/rest-api.md#errors); anything else is shown as it came
+      const error = (parsed !== null && typeof parsed === 'object' ? parsed : {}) as { error?: string; message?: string };
+      const msg = error.message ?? text;
       if (res.status === 401) throw new CliError(`401 Unauthorized - ${msg} (check the credentials in ${path.join(dataDir, 'credentials.json')})`);
-      throw new CliError(`${res.status} ${parsed?.error ?? res.statusText} - ${msg}`);
+      throw new CliError(`${res.status} ${error.error ?? res.statusText} - ${msg}`);
     }
-    return parsed;
+    return parsed as T;
   }
 
   return {
@@ -68,18 +83,16 @@ export function createClient(opts: ClientOptions): Client {
   };
 }
 
-/**
- * The admin token: DRIVEWIRE_ADMIN_TOKEN, else the file named by DRIVEWIRE_ADMIN_TOKEN_FILE (e.g. a mounted
- * secret on a host other than the first one), else credentials.json (issue 14).
- */
+/** The admin token: DRIVEWIRE_ADMIN_TOKEN, else the file DRIVEWIRE_ADMIN_TOKEN_FILE names, else credentials.json. */
 function adminToken(credentials: Credentials | null): string | null {
-  if (process.env.DRIVEWIRE_ADMIN_TOKEN) return process.env.DRIVEWIRE_ADMIN_TOKEN;
-  const file = process.env.DRIVEWIRE_ADMIN_TOKEN_FILE;
+  const token = process.env[CLIENT_ENV.adminToken.name];
+  if (token) return token;
+  const file = process.env[CLIENT_ENV.adminTokenFile.name];
   if (file) {
     try {
       return fs.readFileSync(file, 'utf8').trim();
     } catch (err) {
-      throw new CliError(`Cannot read DRIVEWIRE_ADMIN_TOKEN_FILE ${file}: ${(err as Error).message}`);
+      throw new CliError(`Cannot read ${CLIENT_ENV.adminTokenFile.name} ${file}: ${(err as Error).message}`);
     }
   }
   return credentials?.adminToken ?? null;

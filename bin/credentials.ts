@@ -63,7 +63,7 @@ export interface EnsuredCredentials { credentials: Credentials; created: boolean
  * The first start on an empty database creates the default Enterprise application and an admin token and
  * writes them to `<data-dir>/credentials.json` (mode 0600). Every later start, of any part and on any
  * data dir, only reuses them: a part started on an empty data dir against a shared database never
- * creates or rotates anything (issue 14); `drivewire credentials rotate` is the one way to issue new ones.
+ * creates or rotates anything; `drivewire credentials rotate` is the one way to issue new ones.
  * URLs merge: only the parts given (`apiUrl` by an API part, `mqttUrl` by a gateway) replace the file's.
  */
 export async function ensureCredentials(knex: Knex, repos: Repositories, dataDir: string,

@@ -2,15 +2,14 @@
 // The `drivewire` binary. It runs the compiled JavaScript in dist/ (`npm run build`, also run by `npm install`) while
 // that build is newer than every source; otherwise the TypeScript sources through tsx, so a checkout or an edit
 // needs no build step. DRIVEWIRE_TSX=1 always takes the sources.
-// --max-semi-space-size=64, in the shebang only (package.json's scripts run this file): a batch's frames live ~100 ms,
-// through several scavenges of V8's default 16 MB young generation, which copied them each time; with 64 MB the gateway
-// spent ~6% less CPU per frame and stored ~7% more frames/s (drivewire bench ingest, 200 × 10). V8 reads it only at start.
+// --max-semi-space-size=64, in the shebang only (package.json's scripts run this file): a batch's frames live about
+// 100 ms, through several scavenges of V8's default 16 MB young generation, which copied them each time; with 64 MB the
+// gateway spends less CPU per frame and stores more frames/s (docs/development/performance.md). V8 reads it only at start.
 // MALLOC_MMAP_THRESHOLD_=131072, also in the shebang (glibc reads it when the process starts): blocks from 128 KB are
 // mapped and unmapped on their own, as glibc does by default until the first such free raises the threshold (dynamic
 // adjustment, which setting it turns off). Raised, the start's large short-lived blocks (V8 compiling PGlite's
-// WebAssembly peaks at ~80 MB malloc'ed) were carved from the heap, which glibc could not give back: an embedded
-// restart kept more RSS (6 alternated restarts, 5-10 s after /health: 535-602 -> 477-552 MB, the median pair -57 MB),
-// with ingest's ratio to bare Aedes unchanged (5 alternated pairs: 0.19-0.26 both).
+// WebAssembly) were carved from the heap, which glibc could not give back: an embedded restart kept more RSS, for the
+// same ingest (docs/development/performance.md).
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { distIsFresh } from './freshness.js';

@@ -3,14 +3,14 @@
 // installed PGlite. Its Emscripten loader's `dlsym` (`__dlsym_js`) computed a symbol's index as
 // `Object.keys(lib.exports).indexOf(symbol)` at every call: an array of all of the PostGIS library's exports built
 // and searched for each of the ~2,000 lookups `CREATE EXTENSION postgis` makes (a C function's symbol and its info
-// record), ~3 s of a new data directory's first start (issue 13: 7.7 → 4.6 s to `/health`, 41% of that start's CPU
-// profile in `__dlsym_js`). The index is only needed when the function is added to the table, and is now read from a
+// record): seconds of a new data directory's first start, most of its CPU profile in `__dlsym_js`
+// (docs/development/performance.md). The index is only needed when the function is added to the table, and is now read from a
 // map of the library's exports built once (its exports never change once loaded). Same result, same table entries.
 //
 // It also lets a side module's bytes go once they are compiled. The loader's `loadWebAssemblyModule(binary, …)` holds
 // `binary` in its closure's context, and that context lives as long as the library: its `postInstantiation` uses a
-// direct `eval` (for EM_ASM / EM_JS), which keeps every variable of the enclosing scopes. So the PostGIS library's
-// 16.1 MB stayed in memory twice, as its file and as these bytes (a heap snapshot of the idle embedded platform:
+// direct `eval` (for EM_ASM / EM_JS), which keeps every variable of the enclosing scopes. So the PostGIS library
+// stayed in memory twice, as its file and as these bytes (in a heap snapshot of the idle embedded platform:
 // `Context -[binary]-> Uint8Array`). `binary` is cleared once the module is instantiated; nothing reads it after.
 //
 // Idempotent; a PGlite whose loader no longer has that code (a newer version) is left as it is, with a warning.

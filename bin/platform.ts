@@ -34,8 +34,6 @@ export interface Platform {
   close(): Promise<void>;
 }
 
-
-
 /**
  * Starts the platform: database (PostgreSQL with DATABASE_URL, else PGlite in <data-dir>/pgdata),
  * migrations, then the parts selected by --only. The HTTP server always runs: the API for
@@ -62,7 +60,7 @@ export async function startPlatform(config: Config, log: Logger, opts: { db?: Db
     const ownUrl = config.publicUrl && runs(config, 'api') ? config.publicUrl : null;
     const publicUrl = () => ownUrl ?? (runs(config, 'api') ? publicUrlOf(config) : `http://localhost:${config.httpPort}`);
     // The live stream follows the database's commit-ordered feed on PostgreSQL, where other processes may run
-    // gateways too (issue 14); on PGlite (one process) the in-process gateway's bus, unless no gateway runs here.
+    // gateways too; on PGlite (one process) the in-process gateway's bus, unless no gateway runs here.
     feed = runs(config, 'api') && (db.kind === 'pg' || !runs(config, 'gateway')) ? createMessageFeed(db) : null;
     await feed?.ready;
     api = await buildApi({
@@ -109,9 +107,8 @@ export async function startPlatform(config: Config, log: Logger, opts: { db?: Db
   }
 }
 
-
 /**
- * The parts, in start order (explicit list; each issue adds its own); they stop in the reverse order. A starter sees
+ * The parts, in start order (one explicit list); they stop in the reverse order. A starter sees
  * the parts started before it (e.g. the run scheduler finds the in-process gateway's MQTT URL). The notification
  * worker starts before the gateway and stops after it: the gateway's last batches, committed while it stops, hand
  * their notifications to a worker that still runs (lib/bus.ts), which delivers them before it stops in turn.

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Run by `npm install` (the `prepare` script, after the build): cuts the slim PostGIS bundle the embedded database
 // loads (db/pglite-postgis.ts) into node_modules/.cache now, so that the first `npm start` after an install does not
-// spend ~2 s on it (1.96-1.99 s on 2026-11-28's sixteenth VM: unpacking the published bundle of three extensions and
-// packing the one drivewire loads). Where it cannot (no build), the first start cuts it, as it did before.
+// spend seconds on it (unpacking the published bundle of three extensions and packing the one drivewire loads; see
+// docs/development/performance.md). Where it cannot (no build), the first start cuts it.
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 

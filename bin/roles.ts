@@ -1,7 +1,7 @@
-// What each part of a split deployment announces to, and learns from, the others through the database
-// (issue 14): one public API URL for every link, the gateways' public MQTT URL for simulator runs.
+// What each part of a split deployment announces to, and learns from, the others through the database:
+// one public API URL for every link, the gateways' public MQTT URL for simulator runs.
 import type { Knex } from 'knex';
-import { ConfigError, type Config, type PartName } from '../lib/config.js';
+import { ConfigError, settingLabel, type Config, type PartName } from '../lib/config.js';
 import type { Logger } from '../lib/logger.js';
 import { announceUrl, announcedUrl } from '../db/deployment-urls.js';
 import { every } from '../lib/periodic.js';
@@ -15,7 +15,7 @@ const FOLLOW_MS = 5_000;
 export function gatewayPublicMqttUrl(config: Config, own: string | null): string | null {
   if (config.mqttPublicUrl) {
     if (!/^(mqtts?|wss?):\/\/[^/]+/.test(config.mqttPublicUrl)) {
-      throw new ConfigError([`--mqtt-public-url / DRIVEWIRE_MQTT_PUBLIC_URL: "${config.mqttPublicUrl}" is not an mqtt://, mqtts://, ws:// or wss:// URL`]);
+      throw new ConfigError([`${settingLabel('mqttPublicUrl')}: "${config.mqttPublicUrl}" is not an mqtt://, mqtts://, ws:// or wss:// URL`]);
     }
     return config.mqttPublicUrl;
   }

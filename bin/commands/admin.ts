@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { CliError, createClient, output, table } from '../client.js';
+import type { AdminDeviceView, ApplicationView, TokenView } from '../api-types.js';
 import { withClientOptions } from './common.js';
 
 /** `drivewire apps ...` and `drivewire devices ...`: administration through the admin API. */
@@ -10,12 +11,12 @@ export function registerAdminCommands(program: Command): void {
     .option('--kind <kind>', 'enterprise or consumer', 'enterprise')
     .action(async (o) => {
       if (!['enterprise', 'consumer'].includes(o.kind)) throw new CliError(`--kind must be enterprise or consumer, got "${o.kind}"`);
-      const { application } = await createClient(o).admin('POST', '/admin/v1/applications', { application: { name: o.name, kind: o.kind } });
+      const { application } = await createClient(o).admin<{ application: ApplicationView }>('POST', '/admin/v1/applications', { application: { name: o.name, kind: o.kind } });
       output(o.json, application, () =>
         `Created ${application.kind} application "${application.name}"\n  id:     ${application.id}\n  secret: ${application.secret}  (shown once)`);
     });
   withClientOptions(apps.command('list').description('list applications')).action(async (o) => {
-    const { applications } = await createClient(o).admin('GET', '/admin/v1/applications');
+    const { applications } = await createClient(o).admin<{ applications: ApplicationView[] }>('GET', '/admin/v1/applications');
     output(o.json, applications, () => table(applications, ['id', 'name', 'kind', 'createdAt']));
   });
   withClientOptions(apps.command('token').description('issue a Bearer token for an application'))
@@ -23,7 +24,7 @@ export function registerAdminCommands(program: Command): void {
     .option('--ttl <seconds>', 'lifetime in seconds')
     .action(async (appId, o) => {
       const body = { token: o.ttl ? { ttlSeconds: Number(o.ttl) } : {} };
-      const { token } = await createClient(o).admin('POST', `/admin/v1/applications/${appId}/tokens`, body);
+      const { token } = await createClient(o).admin<{ token: TokenView }>('POST', `/admin/v1/applications/${appId}/tokens`, body);
       output(o.json, token, () => `Bearer ${token.accessToken}${token.expiresAt ? ` (expires ${token.expiresAt})` : ''}`);
     });
 
@@ -35,7 +36,7 @@ export function registerAdminCommands(program: Command): void {
     .option('--authorize <app>', 'also authorize this application id for it ("default" = the default application)')
     .action(async (o) => {
       const client = createClient(o);
-      const { device } = await client.admin('POST', '/admin/v1/devices', { device: { name: o.name, chipId: o.chipId, ownerId: o.owner } });
+      const { device } = await client.admin<{ device: AdminDeviceView }>('POST', '/admin/v1/devices', { device: { name: o.name, chipId: o.chipId, ownerId: o.owner } });
       if (o.authorize) await authorize(client, device.id, o.authorize, true);
       output(o.json, device, () => [
         `Provisioned device "${device.name}"`, `  id (MQTT username): ${device.id}`, `  secret (MQTT password): ${device.secret}  (shown once)`,
@@ -51,7 +52,7 @@ export function registerAdminCommands(program: Command): void {
       output(o.json, result, () => `Authorized application ${result.applicationId} for device ${deviceId}${result.registered ? ' (and registered it)' : ''}`);
     });
   withClientOptions(devices.command('list').description('list all provisioned devices')).action(async (o) => {
-    const { devices: list } = await createClient(o).admin('GET', '/admin/v1/devices');
+    const { devices: list } = await createClient(o).admin<{ devices: AdminDeviceView[] }>('GET', '/admin/v1/devices');
     output(o.json, list, () => table(list, ['id', 'name', 'chipId', 'caseId', 'createdAt']));
   });
 }
@@ -60,8 +61,8 @@ async function authorize(client: ReturnType<typeof createClient>, deviceId: stri
   const applicationId = app === 'default' ? client.credentials?.application?.id : app;
   if (!applicationId) throw new CliError('No default application in credentials.json; pass --app <id>');
   await client.admin('POST', `/admin/v1/devices/${deviceId}/authorizations`, { authorization: { applicationId } });
-  const { applications } = await client.admin('GET', '/admin/v1/applications');
-  const kind = applications.find((a: { id: string }) => a.id === applicationId)?.kind;
+  const { applications } = await client.admin<{ applications: ApplicationView[] }>('GET', '/admin/v1/applications');
+  const kind = applications.find((a) => a.id === applicationId)?.kind;
   const registered = register && kind === 'enterprise';
   if (registered) await client.admin('POST', `/admin/v1/devices/${deviceId}/registrations`, { authorization: { applicationId } });
   return { deviceId, applicationId, registered };

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { SETTINGS } from '../../lib/config.js';
 import { CliError } from '../client.js';
 import { BENCH_SCENARIOS, type BenchOptions } from '../../bench/scenarios.js';
 import { appendResult } from '../../bench/results.js';
@@ -47,8 +48,8 @@ export function registerBenchCommands(program: Command): void {
     .option('--warmup <s>', 'seconds of load before measuring', '3')
     .option('--window <n>', 'QoS 1 publishes in flight per device', '4')
     .option('--rate <n>', 'frames per second per device (0 = as fast as acknowledgements allow; default: 0, rules scenario 2)')
-    .option('--batch-size <n>', 'ingest batch size in frames (default: the configuration\'s)')
-    .option('--batch-ms <ms>', 'ingest batch window in ms (default: the configuration\'s)')
+    .option('--batch-size <n>', `ingest batch size in frames (default: ${SETTINGS.ingestBatchSize.env}, else ${SETTINGS.ingestBatchSize.def})`)
+    .option('--batch-ms <ms>', `ingest batch window in ms (default: ${SETTINGS.ingestBatchMs.env}, else ${SETTINGS.ingestBatchMs.def})`)
     .option('--rules <m>', 'rules per device (rules scenario)', '5')
     .option('--ingest-rate <n>', 'api scenario: total frames/s the devices publish while the API is measured (0 = idle)', '0')
     .option('--api-rate <n>', 'api scenario: requests/s offered in all, to read the latency at that load (0 = as fast as answered)', '0')
@@ -62,7 +63,7 @@ export function registerBenchCommands(program: Command): void {
     .option('--no-baselines', 'skip the bare baselines (bare Aedes, raw COPY, the storing floor) measured after the scenario')
     .option('--no-save', 'do not append the results to bench/results/<scenario>.jsonl')
     .option('--smoke', 'every scenario, small and short, without baselines and not saved; exits 1 on lost or duplicated frames or errors (never on a timing)')
-    .option('--database-url <url>', 'PostgreSQL + PostGIS to use (default: embedded PGlite in a temporary directory)')
+    .option('--database-url <url>', 'PostgreSQL + PostGIS to use (default: DATABASE_URL, else embedded PGlite in a temporary directory)')
     .action(async (name: string | undefined, o) => {
       const chosen = name ? BENCH_SCENARIOS.filter((s) => s.name === name) : BENCH_SCENARIOS.filter((s) => !(o.smoke && s.notInSmoke));
       if (!chosen.length) throw new CliError(`unknown scenario "${name}"; choose one of ${BENCH_SCENARIOS.map((s) => s.name).join(', ')}`);

@@ -1,9 +1,8 @@
 import type { Command } from 'commander';
+import { withSettings } from '../settings.js';
 
-/** Every client command takes --api-url, --data-dir and --json (issue 2). */
+/** Every client command takes --api-url, --data-dir (where credentials.json is) and --json. */
 export function withClientOptions(cmd: Command): Command {
-  return cmd
-    .option('--api-url <url>', 'API base URL (default: from <data-dir>/credentials.json)')
-    .option('--data-dir <dir>', 'data directory holding credentials.json', process.env.DRIVEWIRE_DATA_DIR ?? '.drivewire')
-    .option('--json', 'print JSON for scripts');
+  cmd.option('--api-url <url>', 'API base URL (default: from <data-dir>/credentials.json; env: DRIVEWIRE_API_URL)');
+  return withSettings(cmd, ['dataDir'], false).option('--json', 'print JSON for scripts');
 }

@@ -36,7 +36,10 @@ async function loadRoute(ref: string): Promise<StoredRoute> {
   return pick(stored, ref, 'route', `give a route file or one of: ${stored.map((r) => r.name).join(', ')}`);
 }
 
-function options(o: Record<string, any>) {
+/** `drive`'s options, as commander gives them. */
+interface DriveOptions { speed?: string; vin?: string; connectTimeout: string; scenario?: string[] }
+
+function options(o: DriveOptions) {
   const speed = o.speed === undefined ? 1 : Number(o.speed);
   const vin = o.vin ?? randomVin();
   const connectTimeout = Number(o.connectTimeout);
@@ -51,7 +54,7 @@ function options(o: Record<string, any>) {
   return { speed, vin, scenarios, connectTimeoutMs: connectTimeout * 1000 };
 }
 
-/** `drivewire drive`: one device alone against any MQTT gateway, no API (issue 4). */
+/** `drivewire drive`: one device alone against any MQTT gateway, no API. */
 export function registerDriveCommand(program: Command): void {
   program.command('drive').description('drive one device along a route over MQTT, with no API (for testing a gateway or broker)')
     .requiredOption('--mqtt-url <url>', 'MQTT URL, e.g. mqtt://localhost:1883')

@@ -1,21 +1,17 @@
 import type { Command } from 'commander';
-import { CliError, createClient, output, table, type Client } from '../client.js';
+import { CliError, createClient, output, table, type Client, type ClientOptions } from '../client.js';
 import { randomVin } from '../../simulator/runs.js';
+import type { DummyView, RouteView, RunView } from '../api-types.js';
 import { withClientOptions } from './common.js';
-import { listAll, pick, registerRouteCommands, resolveRoute, type RouteView } from './routes.js';
+import { listAll, pick, registerRouteCommands, resolveRoute } from './routes.js';
 import { registerDriveCommand } from './drive.js';
 import { registerSimulateCommand } from './simulate.js';
 import { createProgressView } from './run-progress.js';
 import { gradeOf, tripLine, tripOfRun } from './trips.js';
 
-interface DummyView { id: string; name: string; deviceId: string; caseId: string; createdAt: string }
-interface RunView {
-  id: string;
-  status: {
-    routeId: string; repeat: boolean; state: string; repeatCount: number; lastSpeed: number | null; remainingSeconds: number | null;
-    remainingMessages: number | null; speed: number; scenarios: string[]; vin: string; framesSent: number; distance: number;
-    duration: number; nextPassAt: string | null; outcome: string | null; error: string | null; startedAt: string | null; endedAt: string | null;
-  };
+/** `runs start`'s options, as commander gives them. */
+interface StartRunOptions extends ClientOptions {
+  dummy: string; route: string; vin?: string; repeat?: boolean; speed?: string; scenario?: string[]; wait?: boolean;
 }
 
 const POLL_MS = 500;
@@ -52,7 +48,7 @@ async function waitForRun(client: Client, dummy: DummyView, run: RunView, route:
   const view = createProgressView();
   const base = `/api/v1/dummies/${dummy.id}/runs`;
   try {
-    for (let current: RunView | null = run; current && current.id === run.id; current = (await client.api('GET', `${base}/_current`)).run) {
+    for (let current: RunView | null = run; current && current.id === run.id; current = (await client.api<{ run: RunView | null }>('GET', `${base}/_current`)).run) {
       const s = current.status;
       view.update({
         state: s.state, framesSent: s.framesSent, framesTotal: s.framesSent + (s.remainingMessages ?? 0),
@@ -63,7 +59,7 @@ async function waitForRun(client: Client, dummy: DummyView, run: RunView, route:
   } finally {
     view.stop();
   }
-  return (await client.api('GET', `${base}/${run.id}`)).run;
+  return (await client.api<{ run: RunView }>('GET', `${base}/${run.id}`)).run;
 }
 
 function summary(run: RunView) {
@@ -72,22 +68,22 @@ function summary(run: RunView) {
   return { runId: run.id, outcome: s.outcome, framesSent: s.framesSent, distance: s.distance, duration: s.duration, wallClockMs: wallMs, error: s.error };
 }
 
-async function startRun(o: Record<string, any>): Promise<void> {
+async function startRun(o: StartRunOptions): Promise<void> {
   if (o.wait && o.repeat) throw new CliError('--wait cannot be used with --repeat: a repeating run only ends when stopped');
   const client = createClient(o);
   const dummy = await resolveDummy(client, o.dummy);
   const route = await resolveRoute(client, o.route);
   const body = { run: { vin: o.vin ?? randomVin(), routeId: route.id, repeat: Boolean(o.repeat), speed: numberOption(o.speed, '--speed'), scenarios: o.scenario } };
-  const { run } = await client.api('POST', `/api/v1/dummies/${dummy.id}/runs`, body);
+  const { run } = await client.api<{ run: RunView }>('POST', `/api/v1/dummies/${dummy.id}/runs`, body);
   if (!o.wait) {
     output(o.json, run, () => `Run started: "${dummy.name}" on "${route.name}" (vin ${run.status.vin}, speed x${run.status.speed}, `
-      + `${run.status.remainingSeconds.toFixed(1)} s)\n  follow it with: drivewire runs status --dummy ${dummy.id}`);
+      + `${run.status.remainingSeconds?.toFixed(1) ?? '-'} s)\n  follow it with: drivewire runs status --dummy ${dummy.id}`);
     return;
   }
   const done = await waitForRun(client, dummy, run, route);
   const result = summary(done);
   if (done.status.outcome === 'failed') throw new CliError(`The run failed: ${done.status.error}`);
-  // The run's trip (issue 11): distance, duration, grade.
+  // The run's trip: distance, duration, grade.
   const trip = await tripOfRun(client, dummy.deviceId, done.status.startedAt ?? new Date().toISOString(), done.status.duration);
   const card = trip ? await gradeOf(client, trip.id) : null;
   const tripResult = trip && { id: trip.id, status: trip.status, distance: trip.stats.distance, duration: trip.stats.duration, grade: card?.grade ?? null };
@@ -96,13 +92,13 @@ async function startRun(o: Record<string, any>): Promise<void> {
     + `\n${trip ? tripLine(trip, card) : 'No trip recorded for this run.'}`);
 }
 
-/** `drivewire dummies ...` and `drivewire runs ...` (reference-notes §6.4), through the REST API. */
+/** `drivewire dummies ...` and `drivewire runs ...`, through the REST API (docs/concepts/simulator.md). */
 export function registerDummyCommands(program: Command): void {
   const dummies = program.command('dummies').description('simulated devices of the application');
   withClientOptions(dummies.command('create').description('create a dummy (a real device the application can read)'))
     .requiredOption('--name <name>', 'dummy name')
     .action(async (o) => {
-      const { dummy } = await createClient(o).api('POST', '/api/v1/dummies', { dummy: { name: o.name } });
+      const { dummy } = await createClient(o).api<{ dummy: DummyView }>('POST', '/api/v1/dummies', { dummy: { name: o.name } });
       output(o.json, dummy, () => `Created dummy "${dummy.name}"\n  id:       ${dummy.id}\n  deviceId: ${dummy.deviceId}\n  caseId:   ${dummy.caseId}`);
     });
   withClientOptions(dummies.command('list').description('list the dummies')).action(async (o) => {
@@ -133,8 +129,8 @@ export function registerDummyCommands(program: Command): void {
     .action(async (o) => {
       const client = createClient(o);
       const dummy = await resolveDummy(client, o.dummy);
-      const { run } = await client.api('GET', `/api/v1/dummies/${dummy.id}/runs/_current`);
-      const route = run ? (await client.api('GET', `/api/v1/routes/${run.status.routeId}`)).route : undefined;
+      const { run } = await client.api<{ run: RunView | null }>('GET', `/api/v1/dummies/${dummy.id}/runs/_current`);
+      const route = run ? (await client.api<{ route: RouteView }>('GET', `/api/v1/routes/${run.status.routeId}`)).route : undefined;
       output(o.json, run, () => (run ? describeRun(run, route) : `No current run for "${dummy.name}"`));
     });
   withClientOptions(runs.command('stop').description("stop a dummy's current run"))
@@ -142,12 +138,13 @@ export function registerDummyCommands(program: Command): void {
     .action(async (o) => {
       const client = createClient(o);
       const dummy = await resolveDummy(client, o.dummy);
-      const answer = await client.api('DELETE', `/api/v1/dummies/${dummy.id}/runs/_current`);
+      // 202 with the stopping run, or 204 (no body) when there was none
+      const answer = await client.api<{ run: RunView } | null>('DELETE', `/api/v1/dummies/${dummy.id}/runs/_current`);
       output(o.json, answer?.run ?? null, () => (answer ? `Stopping run ${answer.run.id} of "${dummy.name}"` : `No current run for "${dummy.name}"`));
     });
 }
 
-/** Issue 4's command groups: routes, dummies, runs, drive, simulate. */
+/** The simulator's command groups: routes, dummies, runs, drive, simulate. */
 export function registerSimulatorCommands(program: Command): void {
   for (const register of [registerRouteCommands, registerDummyCommands, registerDriveCommand, registerSimulateCommand]) register(program);
 }

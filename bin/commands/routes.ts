@@ -2,19 +2,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { CliError, createClient, output, table, type Client } from '../client.js';
+import type { OffsetPage, RouteView } from '../api-types.js';
 import { withClientOptions } from './common.js';
 
-export interface RouteView {
-  id: string; name: string; description: string; messageCount: number; locationCount: number;
-  distanceByGPS: number; distanceByVSS: number; duration: number; preview: string;
-}
-
 /** Every item of an offset-paginated list (pages of 100). */
-export async function listAll<T>(client: Client, urlPath: string, key: string): Promise<T[]> {
+export async function listAll<T, K extends string = string>(client: Client, urlPath: string, key: K): Promise<T[]> {
   const items: T[] = [];
   let url: string | undefined = `${urlPath}?limit=100`;
   while (url) {
-    const page: Record<string, any> = await client.api('GET', url);
+    const page: OffsetPage<K, T> = await client.api<OffsetPage<K, T>>('GET', url);
     items.push(...page[key]);
     url = page.meta.pagination.links.next;
   }
@@ -65,7 +61,7 @@ export function registerRouteCommands(program: Command): void {
       const duration = o.duration === undefined ? undefined : Number(o.duration);
       if (duration !== undefined && !(duration > 0)) throw new CliError(`--duration must be a number of milliseconds > 0, got "${o.duration}"`);
       const body = { route: { file: text, fileName: path.basename(file), name: o.name, description: o.description, duration } };
-      const { route } = await createClient(o).api('POST', '/api/v1/routes', body);
+      const { route } = await createClient(o).api<{ route: RouteView }>('POST', '/api/v1/routes', body);
       output(o.json, route, () => `Imported route\n${describeRoute(route)}`);
     });
 

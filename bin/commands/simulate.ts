@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { CliError, createClient, output, type Client } from '../client.js';
 import { runLoad } from '../../simulator/load.js';
 import { loadStoredRoutes } from '../../simulator/route.js';
+import type { AdminDeviceView } from '../api-types.js';
 import { withClientOptions } from './common.js';
 import { pick } from './routes.js';
 
@@ -25,17 +26,17 @@ async function provision(client: Client, count: number): Promise<{ id: string; s
   const worker = async () => {
     while (next < count) {
       const i = next++;
-      const { device } = await client.admin('POST', '/admin/v1/devices', { device: { name: `simulate ${stamp} #${i + 1}` } });
+      const { device } = await client.admin<{ device: AdminDeviceView }>('POST', '/admin/v1/devices', { device: { name: `simulate ${stamp} #${i + 1}` } });
       await client.admin('POST', `/admin/v1/devices/${device.id}/authorizations`, { authorization: { applicationId: app.id } });
       if (app.kind === 'enterprise') await client.admin('POST', `/admin/v1/devices/${device.id}/registrations`, { authorization: { applicationId: app.id } });
-      out.push({ id: device.id, secret: device.secret });
+      out.push({ id: device.id, secret: device.secret! }); // shown on provisioning
     }
   };
   await Promise.all(Array.from({ length: Math.min(PROVISION_CONCURRENCY, count) }, worker));
   return out;
 }
 
-/** `drivewire simulate`: a load test with many devices provisioned for the purpose (issue 4). */
+/** `drivewire simulate`: a load test with many devices provisioned for the purpose. */
 export function registerSimulateCommand(program: Command): void {
   withClientOptions(program.command('simulate').description('load test: provision N devices and publish frames from all of them at once'))
     .requiredOption('--devices <n>', 'number of devices (provisioned now, authorized for the default application)')

@@ -1,13 +1,10 @@
 import type { Command } from 'commander';
 import { CliError, createClient, output, table, type Client } from '../client.js';
+import type { DummyView, ReportCardView, TripView } from '../api-types.js';
 import { withClientOptions } from './common.js';
 import { listAll, pick } from './routes.js';
 
-export interface TripView {
-  id: string; start: string; stop: string | null; status: string; deviceId: string; vehicleId: string | null;
-  stats: Record<string, any>; meta: { startReason: string; endReason: string | null }; links: Record<string, string>;
-}
-interface CardView { grade: string; score: number | null }
+type CardView = Pick<ReportCardView, 'grade' | 'score'>;
 
 const km = (m: number | null | undefined) => (m === null || m === undefined ? '-' : `${(m / 1000).toFixed(2)} km`);
 const duration = (ms: number) => `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
@@ -16,7 +13,7 @@ const num = (v: number | null | undefined, d = 1) => (v === null || v === undefi
 /** A trip's report card grade, or null while it has none (open trip). */
 export async function gradeOf(client: Client, tripId: string): Promise<CardView | null> {
   try {
-    return (await client.api('GET', `/api/v1/trips/${tripId}/report_cards/_current`)).reportCard;
+    return (await client.api<{ reportCard: ReportCardView }>('GET', `/api/v1/trips/${tripId}/report_cards/_current`)).reportCard;
   } catch {
     return null;
   }
@@ -44,15 +41,15 @@ function describeTrip(t: TripView, card: CardView | null): string {
 }
 
 /** The device id behind --device (an id) or --dummy (a dummy's name or id). */
-async function deviceOf(client: Client, o: Record<string, any>): Promise<string> {
+async function deviceOf(client: Client, o: { device?: string; dummy?: string }): Promise<string> {
   if (o.device) return o.device;
-  const dummies = await listAll<{ id: string; name: string; deviceId: string }>(client, '/api/v1/dummies', 'dummies');
-  return pick(dummies, o.dummy, 'dummy', "see 'drivewire dummies list'").deviceId;
+  const dummies = await listAll<DummyView>(client, '/api/v1/dummies', 'dummies');
+  return pick(dummies, o.dummy!, 'dummy', "see 'drivewire dummies list'").deviceId;
 }
 
-/** `drivewire trips list|show` (issue 11): a device's or vehicle's trips, one trip in full. */
+/** `drivewire trips list|show`: a device's or vehicle's trips, one trip in full. */
 export function registerTripCommands(program: Command): void {
-  const trips = program.command('trips').description('trips of a device or vehicle (spec 4.7)');
+  const trips = program.command('trips').description('trips of a device or vehicle');
   withClientOptions(trips.command('list').description('trips of a device, dummy or vehicle, newest first (open ones too)'))
     .option('--device <id>', 'device id').option('--dummy <ref>', 'dummy name or id').option('--vehicle <id>', 'vehicle id')
     .option('--limit <n>', 'how many (at most 100)', '10')
@@ -60,7 +57,7 @@ export function registerTripCommands(program: Command): void {
       if ([o.device, o.dummy, o.vehicle].filter(Boolean).length !== 1) throw new CliError('give one of --device, --dummy or --vehicle');
       const client = createClient(o);
       const base = o.vehicle ? `/api/v1/vehicles/${o.vehicle}` : `/api/v1/devices/${await deviceOf(client, o)}`;
-      const { trips: list } = await client.api('GET', `${base}/trips?limit=${encodeURIComponent(o.limit)}`) as { trips: TripView[] };
+      const { trips: list } = await client.api<{ trips: TripView[] }>('GET', `${base}/trips?limit=${encodeURIComponent(o.limit)}`);
       output(o.json, list, () => (list.length ? table(list.map((t) => ({
         id: t.id, start: t.start, status: t.status, distance: km(t.stats.distance), duration: duration(t.stats.duration),
         'avg km/h': num(t.stats.averageSpeed), 'hard brakes': t.stats.hardBrakeCount ?? '-', end: t.meta.endReason ?? '-',
@@ -69,7 +66,7 @@ export function registerTripCommands(program: Command): void {
   withClientOptions(trips.command('show <tripId>').description('one trip: statistics, start and end reasons, grade'))
     .action(async (tripId: string, o) => {
       const client = createClient(o);
-      const { trip } = await client.api('GET', `/api/v1/trips/${tripId}`) as { trip: TripView };
+      const { trip } = await client.api<{ trip: TripView }>('GET', `/api/v1/trips/${tripId}`);
       const card = await gradeOf(client, trip.id);
       output(o.json, { ...trip, reportCard: card }, () => describeTrip(trip, card));
     });
@@ -84,7 +81,7 @@ export async function tripOfRun(client: Client, deviceId: string, startedAt: str
   const from = Date.parse(startedAt) - durationMs - 1_000;
   const until = Date.now() + waitMs;
   for (;;) {
-    const { trips: list } = await client.api('GET', `/api/v1/devices/${deviceId}/trips?limit=5`) as { trips: TripView[] };
+    const { trips: list } = await client.api<{ trips: TripView[] }>('GET', `/api/v1/devices/${deviceId}/trips?limit=5`);
     const trip = list.find((t) => Date.parse(t.start) >= from) ?? null;
     if ((trip && trip.status === 'completed') || Date.now() > until) return trip;
     await new Promise((r) => setTimeout(r, 250));

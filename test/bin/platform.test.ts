@@ -151,8 +151,8 @@ describe('startPlatform', () => {
     process.env.DRIVEWIRE_ADMIN_TOKEN_FILE = file;
     try {
       const client = createClient({ apiUrl: p.apiUrl, dataDir: elsewhere });
-      const { applications } = await client.admin('GET', '/admin/v1/applications');
-      expect(applications.map((a: { id: string }) => a.id)).toContain(readCredentials(dataDir)!.application!.id);
+      const { applications } = await client.admin<{ applications: { id: string }[] }>('GET', '/admin/v1/applications');
+      expect(applications.map((a) => a.id)).toContain(readCredentials(dataDir)!.application!.id);
       fs.writeFileSync(file, 'not-the-token');
       await expect(createClient({ apiUrl: p.apiUrl, dataDir: elsewhere }).admin('GET', '/admin/v1/applications')).rejects.toThrow(/401/);
     } finally {

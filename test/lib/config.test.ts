@@ -1,5 +1,7 @@
-import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../lib/config.js';
+import path from 'node:path';
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import { ConfigError, configDefault, loadConfig, type Config, type PartName, type SettingKey } from '../../lib/config.js';
+import type { ServiceKind } from '../../lib/services.js';
 import { parseTimeParam } from '../../lib/time.js';
 
 describe('config', () => {
@@ -40,8 +42,57 @@ describe('config', () => {
     expect(() => loadConfig({ deviceFramesBurst: '-1' }, {})).toThrow('--device-frames-burst / DRIVEWIRE_DEVICE_FRAMES_BURST: "-1" is not a non-negative integer');
   });
 
-  it('reads DATABASE_URL from the environment', () => {
+  it('reads DATABASE_URL from the environment, after DRIVEWIRE_DATABASE_URL and the flag', () => {
     expect(loadConfig({}, { DATABASE_URL: 'postgres://x/y' }).databaseUrl).toBe('postgres://x/y');
+    expect(loadConfig({}, { DATABASE_URL: 'postgres://x/y', DRIVEWIRE_DATABASE_URL: 'postgres://d/w' }).databaseUrl).toBe('postgres://d/w');
+    expect(loadConfig({ databaseUrl: 'postgres://f/l' }, { DATABASE_URL: 'postgres://x/y', DRIVEWIRE_DATABASE_URL: 'postgres://d/w' }).databaseUrl)
+      .toBe('postgres://f/l');
+    expect(loadConfig({}, { DATABASE_URL: 'postgres://x/y', DRIVEWIRE_DATABASE_URL: '' }).databaseUrl).toBe('postgres://x/y');
+    expect(loadConfig({}, {}).databaseUrl).toBeNull();
+  });
+
+  it('reads booleans as 1/true/yes/on and 0/false/no/off, and names a bad one', () => {
+    expect(loadConfig({}, { DRIVEWIRE_TRIPS: 'off', DRIVEWIRE_ALLOW_PRIVATE_WEBHOOKS: 'YES' })).toMatchObject({ trips: false, allowPrivateWebhooks: true });
+    expect(loadConfig({ trips: false }, { DRIVEWIRE_TRIPS: '1' }).trips).toBe(false);
+    expect(() => loadConfig({}, { DRIVEWIRE_TRIPS: 'maybe' })).toThrow('--trips / DRIVEWIRE_TRIPS: "maybe" is not a boolean');
+  });
+
+  it('wants the TLS certificate and key together', () => {
+    const message = '--mqtt-tls-cert / DRIVEWIRE_MQTT_TLS_CERT: must be given together with --mqtt-tls-key (both or neither)';
+    expect(() => loadConfig({ mqttTlsCert: 'cert.pem' }, {})).toThrow(message);
+    expect(() => loadConfig({}, { DRIVEWIRE_MQTT_TLS_KEY: 'key.pem' })).toThrow(message);
+    expect(loadConfig({ mqttTlsCert: 'cert.pem' }, { DRIVEWIRE_MQTT_TLS_KEY: 'key.pem' })).toMatchObject({ mqttTlsCert: 'cert.pem', mqttTlsKey: 'key.pem' });
+  });
+
+  it('reports a value that does not parse once, without the rules it cannot be checked against', () => {
+    for (const flags of [{ mqttConnectTimeoutMs: 'abc' }, { webhookConcurrency: 'many' }]) {
+      try {
+        loadConfig(flags, {});
+        expect.unreachable();
+      } catch (err) {
+        expect((err as ConfigError).problems).toHaveLength(1);
+        expect((err as ConfigError).problems[0]).toMatch(/is not a non-negative integer$/);
+      }
+    }
+  });
+
+  it('resolves the data directory, and gives defaults to code that runs without a Config', () => {
+    expect(loadConfig({ dataDir: 'rel/dir' }, {}).dataDir).toBe(path.resolve('rel/dir'));
+    expect(loadConfig({}, {}).dataDir).toBe(path.resolve('.drivewire'));
+    expect(configDefault('maxFutureSkewMs')).toBe(60_000);
+    expect(configDefault('only')).toEqual(['api', 'gateway', 'workers']);
+  });
+
+  it('types each setting from its declaration', () => {
+    expectTypeOf<Config['only']>().toEqualTypeOf<PartName[]>();
+    expectTypeOf<Config['httpPort']>().toEqualTypeOf<number>();
+    expectTypeOf<Config['publicUrl']>().toEqualTypeOf<string | null>();
+    expectTypeOf<Config['mqttWsPort']>().toEqualTypeOf<number | null>();
+    expectTypeOf<Config['mqttMaxPacketBytes']>().toEqualTypeOf<number>(); // derived when unset
+    expectTypeOf<Config['trips']>().toEqualTypeOf<boolean>();
+    expectTypeOf<Config['logLevel']>().toEqualTypeOf<'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'>();
+    expectTypeOf<Config['serviceUrls']>().toEqualTypeOf<Record<ServiceKind, string | null>>();
+    expectTypeOf<keyof Config>().toEqualTypeOf<SettingKey>();
   });
 });
 
