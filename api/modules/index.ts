@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { ApiPlugin } from '../context.js';
 import devicesRoutes from './platform/devices.routes.js';
 import vehiclesRoutes from './platform/vehicles.routes.js';
 import transactionsRoutes from './platform/transactions.routes.js';
@@ -14,7 +14,7 @@ import reportCardsRoutes from './report-cards/report-cards.routes.js';
 import distanceRoutes from './distance/distance.routes.js';
 
 /** The sub-service modules served under /api/v1, in one explicit list (CONVENTIONS.md). */
-export const API_MODULES: ((app: FastifyInstance) => Promise<void>)[] = [
+export const API_MODULES: ApiPlugin[] = [
   devicesRoutes,
   vehiclesRoutes,
   transactionsRoutes,

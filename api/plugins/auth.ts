@@ -1,4 +1,5 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
+import type { App } from '../context.js';
 import { Unauthorized, ValidationError } from '../../lib/errors.js';
 import type { Principal } from '../../db/index.js';
 
@@ -21,7 +22,7 @@ export function authorizationFromProtocols(header: string | undefined): string |
 }
 
 /** Reads `Authorization: Basic appId:secret` or `Bearer <token>` (spec part 5, reference-notes §2). */
-export async function authenticateRequest(app: FastifyInstance, request: FastifyRequest): Promise<Principal> {
+export async function authenticateRequest(app: App, request: FastifyRequest): Promise<Principal> {
   const fromProtocol = !request.headers.authorization && request.routeOptions.config?.credentialsInProtocol === true
     ? authorizationFromProtocols(request.headers['sec-websocket-protocol']) : null;
   const header = request.headers.authorization ?? fromProtocol ?? '';
@@ -42,7 +43,7 @@ export async function authenticateRequest(app: FastifyInstance, request: Fastify
 }
 
 /** Every route of the scope this is registered in requires application credentials. */
-export function registerAppAuth(app: FastifyInstance): void {
+export function registerAppAuth(app: App): void {
   app.decorateRequest('principal', null);
   app.addHook('onRequest', async (request, reply) => {
     request.principal = await authenticateRequest(app, request);
@@ -51,7 +52,7 @@ export function registerAppAuth(app: FastifyInstance): void {
 }
 
 /** Admin routes take the admin token generated on first start (kept in credentials.json). */
-export function registerAdminAuth(app: FastifyInstance): void {
+export function registerAdminAuth(app: App): void {
   app.addHook('onRequest', async (request) => {
     const [scheme, token] = (request.headers.authorization ?? '').split(/\s+/, 2);
     if (!/^bearer$/i.test(scheme ?? '') || !token || !(await app.deps.repos.applications.isAdminToken(token))) {

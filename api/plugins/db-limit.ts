@@ -1,4 +1,5 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
+import type { App } from '../context.js';
 import { boundedWork, withAcquireLimit, type AcquireLimit } from '../../db/acquire-limit.js';
 
 /** Each request's bound, and the end of its bounded work (db/acquire-limit.ts boundedWork). */
@@ -20,7 +21,7 @@ export function endDbAcquireLimit(request: FastifyRequest): void {
  * events, outside the request's async context. It ends with the answer: work a request started (a run,
  * a live stream's timers) then waits for connections like the gateway and the workers do.
  */
-export function registerDbAcquireLimit(app: FastifyInstance): void {
+export function registerDbAcquireLimit(app: App): void {
   const ms = app.deps.config.dbAcquireTimeoutMs;
   app.addHook('onRequest', (request, _reply, done) => {
     const limit = { ms, what: `${request.method} request` };

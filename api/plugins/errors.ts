@@ -1,5 +1,6 @@
 import { STATUS_CODES } from 'node:http';
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError } from 'fastify';
+import type { App } from '../context.js';
 import { AppError } from '../../lib/errors.js';
 import { PoolBusyError } from '../../db/acquire-limit.js';
 
@@ -11,7 +12,7 @@ export function errorBody(statusCode: number, message: string) {
  * One error handler: every 4xx/5xx answers `{statusCode, error, message}` (DESIGN.md); unexpected
  * errors are logged in full and answered 500 with a generic message, never a stack trace.
  */
-export function registerErrorHandling(app: FastifyInstance): void {
+export function registerErrorHandling(app: App): void {
   app.setErrorHandler((err: FastifyError | AppError | Error, request, reply) => {
     let status = 500;
     let message = 'Internal server error';

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { App } from '../context.js';
 import { ValidationError } from '../../lib/errors.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../../lib/json-bounds.js';
 
@@ -9,7 +9,7 @@ import { MAX_JSON_DEPTH, nestsDeeperThan } from '../../lib/json-bounds.js';
  * path parameter or body string (value or key) holds a NUL character, which PostgreSQL text and
  * jsonb cannot store. Refusals are 400s naming the field.
  */
-export function registerInputGuard(app: FastifyInstance): void {
+export function registerInputGuard(app: App): void {
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { App } from '../context.js';
 import { serviceName } from '../../lib/services.js';
 
 /**
@@ -7,7 +7,7 @@ import { serviceName } from '../../lib/services.js';
  * sent, so a caller that lists its transactions right after a call sees that call: the repository
  * buffers lines and writes them in batches, flushing before any read of the log and when the API closes.
  */
-export function registerTransactionLog(app: FastifyInstance): void {
+export function registerTransactionLog(app: App): void {
   app.addHook('onClose', async () => { await app.deps.repos.transactions.flush(); });
   app.addHook('onSend', async (request, reply, payload) => {
     const principal = request.principal;

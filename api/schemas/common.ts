@@ -6,6 +6,13 @@ export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Ty
 export const Links = (description = 'Absolute URLs to this record and related records') =>
   Type.Record(Type.String(), Type.String(), { description });
 
+/**
+ * A 204 answer: `type: 'null'`, which the OpenAPI document shows as a response without content. Its handler
+ * sends nothing (`reply.code(204).send()`), so the static type is `undefined`.
+ */
+export const NoContent = (description?: string) =>
+  Type.Unsafe<undefined>(description === undefined ? Type.Null() : Type.Null({ description }));
+
 export const ErrorBody = Type.Object({
   statusCode: Type.Integer({ description: 'HTTP status code' }),
   error: Type.String({ description: 'HTTP reason phrase' }),

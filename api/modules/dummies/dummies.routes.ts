@@ -1,6 +1,6 @@
-import type { FastifyInstance } from 'fastify';
+import type { App } from '../../context.js';
 import { Type } from 'typebox';
-import { errorResponses, OffsetQuery } from '../../schemas/common.js';
+import { errorResponses, NoContent, OffsetQuery } from '../../schemas/common.js';
 import { offsetMeta, parseOffsetWindow } from '../../plugins/pagination.js';
 import { presentDummy } from './dummies.presenters.js';
 import { CreateDummyBody, DummyIdParams, DummyList, DummyResponse } from './dummies.schemas.js';
@@ -9,7 +9,7 @@ import routesRoutes from './routes.routes.js';
 import runsRoutes from './runs.routes.js';
 
 /** Dummies (reference-notes §1.10): simulated devices of the calling application; with routes and runs. */
-export default async function dummiesRoutes(app: FastifyInstance) {
+export default async function dummiesRoutes(app: App) {
   const { repos } = app.deps;
   const config = { service: 'dummy' as const };
   const tags = ['dummies'];
@@ -22,7 +22,7 @@ export default async function dummiesRoutes(app: FastifyInstance) {
       body: CreateDummyBody, response: { 201: DummyResponse, ...errorResponses(409, 415) },
     },
   }, async (request, reply) => {
-    const dummy = await createDummy(app.deps, request.principal!, (request.body as { dummy: { name: string } }).dummy.name);
+    const dummy = await createDummy(app.deps, request.principal!, request.body.dummy.name);
     const body = { dummy: presentDummy(app.links, dummy) };
     reply.code(201).header('Location', body.dummy.links.self);
     return body;
@@ -35,7 +35,7 @@ export default async function dummiesRoutes(app: FastifyInstance) {
       querystring: Type.Object(OffsetQuery), response: { 200: DummyList, ...errorResponses() },
     },
   }, async (request) => {
-    const w = parseOffsetWindow(request.query as Record<string, string>);
+    const w = parseOffsetWindow(request.query);
     const { total, dummies } = await repos.dummies.list(request.principal!.id, w);
     return { dummies: dummies.map((d) => presentDummy(app.links, d)), meta: offsetMeta(app.links, 'dummy', '/api/v1/dummies', { total, ...w }) };
   });
@@ -49,7 +49,7 @@ export default async function dummiesRoutes(app: FastifyInstance) {
     config,
     schema: {
       tags, summary: 'Delete a dummy: its run stops; the application loses its device, which cannot be reclaimed',
-      params: DummyIdParams, response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(404) },
+      params: DummyIdParams, response: { 204: NoContent('Deleted'), ...errorResponses(404) },
     },
   }, async (request, reply) => {
     await deleteDummy(app.deps, request.principal!, dummyId(request.params));

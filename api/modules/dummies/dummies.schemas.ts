@@ -41,7 +41,7 @@ export const CreateDummyBody = Type.Object({
   dummy: Type.Object({ name: Type.String({ minLength: 1, maxLength: 100, description: 'Dummy name, unique within the application' }) }),
 });
 
-const State = Type.Union(['starting', 'running', 'stopping', 'finished'].map((s) => Type.Literal(s)),
+const State = Type.Union([Type.Literal('starting'), Type.Literal('running'), Type.Literal('stopping'), Type.Literal('finished')],
   { description: 'starting → running → (repeat: running again) → finished; stopping after a stop request' });
 
 export const RunStatus = Type.Object({
@@ -60,7 +60,7 @@ export const RunStatus = Type.Object({
   duration: Type.Number({ description: 'ms of drive time covered so far (all passes; not wall-clock)' }),
   nextPassAt: Nullable(Timestamp("While waiting: when the next pass starts; a dummy's passes never overlap in time, so with speed N a pass "
     + 'starts (1 − 1/N) × the drive time after the end of the previous one')),
-  outcome: Nullable(Type.Union(['completed', 'stopped', 'failed'].map((s) => Type.Literal(s)), { description: 'How a finished run ended' })),
+  outcome: Nullable(Type.Union([Type.Literal('completed'), Type.Literal('stopped'), Type.Literal('failed')], { description: 'How a finished run ended' })),
   error: Nullable(Type.String({ description: 'Why a failed run failed' })),
   createdAt: Timestamp('When the run was requested'),
   startedAt: Nullable(Timestamp('When its first pass began')),

@@ -11,7 +11,7 @@ export const MAX_ROUTE_DURATION_MS = 24 * 3600_000;
 
 export interface ImportRouteInput {
   name?: string; description?: string; duration?: number; fileName?: string;
-  file?: string; geojson?: Record<string, unknown>; gpx?: string; polyline?: string;
+  file?: string; geojson?: object; gpx?: string; polyline?: string;
 }
 
 const SOURCES = ['file', 'geojson', 'gpx', 'polyline'] as const;

@@ -1,10 +1,11 @@
 import { Type } from 'typebox';
 import { Links, Nullable, StreamMeta, Uuid } from '../../schemas/common.js';
-import { GRADES } from '../../../db/trips/formulas.js';
+import { GRADES, type Grade as GradeLetter } from '../../../db/trips/formulas.js';
 
-const Grade = Type.Union(GRADES.map((g) => Type.Literal(g)), {
+/** One literal per grade; a union built from the GRADES array is typed by the letters it holds. */
+const Grade = Type.Unsafe<GradeLetter>(Type.Union(GRADES.map((g) => Type.Literal(g)), {
   description: 'A-F from penalty points per 10 km (README "Report cards"); I = too short or too little data',
-});
+}));
 
 export const ReportCard = Type.Object({
   id: Uuid('Report card id'),

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { App } from '../../context.js';
 import { Type } from 'typebox';
 import { boundedWork, withAcquireLimit } from '../../../db/acquire-limit.js';
 
@@ -10,7 +10,7 @@ import { boundedWork, withAcquireLimit } from '../../../db/acquire-limit.js';
 export const HEALTH_BUDGET_MS = 800;
 
 /** Unauthenticated system routes: the OpenAPI document, health and metrics. */
-export default async function systemRoutes(app: FastifyInstance) {
+export default async function systemRoutes(app: App) {
   app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   const Health = Type.Object({
@@ -37,7 +37,7 @@ export default async function systemRoutes(app: FastifyInstance) {
  * Runs the checks concurrently, each bounded by HEALTH_BUDGET_MS (its connection wait included: the
  * pool wait is given up a little later, so a saturated pool reads as slow, not failed).
  */
-async function checkHealth(app: FastifyInstance) {
+async function checkHealth(app: App) {
   const checks: Record<string, boolean> = {};
   const slow: string[] = [];
   const database = probeDatabase(app).then(() => ({ database: true }));
@@ -58,8 +58,8 @@ async function checkHealth(app: FastifyInstance) {
  * One `select 1` at a time: while a stalled database keeps a probe waiting, later /health calls share
  * it instead of each taking (and holding) another pooled connection.
  */
-const probes = new WeakMap<FastifyInstance, Promise<unknown>>();
-function probeDatabase(app: FastifyInstance): Promise<unknown> {
+const probes = new WeakMap<App, Promise<unknown>>();
+function probeDatabase(app: App): Promise<unknown> {
   let probe = probes.get(app);
   if (!probe) {
     const ended = boundedWork();

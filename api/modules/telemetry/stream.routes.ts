@@ -1,4 +1,5 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
+import type { App } from '../../context.js';
 import '@fastify/websocket';
 import type { WebSocket } from 'ws';
 import { AppError } from '../../../lib/errors.js';
@@ -31,7 +32,7 @@ const PROTOCOL = [
 ].join(' ');
 
 /** The live message stream: `GET /api/v1/messages` upgraded to a WebSocket. */
-export default async function streamRoutes(app: FastifyInstance) {
+export default async function streamRoutes(app: App) {
   const { repos, config, live, db } = app.deps;
   // One watcher per API: every stream's subscriptions are re-checked in one statement per tick.
   const access = createAccessWatcher(db.knex, undefined, (err) => app.log.error({ err }, 'stream access check failed'));
