@@ -34,7 +34,7 @@ export async function buildApi(
     ...serverOptions(deps.config),
     ajv: {
       customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false },
-      // ajv-formats' uuid also takes a `urn:uuid:` prefix, which PostgreSQL refuses (issue 10, item 6):
+      // ajv-formats' uuid also takes a `urn:uuid:` prefix, which PostgreSQL refuses:
       // `format: 'uuid'` (schemas/common.ts Uuid) means exactly the 8-4-4-4-12 hex form.
       onCreate: (ajv) => { ajv.addFormat('uuid', { type: 'string', validate: isUuid }); },
     },
@@ -47,7 +47,7 @@ export async function buildApi(
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.decorate('deps', deps);
-  // The API speaks JSON only (spec: Content-Type application/json): any other body is a 415.
+  // The API speaks JSON only (Content-Type application/json): any other body is a 415.
   app.removeContentTypeParser('text/plain');
   registerErrorHandling(app);
   registerInputGuard(app);

@@ -13,7 +13,7 @@ import tripsRoutes from './trips/trips.routes.js';
 import reportCardsRoutes from './report-cards/report-cards.routes.js';
 import distanceRoutes from './distance/distance.routes.js';
 
-/** The sub-service modules served under /api/v1, in one explicit list (CONVENTIONS.md). */
+/** The modules served under /api/v1, one per capability, in one explicit list (docs/development/architecture.md). */
 export const API_MODULES: ApiPlugin[] = [
   devicesRoutes,
   vehiclesRoutes,

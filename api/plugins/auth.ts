@@ -3,7 +3,7 @@ import type { App } from '../context.js';
 import { Unauthorized, ValidationError } from '../../lib/errors.js';
 import type { Principal } from '../../db/index.js';
 
-/** The WebSocket subprotocol a browser stream client asks for next to its credential protocol (issue 15). */
+/** The WebSocket subprotocol a browser stream client asks for next to its credential protocol. */
 export const STREAM_PROTOCOL = 'drivewire.v1';
 
 /**
@@ -21,7 +21,7 @@ export function authorizationFromProtocols(header: string | undefined): string |
   return null;
 }
 
-/** Reads `Authorization: Basic appId:secret` or `Bearer <token>` (spec part 5, reference-notes §2). */
+/** Reads `Authorization: Basic appId:secret` or `Bearer <token>` (docs/reference/rest-api.md). */
 export async function authenticateRequest(app: App, request: FastifyRequest): Promise<Principal> {
   const fromProtocol = !request.headers.authorization && request.routeOptions.config?.credentialsInProtocol === true
     ? authorizationFromProtocols(request.headers['sec-websocket-protocol']) : null;
@@ -31,7 +31,7 @@ export async function authenticateRequest(app: App, request: FastifyRequest): Pr
   let principal: Principal | null = null;
   if (/^basic$/i.test(scheme ?? '') && value) {
     const decoded = Buffer.from(value, 'base64').toString('utf8');
-    // PostgreSQL text cannot hold U+0000 (issue 10, item 5); the repository refuses an id that is no UUID (item 6).
+    // PostgreSQL text cannot hold U+0000; the repository refuses an id that is no UUID.
     if (decoded.includes('\u0000')) throw new ValidationError('authorization: the Basic credentials contain a NUL character (\\u0000)');
     const sep = decoded.indexOf(':');
     if (sep > 0) principal = await repo.authenticate(decoded.slice(0, sep), decoded.slice(sep + 1));

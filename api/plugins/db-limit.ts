@@ -14,7 +14,7 @@ export function endDbAcquireLimit(request: FastifyRequest): void {
 }
 
 /**
- * Every request waits at most `dbAcquireTimeoutMs` for a database connection (issue 10, item 4): when
+ * Every request waits at most `dbAcquireTimeoutMs` for a database connection: when
  * the pool stays saturated it is answered 503 with Retry-After (api/plugins/errors.ts) instead of
  * hanging for knex's 60 s and failing with a 500. The bound is entered at onRequest (authentication
  * reads the database) and again at preValidation, because body parsing continues from the socket's

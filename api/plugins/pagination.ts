@@ -11,13 +11,13 @@ type Extra = Record<string, string | number | undefined | null>;
 
 function intParam(name: string, raw: string | undefined, def: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
   if (raw === undefined || raw === '') return def;
-  // Above 2^53 the number is no longer exact, and PostgreSQL's bigint OFFSET overflows (a 500 before issue 10).
+  // Above 2^53 the number is no longer exact, and PostgreSQL's bigint OFFSET would overflow (a 500).
   if (!/^\d+$/.test(raw.trim()) || Number(raw) < min) throw new ValidationError(`${name} must be an integer ≥ ${min}, got "${raw}"`);
   if (Number(raw) > max) throw new ValidationError(`${name} must be at most ${max}, got "${raw}"`);
   return Number(raw);
 }
 
-/** `limit` default 20, maximum 100 — larger values are clamped, not refused (reference-notes §3.4). */
+/** `limit` default 20, maximum 100 — larger values are clamped, not refused (docs/reference/rest-api.md#pagination). */
 export function parseLimit(raw: string | undefined): number {
   return Math.min(intParam('limit', raw, DEFAULT_LIMIT, 1, Infinity), MAX_LIMIT);
 }
@@ -50,7 +50,7 @@ export function parseStreamWindow(q: Query, now = new Date()): StreamParams {
 }
 
 /**
- * Stream meta (reference-notes §3.3): `prior` = same path and filters with `until` = last item − 1 ms,
+ * Stream meta (docs/reference/rest-api.md#pagination): `prior` = same path and filters with `until` = last item − 1 ms,
  * as epoch milliseconds; `links` is `{}` when nothing remains.
  */
 export function streamMeta(links: LinkBuilder, service: ServiceKind, path: string, w: StreamParams,

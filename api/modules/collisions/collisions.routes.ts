@@ -6,7 +6,7 @@ import { streamList } from '../../plugins/pagination.js';
 import { Type } from 'typebox';
 import { CollisionIdParams, CollisionList, CollisionResponse } from './collisions.schemas.js';
 
-/** Collision (spec 2.14, reference-notes §4): location as {latitude, longitude}. */
+/** Collision: location as {latitude, longitude}. */
 export function presentCollision(links: LinkBuilder, c: Collision) {
   const out: Record<string, string> = {
     self: links.url('safety', `/api/v1/collisions/${c.id}`), device: links.url('platform', `/api/v1/devices/${c.deviceId}`),
@@ -21,7 +21,7 @@ export function presentCollision(links: LinkBuilder, c: Collision) {
 
 const ListQuery = Type.Object(StreamQuery);
 
-/** Collisions (spec 4.11): of a device, of a vehicle, one by id. */
+/** Collisions (docs/concepts/diagnostics-and-collisions.md): of a device, of a vehicle, one by id. */
 export default async function collisionsRoutes(app: App) {
   const { repos } = app.deps;
   const config = { service: 'safety' as const };

@@ -30,7 +30,7 @@ export function contentSecurityPolicy(tileUrl: string): string {
 }
 
 /**
- * The web console (issue 15) at /console: a static page that signs in with an application's credentials and
+ * The web console at /console: a static page that signs in with an application's credentials and
  * calls the public /api/v1 API like any other client. Bundled at start (console.build.ts) into a cache
  * directory; until the bundle is ready, requests wait for it.
  */

@@ -9,7 +9,7 @@ import { BatteryResponse, CodeIdParams, CodeList, CodeListQuery, CodeResponse } 
 
 const STATES: CodeState[] = ['active', 'inactive', 'all'];
 
-/** `state` (spec 4.10): empty counts as absent (reference-notes §3.1); anything else outside the list is a 400. */
+/** `state`: empty counts as absent, as in the other lists' filters; anything else outside the list is a 400. */
 function parseState(raw: string | undefined): CodeState {
   const v = raw?.trim();
   if (v === undefined || v === '') return 'all';
@@ -17,7 +17,7 @@ function parseState(raw: string | undefined): CodeState {
   return v as CodeState;
 }
 
-/** Diagnostics (spec 4.10): a vehicle's trouble codes, one trouble-code record, the current battery status. */
+/** Diagnostics (docs/concepts/diagnostics-and-collisions.md): a vehicle's trouble codes, one trouble-code record, the current battery status. */
 export default async function diagnosticsRoutes(app: App) {
   const { repos, config } = app.deps;
   const service = { service: 'diagnostic' as const };

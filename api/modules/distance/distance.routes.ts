@@ -7,11 +7,11 @@ import { DistanceList, DistanceQuery, DistanceResponse } from './distance.schema
 import { presentDistance, unitFromHeaders } from './distance.service.js';
 import odometersRoutes from './odometers.routes.js';
 
-/** The narrowest interval: with one reading, the latest; it matters when readings disagree (reference-notes §1.9). */
+/** The narrowest interval: with one reading, the latest; it matters when readings disagree. */
 const best = (list: Estimate[]) => list.reduce((a, b) => (b.confidenceMaxM - b.confidenceMinM < a.confidenceMaxM - a.confidenceMinM ? b : a));
 
 /**
- * Distance (spec 4.8, reference-notes §1.9): the odometer estimate at `until` (default now) from the application's
+ * Distance (docs/concepts/distance-and-odometers.md): the odometer estimate at `until` (default now) from the application's
  * latest reading dated in (since, until], plus the vehicle's distance since; `distances` lists the estimate from each
  * such reading, `_best` the narrowest. Without a reading: what the platform saw (`basis: observed`), never an error.
  */

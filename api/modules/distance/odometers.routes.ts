@@ -94,8 +94,9 @@ function appRecordRoutes<K extends string, T extends { id: string; vehicleId: st
 }
 
 /**
- * Odometer readings and triggers (spec 4.8): the calling application's own, on vehicles it can read. Create answers
- * 200 as the spec says (the SDK fixtures' 201 is also a success to the SDK); delete answers 204 (reference-notes §1.9).
+ * Odometer readings and triggers (docs/concepts/distance-and-odometers.md): the calling application's own, on vehicles
+ * it can read. Create answers 200 as the original platform does (the SDK fixtures' 201 is also a success to the SDK);
+ * delete answers 204.
  */
 export default async function odometersRoutes(app: App) {
   const { repos, db } = app.deps;

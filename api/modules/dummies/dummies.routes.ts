@@ -8,7 +8,7 @@ import { createDummy, deleteDummy, mustDummy } from './dummies.service.js';
 import routesRoutes from './routes.routes.js';
 import runsRoutes from './runs.routes.js';
 
-/** Dummies (reference-notes §1.10): simulated devices of the calling application; with routes and runs. */
+/** Dummies (docs/concepts/simulator.md): simulated devices of the calling application; with routes and runs. */
 export default async function dummiesRoutes(app: App) {
   const { repos } = app.deps;
   const config = { service: 'dummy' as const };

@@ -9,7 +9,7 @@ import { ImportRouteBody, RouteIdParams, RouteList, RouteResponse } from './dumm
 import { importRoute } from './routes.service.js';
 
 /**
- * Routes for dummies (reference-notes §1.10, §6.2): the stored routes of routes-data/ (seeded
+ * Routes for dummies (docs/concepts/simulator.md): the stored routes of routes-data/ (seeded
  * here, idempotently, when the API starts) for every application, plus the application's imports.
  */
 export default async function routesRoutes(app: App) {

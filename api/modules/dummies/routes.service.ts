@@ -32,7 +32,7 @@ function sourceText(input: ImportRouteInput): { text: string; fileName: string }
     throw new ValidationError(`${fileName}: route.polyline is not an encoded polyline (it starts with "${first}")`);
   }
   if (kind === 'file' && (first === '{' || first === '[') && tooDeep(text)) {
-    // The body's depth bound (api/plugins/input-guard.ts) holds for JSON carried as text too (issue 10, item 7).
+    // The body's depth bound (api/plugins/input-guard.ts) holds for JSON carried as text too.
     throw new ValidationError(`${fileName}: the GeoJSON nests arrays/objects more than ${MAX_JSON_DEPTH} levels deep`);
   }
   return { text, fileName };

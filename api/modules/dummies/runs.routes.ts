@@ -8,7 +8,7 @@ import { CurrentRunResponse, DummyIdParams, RunIdParams, RunList, RunResponse, S
 import { mustDummy, startRun } from './dummies.service.js';
 
 /**
- * Runs (spec 4.12, reference-notes §6.3): one current run per dummy, driven by the run scheduler
+ * Runs (docs/concepts/simulator.md): one current run per dummy, driven by the run scheduler
  * of the workers; finished runs stay readable by id and in the dummy's run list.
  */
 export default async function runsRoutes(app: App) {

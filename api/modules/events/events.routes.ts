@@ -9,7 +9,7 @@ import { EventIdParams, EventList, EventListQuery, EventResponse } from './event
 import { isUuid } from '../../../lib/uuid.js';
 
 
-/** Filters of the event lists; empty values count as absent (the SDK sends `since=`, reference-notes §3.1). */
+/** Filters of the event lists; empty values count as absent (the SDK sends `since=`). */
 function parseFilters(q: Query): EventFilters {
   const pick = (v: string | undefined) => (v === undefined || v.trim() === '' ? undefined : v.trim());
   const f = { type: pick(q.type), objectId: pick(q.objectId), objectType: pick(q.objectType) };
@@ -17,7 +17,7 @@ function parseFilters(q: Query): EventFilters {
   return f;
 }
 
-/** Events (spec 4.5): of a device, of a vehicle, and one by id. */
+/** Events (docs/concepts/rules-events-webhooks.md): of a device, of a vehicle, and one by id. */
 export default async function eventsRoutes(app: App) {
   const { repos } = app.deps;
   const config = { service: 'event' as const };

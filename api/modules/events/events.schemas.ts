@@ -3,7 +3,7 @@ import { AnyObject, Links, Nullable, StreamMeta, StreamQuery, Timestamp, Uuid } 
 
 const QueryString = (description: string) => Type.Optional(Type.String({ description }));
 
-/** Event list filters (spec 4.5, reference-notes §1.3); `prior` links keep them. */
+/** Event list filters; `prior` links keep them. */
 export const EventListQuery = Type.Object({
   ...StreamQuery,
   type: QueryString('Event type, exact (e.g. startup); `rule` or `rule-*` = rule-enter and rule-leave; `<prefix>-*` = types starting with `<prefix>-`'),

@@ -7,7 +7,7 @@ import { offsetMeta, parseOffsetWindow } from '../../plugins/pagination.js';
 import { presentDevice, presentRegisteredDevice } from './platform.presenters.js';
 import { DeviceList, DeviceResponse, RegisterBody } from './platform.schemas.js';
 
-/** Devices (spec 4.1). */
+/** Devices: the calling application's, one by id, registration and deregistration (Enterprise applications). */
 export default async function devicesRoutes(app: App) {
   const { repos, db } = app.deps;
   const config = { service: 'platform' as const };

@@ -4,7 +4,7 @@ import { errorResponses, StreamQuery } from '../../schemas/common.js';
 import { parseStreamWindow, streamMeta } from '../../plugins/pagination.js';
 import { TransactionList } from './platform.schemas.js';
 
-/** The calling application's transaction log (spec 4.3). */
+/** The calling application's transaction log (api/plugins/transactions.ts records it). */
 export default async function transactionsRoutes(app: App) {
   const { repos } = app.deps;
   app.get('/api/v1/transactions', {

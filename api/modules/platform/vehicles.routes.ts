@@ -6,7 +6,7 @@ import { offsetMeta, parseOffsetWindow } from '../../plugins/pagination.js';
 import { presentVehicle, presentVehicleBasic } from './platform.presenters.js';
 import { LatestVehicleResponse, VehicleList, VehicleResponse } from './platform.schemas.js';
 
-/** Vehicles (spec 4.2). */
+/** Vehicles: those a device has been in, its latest, one by id (docs/concepts/vehicles.md). */
 export default async function vehiclesRoutes(app: App) {
   const { repos } = app.deps;
   const config = { service: 'platform' as const };

@@ -20,7 +20,7 @@ export function presentReportCard(links: LinkBuilder, c: ReportCard) {
 
 const ListQuery = Type.Object(StreamQuery);
 
-/** Report cards (spec 4.9): one per completed trip; lists of a device or vehicle, overall, a trip's, by id. */
+/** Report cards (docs/concepts/trips-and-report-cards.md): one per completed trip; lists of a device or vehicle, overall, a trip's, by id. */
 export default async function reportCardsRoutes(app: App) {
   const { repos } = app.deps;
   const config = { service: 'behavioral' as const };

@@ -7,7 +7,7 @@ import { offsetMeta, parseOffsetWindow } from '../../plugins/pagination.js';
 import { CreateRuleBody, RuleIdParams, RuleList, RuleResponse } from './rules.schemas.js';
 import { validateRule } from './rules.service.js';
 
-/** Rules (spec 4.6): per device, owned by the application that created them; immutable. */
+/** Rules (docs/concepts/rules-events-webhooks.md): per device, owned by the application that created them; immutable. */
 export default async function rulesRoutes(app: App) {
   const { repos, db } = app.deps;
   const config = { service: 'rule' as const };

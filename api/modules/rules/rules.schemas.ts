@@ -4,7 +4,7 @@ import { Links, Nullable, OffsetMeta, Timestamp, Uuid } from '../../schemas/comm
 const NullableNumber = (description: string) => Type.Unsafe<number | null>({ type: ['number', 'null'], description });
 
 /**
- * A boundary as sent on create (spec 2.9). One shape for the three types so a wrong field gets a
+ * A boundary as sent on create. One shape for the three types so a wrong field gets a
  * plain message; which fields each type needs, and their ranges, are checked in rules.service.ts.
  */
 export const BoundaryInput = Type.Object({

@@ -79,7 +79,7 @@ function boundary(b: Body): BoundaryInput {
 const label = (i: number, b: Body) =>
   `rule.boundaries[${i}]${typeof b.type === 'string' && FIELDS[b.type] ? ` (${b.type})` : ''}`;
 
-/** Checks a rule to create (spec 2.9, reference-notes §1.4); every problem names the boundary and why. */
+/** Checks a rule to create (docs/concepts/rules-events-webhooks.md); every problem names the boundary and why. */
 export async function validateRule(input: { name: string; boundaries: object[] }, rules: RulesRepository): Promise<NewRule> {
   const name = input.name.trim();
   if (!name) throw new ValidationError('rule.name must not be blank');

@@ -10,8 +10,8 @@ import {
 } from './subscriptions.schemas.js';
 
 /**
- * Notification reads (spec 4.5): the calling application's own only. Lists use stream pagination
- * on createdAt, newest first (spec 2.1 names notifications among the stream-paginated lists).
+ * Notification reads: the calling application's own only. Lists use stream pagination on createdAt, newest first
+ * (docs/reference/rest-api.md#pagination).
  */
 export default async function notificationsRoutes(app: App) {
   const { repos } = app.deps;

@@ -9,7 +9,7 @@ import {
 import { createSubscription, parseFilter, updateSubscription } from './subscriptions.service.js';
 import notificationsRoutes from './notifications.routes.js';
 
-/** Subscriptions (spec 4.5, reference-notes §1.3 and §9) and, registered from here, notification reads. */
+/** Subscriptions (docs/concepts/rules-events-webhooks.md) and, registered from here, notification reads. */
 export default async function subscriptionsRoutes(app: App) {
   const { repos, config: { allowPrivateWebhooks, maxSubscriptionsPerApplication } } = app.deps;
   const deps = { repos, allowPrivateWebhooks, maxSubscriptionsPerApplication };

@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { boundedWork, withAcquireLimit } from '../../../db/acquire-limit.js';
 
 /**
- * /health answers within this budget, whatever the database does (issue 10, item 4): a check that has
+ * /health answers within this budget, whatever the database does: a check that has
  * not answered by then counts as down and is named in `slow`. Under a second, so a load balancer's
  * probe with a 1 s timeout still gets an answer.
  */

@@ -12,7 +12,7 @@ import {
 } from './telemetry.schemas.js';
 import streamRoutes from './stream.routes.js';
 
-/** Telemetry (spec 4.4): messages, locations, snapshots of readable devices, and the live stream. */
+/** Telemetry: messages, locations, snapshots of readable devices, and the live stream. */
 export default async function telemetryRoutes(app: App) {
   const { repos } = app.deps;
   const config = { service: 'telemetry' as const };

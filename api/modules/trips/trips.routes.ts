@@ -10,7 +10,7 @@ import { readableRecentDevices } from './trips.service.js';
 
 const ListQuery = Type.Object(StreamQuery);
 
-/** Trips (spec 4.7): of a device (open ones too), of a vehicle, one by id; newest start first. */
+/** Trips (docs/concepts/trips-and-report-cards.md): of a device (open ones too), of a vehicle, one by id; newest start first. */
 export default async function tripsRoutes(app: App) {
   const { repos } = app.deps;
   const config = { service: 'trip' as const };
