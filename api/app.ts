@@ -57,7 +57,7 @@ export async function buildApi(
 
   await app.register(swagger, {
     openapi: {
-      info: { title: 'drivewire API', version: '1.0.0', description: 'Connected-vehicle platform API (spec: platform-api.md)' },
+      info: { title: 'drivewire API', version: '1.0.0', description: 'Connected-vehicle platform API (docs/reference/rest-api.md)' },
       components: { securitySchemes: { basic: { type: 'http', scheme: 'basic' }, bearer: { type: 'http', scheme: 'bearer' } } },
       security: [{ basic: [] }, { bearer: [] }],
     },

@@ -45,7 +45,7 @@ export const OffsetPagination = Type.Object({
     next: Type.Optional(Type.String({ description: 'Absent on the last page' })),
     prev: Type.Optional(Type.String({ description: 'Absent on the first page' })),
   }),
-}, { description: 'Offset pagination (spec 2.1)' });
+}, { description: 'Offset pagination' });
 
 export const StreamPagination = Type.Object({
   remaining: Type.Integer({ description: 'Records older than the last one returned' }),
@@ -54,7 +54,7 @@ export const StreamPagination = Type.Object({
   since: Type.String({ description: 'Lower bound used (ISO 8601; the epoch when not given)' }),
   sortDir: Type.Literal('desc'),
   links: Type.Object({ prior: Type.Optional(Type.String({ description: 'Next older page' })) }),
-}, { description: 'Stream pagination (spec 2.1); `links` is empty when nothing remains' });
+}, { description: 'Stream pagination; `links` is empty when nothing remains' });
 
 export const OffsetMeta = Type.Object({ pagination: OffsetPagination });
 export const StreamMeta = Type.Object({ pagination: StreamPagination });

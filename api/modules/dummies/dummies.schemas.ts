@@ -13,7 +13,7 @@ export const Route = Type.Object({
   duration: Type.Number({ description: 'ms the recorded drive took; a run at speed 1 lasts this long' }),
   preview: Type.String({ description: 'The path as a Google encoded polyline, precision 5' }),
   links: Links('self'),
-}, { description: 'Route (reference-notes §4 Route)' });
+}, { description: 'Route' });
 
 export const ImportRouteBody = Type.Object({
   route: Type.Object({
@@ -35,7 +35,7 @@ export const Dummy = Type.Object({
   caseId: Type.String({ description: 'Case id of the device: VV + 5 characters' }),
   createdAt: Timestamp('When the dummy was created'),
   links: Links('self, runs, device, messages, events'),
-}, { description: 'Dummy (reference-notes §4 Dummy)' });
+}, { description: 'Dummy' });
 
 export const CreateDummyBody = Type.Object({
   dummy: Type.Object({ name: Type.String({ minLength: 1, maxLength: 100, description: 'Dummy name, unique within the application' }) }),
@@ -65,13 +65,13 @@ export const RunStatus = Type.Object({
   createdAt: Timestamp('When the run was requested'),
   startedAt: Nullable(Timestamp('When its first pass began')),
   endedAt: Nullable(Timestamp('When it finished')),
-}, { description: 'Run status (reference-notes §6.3, plus totals)' });
+}, { description: 'Run status, with totals over all passes' });
 
 export const Run = Type.Object({
   id: Uuid('Run id'),
   status: RunStatus,
   links: Links('self (the _current URL while active), run (this run by id), dummy, route'),
-}, { description: 'Run (reference-notes §4 Run)' });
+}, { description: 'Run' });
 
 export const StartRunBody = Type.Object({
   run: Type.Object({

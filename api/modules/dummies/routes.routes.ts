@@ -42,7 +42,7 @@ export default async function routesRoutes(app: App) {
   app.post('/api/v1/routes', {
     config,
     schema: {
-      tags, summary: 'Import a route from a GeoJSON, GPX or encoded-polyline file (an addition to the spec)',
+      tags, summary: 'Import a route from a GeoJSON, GPX or encoded-polyline file (an addition to the original platform\'s API)',
       body: ImportRouteBody, response: { 201: RouteResponse, ...errorResponses(409, 413, 415) },
     },
   }, async (request, reply) => {

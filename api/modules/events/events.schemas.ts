@@ -18,15 +18,15 @@ export const Event = Type.Object({
   vehicleId: Nullable(Uuid('Vehicle the device was in at the time, if known')),
   stored: Timestamp('When the event was stored'),
   storageLatency: Type.Integer({ description: 'stored − timestamp, milliseconds' }),
-  eventType: Type.String({ description: 'startup, shutdown, phone-home, rule-enter, rule-leave, trip-*, dtc-on, ... (spec 6.1)' }),
+  eventType: Type.String({ description: 'startup, shutdown, phone-home, rule-enter, rule-leave, trip-*, dtc-on, ... (docs/concepts/rules-events-webhooks.md)' }),
   object: Type.Object({
     id: Nullable(Type.String({ description: 'Id of the rule, vehicle or trip (null when the vehicle is not known)' })),
     type: Type.String({ description: 'rule, vehicle or trip' }),
     appId: Type.Optional(Uuid('For rules: the application that owns the rule')),
   }, { description: 'What the event is about' }),
-  meta: Nullable(AnyObject('Depends on the event type (spec 6.1); for rule events: direction, firstEval, rule, message')),
+  meta: Nullable(AnyObject('Depends on the event type; for rule events: direction, firstEval, rule, message')),
   links: Links('self, notifications'),
-}, { description: 'Event (spec 2.6)' });
+}, { description: 'Event' });
 
 export const EventList = Type.Object({ events: Type.Array(Event), meta: StreamMeta });
 export const EventResponse = Type.Object({ event: Event });

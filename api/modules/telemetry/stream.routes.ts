@@ -12,7 +12,7 @@ import { createAccessWatcher } from '../../../db/access-watch.js';
 import { endDbAcquireLimit } from '../../plugins/db-limit.js';
 
 const PROTOCOL = [
-  'WebSocket live stream of new telemetry messages (reference-notes §6.5); authenticate the upgrade request with',
+  'WebSocket live stream of new telemetry messages; authenticate the upgrade request with',
   'the application credentials. Client frames: `{"type":"sub","subject":{"type":"device","id":"<deviceId>"}}` and',
   '`{"type":"unsub","subject":{…}}`. Server frames: `{"type":"sub","subject":{…},"payload":{"ack":true}}`, or',
   '`payload: {"ack":false,"error":{"statusCode":404,"error":"Not Found","message":"Not found"}}` for a device the',
