@@ -32,7 +32,7 @@ export interface SqlPart {
  * jsonb (to_jsonb, jsonb_agg) each row cost PostgreSQL ~26,000 instructions more for the insert's six columns (issue 13,
  * replaying a 499-row batch: 303k against 277k instructions a row for the whole insert statement).
  */
-export type PartRow = Record<string, any>;
+export type PartRow = Record<string, unknown>;
 
 /**
  * The parts as one statement: each part's CTEs, then its main statement as the CTE `part_<i>`, and one row
