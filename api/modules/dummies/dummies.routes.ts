@@ -13,7 +13,6 @@ export default async function dummiesRoutes(app: App) {
   const { repos } = app.deps;
   const config = { service: 'dummy' as const };
   const tags = ['dummies'];
-  const dummyId = (params: unknown) => (params as { dummyId: string }).dummyId;
 
   app.post('/api/v1/dummies', {
     config,
@@ -43,7 +42,7 @@ export default async function dummiesRoutes(app: App) {
   app.get('/api/v1/dummies/:dummyId', {
     config,
     schema: { tags, summary: 'One dummy', params: DummyIdParams, response: { 200: DummyResponse, ...errorResponses(404) } },
-  }, async (request) => ({ dummy: presentDummy(app.links, await mustDummy(app.deps, request.principal!, dummyId(request.params))) }));
+  }, async (request) => ({ dummy: presentDummy(app.links, await mustDummy(app.deps, request.principal!, request.params.dummyId)) }));
 
   app.delete('/api/v1/dummies/:dummyId', {
     config,
@@ -52,7 +51,7 @@ export default async function dummiesRoutes(app: App) {
       params: DummyIdParams, response: { 204: NoContent('Deleted'), ...errorResponses(404) },
     },
   }, async (request, reply) => {
-    await deleteDummy(app.deps, request.principal!, dummyId(request.params));
+    await deleteDummy(app.deps, request.principal!, request.params.dummyId);
     return reply.code(204).send();
   });
 
