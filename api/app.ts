@@ -1,9 +1,12 @@
-import Fastify, { LogController, type FastifyInstance, type FastifyReply } from 'fastify';
+import Fastify, {
+  LogController, type FastifyBaseLogger, type FastifyReply, type RawReplyDefaultExpression, type RawRequestDefaultExpression,
+  type RawServerDefault,
+} from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import websocket from '@fastify/websocket';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { ApiDeps } from './context.js';
+import type { ApiDeps, App } from './context.js';
 import { errorBody, registerErrorHandling } from './plugins/errors.js';
 import { registerLinks } from './plugins/links.js';
 import { registerAdminAuth, registerAppAuth, STREAM_PROTOCOL } from './plugins/auth.js';
@@ -20,8 +23,9 @@ import consoleRoutes from './modules/console/console.routes.js';
 /** Builds the Fastify application (not listening): the same code serves `drivewire serve` and the tests. */
 export async function buildApi(
   deps: ApiDeps, opts: { publicUrl?: () => string; only?: 'all' | 'system' } = {},
-): Promise<FastifyInstance> {
-  const app = Fastify({
+): Promise<App> {
+  // The platform's pino logger, seen as Fastify's base logger: App stays a FastifyInstance to its callers.
+  const app = Fastify<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger>({
     loggerInstance: deps.log,
     // Per-request log lines only at debug/trace: at info a busy platform would log every call twice.
     logController: new LogController({ disableRequestLogging: !['debug', 'trace'].includes(deps.config.logLevel) }),
@@ -30,20 +34,20 @@ export async function buildApi(
     ...serverOptions(deps.config),
     ajv: {
       customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false },
-      // ajv-formats' uuid also takes a `urn:uuid:` prefix, which PostgreSQL refuses (issue 10, item 6):
+      // ajv-formats' uuid also takes a `urn:uuid:` prefix, which PostgreSQL refuses:
       // `format: 'uuid'` (schemas/common.ts Uuid) means exactly the 8-4-4-4-12 hex form.
-      onCreate: (ajv: { addFormat(name: string, format: unknown): unknown }) => ajv.addFormat('uuid', { type: 'string', validate: isUuid }),
-    } as never,
+      onCreate: (ajv) => { ajv.addFormat('uuid', { type: 'string', validate: isUuid }); },
+    },
     // The router's own refusals (a path parameter over maxParamLength: 414, an undecodable URL: 400)
     // answer the documented error body too, not Fastify's `{error: "Bad Request", code, ...}`.
     frameworkErrors: (err, _request, reply) => {
       const status = err.statusCode ?? 400;
       (reply as FastifyReply).code(status).type('application/json').send(errorBody(status, err.message));
     },
-  }).withTypeProvider<TypeBoxTypeProvider>() as unknown as FastifyInstance;
+  }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.decorate('deps', deps);
-  // The API speaks JSON only (spec: Content-Type application/json): any other body is a 415.
+  // The API speaks JSON only (Content-Type application/json): any other body is a 415.
   app.removeContentTypeParser('text/plain');
   registerErrorHandling(app);
   registerInputGuard(app);
@@ -53,7 +57,7 @@ export async function buildApi(
 
   await app.register(swagger, {
     openapi: {
-      info: { title: 'drivewire API', version: '1.0.0', description: 'Connected-vehicle platform API (spec: platform-api.md)' },
+      info: { title: 'drivewire API', version: '1.0.0', description: 'Connected-vehicle platform API (docs/reference/rest-api.md)' },
       components: { securitySchemes: { basic: { type: 'http', scheme: 'basic' }, bearer: { type: 'http', scheme: 'bearer' } } },
       security: [{ basic: [] }, { bearer: [] }],
     },
@@ -75,13 +79,13 @@ export async function buildApi(
   return app;
 }
 
-async function registerApplicationApi(app: FastifyInstance): Promise<void> {
-  await app.register(async (scope) => {
+async function registerApplicationApi(app: App): Promise<void> {
+  await app.register(async (scope: App) => {
     registerAppAuth(scope);
     registerTransactionLog(scope);
     for (const module of API_MODULES) await scope.register(module);
   });
-  await app.register(async (scope) => {
+  await app.register(async (scope: App) => {
     registerAdminAuth(scope);
     await scope.register(adminRoutes);
   });

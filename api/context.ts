@@ -1,3 +1,8 @@
+import type {
+  FastifyBaseLogger, FastifyInstance, FastifyPluginAsync, FastifyRequest, FastifySchema, RawReplyDefaultExpression,
+  RawRequestDefaultExpression, RawServerDefault, RouteGenericInterface,
+} from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from '../lib/config.js';
 import type { Logger } from '../lib/logger.js';
 import type { Db, Repositories } from '../db/index.js';
@@ -13,6 +18,24 @@ export interface ApiDeps {
   /** Optional live parts (set when the gateway/workers run in the same process). */
   live?: LiveHooks;
 }
+
+/**
+ * The API's Fastify instance: the TypeBox type provider types each handler's `request.params`, `body` and `query`,
+ * and what it returns, from the route's schema. It is still a FastifyInstance to code that only starts or injects.
+ */
+export type App = FastifyInstance<
+  RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider
+>;
+
+/** A module registered on the API: it receives the typed instance. */
+export type ApiPlugin = FastifyPluginAsync<Record<never, never>, RawServerDefault, TypeBoxTypeProvider>;
+
+/**
+ * The request of any route whose schema has at least `S` (e.g. `{ params: typeof DeviceIdParams }`): what a helper
+ * shared by several handlers of a module takes, typed as those handlers' own requests are.
+ */
+export type RequestOf<S extends FastifySchema> =
+  FastifyRequest<RouteGenericInterface, RawServerDefault, RawRequestDefaultExpression, S, TypeBoxTypeProvider>;
 
 export interface LiveHooks {
   /** Subscribe to stored messages of a device (for the WebSocket stream). */

@@ -34,7 +34,19 @@ const NUMERIC = 1700;
 pg.types.setTypeParser(INT8, (v) => Number(v));
 pg.types.setTypeParser(NUMERIC, (v) => Number(v));
 
-const BaseClientPGlite = ((knexPglite as unknown as { default?: unknown }).default ?? knexPglite) as any;
+/** A query as knex hands it to its client: the fields ClientPGlite reads and sets. */
+interface KnexQuery {
+  sql?: string; bindings?: unknown[]; method?: string; returning?: unknown; response?: { affectedRows?: number };
+  options?: { rowMode?: string; blob?: unknown; name?: string };
+}
+
+/** knex-pglite's client class, with the knex client methods ClientPGlite overrides (knex's typings leave them out). */
+type PgliteClientClass = new (config: Knex.Config) => {
+  _query(connection: PGlite, obj: KnexQuery): Promise<KnexQuery>;
+  processResponse(obj: KnexQuery, runner: unknown): unknown;
+};
+
+const BaseClientPGlite = ((knexPglite as unknown as { default?: unknown }).default ?? knexPglite) as PgliteClientClass;
 
 /**
  * knex-pglite as the pg driver behaves: a query with a statement name runs as a named statement (db/prepared.ts), its
@@ -47,7 +59,7 @@ class ClientPGlite extends BaseClientPGlite {
    * unnamed one, through the same steps (runOnPglite). PGlite's own query() is left only what those steps do not
    * do: rows as arrays, and COPY's blobs.
    */
-  async _query(connection: PGlite, obj: any) {
+  async _query(connection: PGlite, obj: KnexQuery) {
     if (!obj.sql) throw new Error('The query is empty');
     if (obj.options?.rowMode || obj.options?.blob) {
       // array parameters as plain values: PGlite's query() sends them as text (db/binary-array.ts)
@@ -58,7 +70,7 @@ class ClientPGlite extends BaseClientPGlite {
     return obj;
   }
 
-  processResponse(obj: any, runner: unknown) {
+  processResponse(obj: KnexQuery, runner: unknown) {
     if (obj?.method === 'del' && !obj.returning) return obj.response?.affectedRows ?? 0;
     return super.processResponse(obj, runner);
   }

@@ -31,7 +31,7 @@ export interface SqlPart {
  * A row of a part's result, as JSON: timestamps as ISO text, numbers as numbers. Built as json text (row_to_json): as
  * jsonb (to_jsonb, jsonb_agg) each row costs PostgreSQL noticeably more (docs/development/performance.md).
  */
-export type PartRow = Record<string, any>;
+export type PartRow = Record<string, unknown>;
 
 /**
  * The parts as one statement: each part's CTEs, then its main statement as the CTE `part_<i>`, and one row

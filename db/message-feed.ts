@@ -58,7 +58,8 @@ async function feedMessages(knex: Knex, devices: string[], after: number, upto: 
       CROSS JOIN LATERAL (SELECT mm.id, mm.device_id, mm.ts, mm.data FROM messages mm WHERE mm.id = u.message_id OFFSET 0) m
      WHERE f.seq > ? AND f.seq <= ? AND u.device_id = ANY(?::uuid[])
      ORDER BY f.seq, m.ts`, [after, upto, devices]);
-  return (rows as any[]).map((r) => ({ seq: Number(r.seq), message: { id: r.id, deviceId: r.device_id, timestamp: r.ts, data: r.data } as StoredMessage }));
+  return (rows as { seq: number | string; id: string; device_id: string; ts: Date; data: Record<string, unknown> }[])
+    .map((r) => ({ seq: Number(r.seq), message: { id: r.id, deviceId: r.device_id, timestamp: r.ts, data: r.data } as StoredMessage }));
 }
 
 interface Watcher { fn: (m: StoredMessage) => void; from: number }

@@ -1,4 +1,11 @@
 import type { Knex } from 'knex';
+import type pg from 'pg';
+
+/** The knex client's raw connections (the pg driver's clients), outside its pool. */
+interface RawConnections {
+  acquireRawConnection(): Promise<pg.Client>;
+  destroyRawConnection(connection: pg.Client): Promise<void>;
+}
 
 /**
  * A dedicated PostgreSQL connection LISTENing on `channel`, opened again `reconnectMs` after a loss. `onPayload`
@@ -7,8 +14,8 @@ import type { Knex } from 'knex';
  */
 export function listenChannel(knex: Knex, channel: string, reconnectMs: number,
   onPayload: (payload: string) => void, onListening: () => void) {
-  const client = (knex as any).client;
-  let conn: any = null;
+  const client: RawConnections = knex.client;
+  let conn: pg.Client | null = null;
   let closed = false;
   let retry: NodeJS.Timeout | null = null;
 

@@ -140,13 +140,16 @@ export async function runOnPglite(pg: PGlite, name: string | null, text: string,
   });
 }
 
+/** An array parameter with null elements, which both drivers send as SQL NULLs. */
+type NullableArray = readonly (string | number | boolean | Date | null)[];
+
 /**
  * Runs one of the ingest path's constant statements as a named prepared statement: each PostgreSQL connection
  * (the pg driver) or the PGlite instance (runOnPglite, through the knex client) parses it once and, after a
  * few executions, reuses its plan. The big set-based statements (trips, distance, rules) spend as long in the
  * planner as in execution, batch after batch.
  */
-export function prepared(trx: Knex, sql: string, bindings: readonly (Knex.RawBinding | ArrayParam)[]): Knex.Raw {
+export function prepared(trx: Knex, sql: string, bindings: readonly (Knex.RawBinding | ArrayParam | NullableArray)[]): Knex.Raw {
   return trx.raw(sql, bindings as Knex.RawBinding[]).options({ name: nameOf(sql) });
 }
 

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { ApiPlugin } from '../context.js';
 import devicesRoutes from './platform/devices.routes.js';
 import vehiclesRoutes from './platform/vehicles.routes.js';
 import transactionsRoutes from './platform/transactions.routes.js';
@@ -13,8 +13,8 @@ import tripsRoutes from './trips/trips.routes.js';
 import reportCardsRoutes from './report-cards/report-cards.routes.js';
 import distanceRoutes from './distance/distance.routes.js';
 
-/** The sub-service modules served under /api/v1, in one explicit list (CONVENTIONS.md). */
-export const API_MODULES: ((app: FastifyInstance) => Promise<void>)[] = [
+/** The modules served under /api/v1, one per capability, in one explicit list (docs/development/architecture.md). */
+export const API_MODULES: ApiPlugin[] = [
   devicesRoutes,
   vehiclesRoutes,
   transactionsRoutes,

@@ -1,8 +1,9 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
+import type { App } from '../context.js';
 import { Unauthorized, ValidationError } from '../../lib/errors.js';
 import type { Principal } from '../../db/index.js';
 
-/** The WebSocket subprotocol a browser stream client asks for next to its credential protocol (issue 15). */
+/** The WebSocket subprotocol a browser stream client asks for next to its credential protocol. */
 export const STREAM_PROTOCOL = 'drivewire.v1';
 
 /**
@@ -20,8 +21,8 @@ export function authorizationFromProtocols(header: string | undefined): string |
   return null;
 }
 
-/** Reads `Authorization: Basic appId:secret` or `Bearer <token>` (spec part 5, reference-notes §2). */
-export async function authenticateRequest(app: FastifyInstance, request: FastifyRequest): Promise<Principal> {
+/** Reads `Authorization: Basic appId:secret` or `Bearer <token>` (docs/reference/rest-api.md). */
+export async function authenticateRequest(app: App, request: FastifyRequest): Promise<Principal> {
   const fromProtocol = !request.headers.authorization && request.routeOptions.config?.credentialsInProtocol === true
     ? authorizationFromProtocols(request.headers['sec-websocket-protocol']) : null;
   const header = request.headers.authorization ?? fromProtocol ?? '';
@@ -30,7 +31,7 @@ export async function authenticateRequest(app: FastifyInstance, request: Fastify
   let principal: Principal | null = null;
   if (/^basic$/i.test(scheme ?? '') && value) {
     const decoded = Buffer.from(value, 'base64').toString('utf8');
-    // PostgreSQL text cannot hold U+0000 (issue 10, item 5); the repository refuses an id that is no UUID (item 6).
+    // PostgreSQL text cannot hold U+0000; the repository refuses an id that is no UUID.
     if (decoded.includes('\u0000')) throw new ValidationError('authorization: the Basic credentials contain a NUL character (\\u0000)');
     const sep = decoded.indexOf(':');
     if (sep > 0) principal = await repo.authenticate(decoded.slice(0, sep), decoded.slice(sep + 1));
@@ -42,7 +43,7 @@ export async function authenticateRequest(app: FastifyInstance, request: Fastify
 }
 
 /** Every route of the scope this is registered in requires application credentials. */
-export function registerAppAuth(app: FastifyInstance): void {
+export function registerAppAuth(app: App): void {
   app.decorateRequest('principal', null);
   app.addHook('onRequest', async (request, reply) => {
     request.principal = await authenticateRequest(app, request);
@@ -51,7 +52,7 @@ export function registerAppAuth(app: FastifyInstance): void {
 }
 
 /** Admin routes take the admin token generated on first start (kept in credentials.json). */
-export function registerAdminAuth(app: FastifyInstance): void {
+export function registerAdminAuth(app: App): void {
   app.addHook('onRequest', async (request) => {
     const [scheme, token] = (request.headers.authorization ?? '').split(/\s+/, 2);
     if (!/^bearer$/i.test(scheme ?? '') || !token || !(await app.deps.repos.applications.isAdminToken(token))) {

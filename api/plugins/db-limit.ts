@@ -1,4 +1,5 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
+import type { App } from '../context.js';
 import { boundedWork, withAcquireLimit, type AcquireLimit } from '../../db/acquire-limit.js';
 
 /** Each request's bound, and the end of its bounded work (db/acquire-limit.ts boundedWork). */
@@ -13,14 +14,14 @@ export function endDbAcquireLimit(request: FastifyRequest): void {
 }
 
 /**
- * Every request waits at most `dbAcquireTimeoutMs` for a database connection (issue 10, item 4): when
+ * Every request waits at most `dbAcquireTimeoutMs` for a database connection: when
  * the pool stays saturated it is answered 503 with Retry-After (api/plugins/errors.ts) instead of
  * hanging for knex's 60 s and failing with a 500. The bound is entered at onRequest (authentication
  * reads the database) and again at preValidation, because body parsing continues from the socket's
  * events, outside the request's async context. It ends with the answer: work a request started (a run,
  * a live stream's timers) then waits for connections like the gateway and the workers do.
  */
-export function registerDbAcquireLimit(app: FastifyInstance): void {
+export function registerDbAcquireLimit(app: App): void {
   const ms = app.deps.config.dbAcquireTimeoutMs;
   app.addHook('onRequest', (request, _reply, done) => {
     const limit = { ms, what: `${request.method} request` };

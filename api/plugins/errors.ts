@@ -1,5 +1,6 @@
 import { STATUS_CODES } from 'node:http';
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError } from 'fastify';
+import type { App } from '../context.js';
 import { AppError } from '../../lib/errors.js';
 import { PoolBusyError } from '../../db/acquire-limit.js';
 
@@ -8,10 +9,10 @@ export function errorBody(statusCode: number, message: string) {
 }
 
 /**
- * One error handler: every 4xx/5xx answers `{statusCode, error, message}` (DESIGN.md); unexpected
+ * One error handler: every 4xx/5xx answers `{statusCode, error, message}` (docs/reference/rest-api.md#errors); unexpected
  * errors are logged in full and answered 500 with a generic message, never a stack trace.
  */
-export function registerErrorHandling(app: FastifyInstance): void {
+export function registerErrorHandling(app: App): void {
   app.setErrorHandler((err: FastifyError | AppError | Error, request, reply) => {
     let status = 500;
     let message = 'Internal server error';
@@ -22,7 +23,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
     } else if ('statusCode' in err && typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) {
       status = err.statusCode; message = friendly(err as FastifyError, request.routeOptions.bodyLimit ?? request.server.deps.config.httpBodyLimitBytes);
     } else if (busy(err)) {
-      // Saturated pool or database refusing connections (issue 10, item 4): a retryable 503, never a hang or a 500.
+      // Saturated pool or database refusing connections: a retryable 503, never a hang or a 500.
       status = 503; message = 'The database is busy: no connection came free in time; retry later';
       reply.header('retry-after', String(Math.max(1, Math.ceil(request.server.deps.config.dbAcquireTimeoutMs / 1000))));
       request.log.warn({ err: err.message }, 'request answered 503: database busy');

@@ -1,19 +1,19 @@
-import type { FastifyInstance } from 'fastify';
+import type { App } from '../context.js';
 import { ValidationError } from '../../lib/errors.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../../lib/json-bounds.js';
 
 /**
- * Input bounds every route gets once, before any handler or the database sees the input (issue 10,
- * items 5, 7, 8): JSON bodies nest at most MAX_JSON_DEPTH levels; an empty body with
+ * Input bounds every route gets once, before any handler or the database sees the input
+ * (docs/reference/limits.md): JSON bodies nest at most MAX_JSON_DEPTH levels; an empty body with
  * `Content-Type: application/json` is no body on GET/DELETE/HEAD/OPTIONS; and no query parameter,
  * path parameter or body string (value or key) holds a NUL character, which PostgreSQL text and
  * jsonb cannot store. Refusals are 400s naming the field.
  */
-export function registerInputGuard(app: FastifyInstance): void {
+export function registerInputGuard(app: App): void {
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    // Many HTTP clients send the JSON content type on every call, body or not (item 8).
+    // Many HTTP clients send the JSON content type on every call, body or not.
     if (body === '' && BODYLESS.has(request.method)) return done(null, undefined);
     parseJson(request, body as string, (err, value) => {
       if (err) return done(err, undefined);

@@ -11,13 +11,13 @@ type Extra = Record<string, string | number | undefined | null>;
 
 function intParam(name: string, raw: string | undefined, def: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
   if (raw === undefined || raw === '') return def;
-  // Above 2^53 the number is no longer exact, and PostgreSQL's bigint OFFSET overflows (a 500 before issue 10).
+  // Above 2^53 the number is no longer exact, and PostgreSQL's bigint OFFSET would overflow (a 500).
   if (!/^\d+$/.test(raw.trim()) || Number(raw) < min) throw new ValidationError(`${name} must be an integer ≥ ${min}, got "${raw}"`);
   if (Number(raw) > max) throw new ValidationError(`${name} must be at most ${max}, got "${raw}"`);
   return Number(raw);
 }
 
-/** `limit` default 20, maximum 100 — larger values are clamped, not refused (reference-notes §3.4). */
+/** `limit` default 20, maximum 100 — larger values are clamped, not refused (docs/reference/rest-api.md#pagination). */
 export function parseLimit(raw: string | undefined): number {
   return Math.min(intParam('limit', raw, DEFAULT_LIMIT, 1, Infinity), MAX_LIMIT);
 }
@@ -30,7 +30,7 @@ export function offsetMeta(links: LinkBuilder, service: ServiceKind, path: strin
   p: { total: number; offset: number; limit: number }, extra: Extra = {}) {
   const at = (offset: number) => links.url(service, path, { ...extra, offset, limit: p.limit });
   const lastOffset = p.total > 0 ? Math.floor((p.total - 1) / p.limit) * p.limit : 0;
-  const out: Record<string, string> = { first: at(0), last: at(lastOffset) };
+  const out: { first: string; last: string; next?: string; prev?: string } = { first: at(0), last: at(lastOffset) };
   if (p.offset + p.limit < p.total) out.next = at(p.offset + p.limit);
   if (p.offset > 0) out.prev = at(Math.max(0, p.offset - p.limit));
   return { pagination: { total: p.total, offset: p.offset, limit: p.limit, links: out } };
@@ -50,12 +50,12 @@ export function parseStreamWindow(q: Query, now = new Date()): StreamParams {
 }
 
 /**
- * Stream meta (reference-notes §3.3): `prior` = same path and filters with `until` = last item − 1 ms,
+ * Stream meta (docs/reference/rest-api.md#pagination): `prior` = same path and filters with `until` = last item − 1 ms,
  * as epoch milliseconds; `links` is `{}` when nothing remains.
  */
 export function streamMeta(links: LinkBuilder, service: ServiceKind, path: string, w: StreamParams,
   page: { remaining: number; lastTimestamp: Date | null }, extra: Extra = {}) {
-  const out: Record<string, string> = {};
+  const out: { prior?: string } = {};
   if (page.remaining > 0 && page.lastTimestamp) {
     out.prior = links.url(service, path, {
       ...extra, limit: w.limit, since: w.since?.getTime(), until: page.lastTimestamp.getTime() - 1,
@@ -72,37 +72,43 @@ export function streamMeta(links: LinkBuilder, service: ServiceKind, path: strin
 /** A page as the repositories return it: `remaining`, and the items under the list's own name. */
 export type ListPage<K extends string, T> = { remaining: number } & { [P in K]: T[] };
 
-/** One stream-paginated list of a module: where it is, how its caller is checked, how it loads and shows its items. */
-export interface StreamList<K extends string, T, C> {
+/**
+ * One stream-paginated list of a module: where it is, how its caller is checked, how it loads and shows its items.
+ * `Q` is the route's query string as its schema types it.
+ */
+export interface StreamList<K extends string, T, R, C, Q extends Query> {
   service: ServiceKind;
   /** The name of the items, in the repository's page and in the answer. */
   key: K;
   /** The list's path; the `prior` link repeats it. */
   path: string;
-  present: (item: T) => unknown;
+  present: (item: T) => R;
   /** The item's place in the stream (newest first): the `prior` link continues just before the last one's. */
   at: (item: T) => Date;
   /**
    * Runs once the window is valid: the list's own query parameters, then the 404 when the caller cannot read
    * what the list belongs to. What it returns goes to `load`.
    */
-  check?: (q: Query) => Promise<C>;
+  check?: (q: Q) => Promise<C>;
   load: (w: StreamParams, checked: C) => Promise<ListPage<K, T>>;
   /** Query parameters the `prior` link keeps besides the window. */
-  keep?: (q: Query, checked: C) => Extra;
+  keep?: (q: Q, checked: C) => Extra;
 }
 
 /** The answer of a stream-paginated list: its items under `key`, and `meta.pagination` (streamMeta). */
-export async function streamList<K extends string, T, C = void>(links: LinkBuilder, query: unknown, list: StreamList<K, T, C>) {
-  const q = query as Query;
+export type StreamListAnswer<K extends string, R> = { [P in K]: R[] } & { meta: ReturnType<typeof streamMeta> };
+
+/** Answers a stream-paginated list (StreamList) for the query `q`. */
+export async function streamList<K extends string, T, R, C = void, Q extends Query = Query>(
+  links: LinkBuilder, q: Q, list: StreamList<K, T, R, C, Q>,
+): Promise<StreamListAnswer<K, R>> {
   const w = parseStreamWindow(q);
   const checked = (await list.check?.(q)) as C;
   const page = await list.load(w, checked);
   const items: T[] = page[list.key];
   const last = items.at(-1);
-  return {
-    [list.key]: items.map(list.present),
-    meta: streamMeta(links, list.service, list.path, w, { remaining: page.remaining, lastTimestamp: last ? list.at(last) : null },
-      list.keep?.(q, checked)),
-  } as { [P in K]: unknown[] } & { meta: ReturnType<typeof streamMeta> };
+  const meta = streamMeta(links, list.service, list.path, w, { remaining: page.remaining, lastTimestamp: last ? list.at(last) : null },
+    list.keep?.(q, checked));
+  // A computed key is typed `{ [x: string]: R[] }`: the answer's type names `key` itself.
+  return { [list.key]: items.map(list.present), meta } as StreamListAnswer<K, R>;
 }

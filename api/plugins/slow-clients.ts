@@ -2,7 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { Transform, type Readable } from 'node:stream';
-import type { FastifyInstance } from 'fastify';
+import type { App } from '../context.js';
 import type { Config } from '../../lib/config.js';
 import { AppError } from '../../lib/errors.js';
 import { errorBody } from './errors.js';
@@ -28,7 +28,7 @@ export function serverOptions(config: Config) {
       headersTimeout: config.httpHeadersTimeoutMs,
       connectionsCheckingInterval: checkEveryMs,
     },
-    clientErrorHandler(this: FastifyInstance, err: NodeJS.ErrnoException, socket: Socket) {
+    clientErrorHandler(this: App, err: NodeJS.ErrnoException, socket: Socket) {
       if (err.code === 'ECONNRESET' || socket.destroyed) return;
       const status = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
       const message = status === 408
@@ -51,7 +51,7 @@ function rawAnswer(status: number, message: string): string {
 const hasBody = (headers: Record<string, unknown>) =>
   headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
 
-export function registerSlowClientGuards(app: FastifyInstance): void {
+export function registerSlowClientGuards(app: App): void {
   const { httpBodyMinBytesPerSec: rate, httpBodyGraceMs: graceMs, httpMaxConnectionsPerIp: perIp } = app.deps.config;
 
   if (rate > 0) {

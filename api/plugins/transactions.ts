@@ -1,13 +1,13 @@
-import type { FastifyInstance } from 'fastify';
+import type { App } from '../context.js';
 import { serviceName } from '../../lib/services.js';
 
 /**
- * Records every call an application makes (spec 2.4). Like the reference platform, 2xx and 4xx
- * answers are recorded, 3xx and 5xx are not (reference-notes §3.5). Written before the reply is
+ * Records every call an application makes. Like the original platform, 2xx and 4xx
+ * answers are recorded, 3xx and 5xx are not. Written before the reply is
  * sent, so a caller that lists its transactions right after a call sees that call: the repository
  * buffers lines and writes them in batches, flushing before any read of the log and when the API closes.
  */
-export function registerTransactionLog(app: FastifyInstance): void {
+export function registerTransactionLog(app: App): void {
   app.addHook('onClose', async () => { await app.deps.repos.transactions.flush(); });
   app.addHook('onSend', async (request, reply, payload) => {
     const principal = request.principal;

@@ -6,6 +6,13 @@ export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Ty
 export const Links = (description = 'Absolute URLs to this record and related records') =>
   Type.Record(Type.String(), Type.String(), { description });
 
+/**
+ * A 204 answer: `type: 'null'`, which the OpenAPI document shows as a response without content. Its handler
+ * sends nothing (`reply.code(204).send()`), so the static type is `undefined`.
+ */
+export const NoContent = (description?: string) =>
+  Type.Unsafe<undefined>(description === undefined ? Type.Null() : Type.Null({ description }));
+
 export const ErrorBody = Type.Object({
   statusCode: Type.Integer({ description: 'HTTP status code' }),
   error: Type.String({ description: 'HTTP reason phrase' }),
@@ -38,7 +45,7 @@ export const OffsetPagination = Type.Object({
     next: Type.Optional(Type.String({ description: 'Absent on the last page' })),
     prev: Type.Optional(Type.String({ description: 'Absent on the first page' })),
   }),
-}, { description: 'Offset pagination (spec 2.1)' });
+}, { description: 'Offset pagination' });
 
 export const StreamPagination = Type.Object({
   remaining: Type.Integer({ description: 'Records older than the last one returned' }),
@@ -47,7 +54,7 @@ export const StreamPagination = Type.Object({
   since: Type.String({ description: 'Lower bound used (ISO 8601; the epoch when not given)' }),
   sortDir: Type.Literal('desc'),
   links: Type.Object({ prior: Type.Optional(Type.String({ description: 'Next older page' })) }),
-}, { description: 'Stream pagination (spec 2.1); `links` is empty when nothing remains' });
+}, { description: 'Stream pagination; `links` is empty when nothing remains' });
 
 export const OffsetMeta = Type.Object({ pagination: OffsetPagination });
 export const StreamMeta = Type.Object({ pagination: StreamPagination });

@@ -127,6 +127,9 @@ const EVENT_DIFF = `
 
 export interface CollisionEventRow { deviceId: string; vehicleId: string | null; ts: Date }
 
+/** A row of RECOMPUTE: a device and where its re-derived span starts. */
+interface SpanRow { device_id: string; from_ts: Date | string }
+
 export async function recomputeCollisions(trx: Knex, batches: CollisionBatch[], o: CollisionOptions): Promise<CollisionEventRow[]> {
   if (!batches.length) return [];
   const { rows: spans } = await prepared(trx, RECOMPUTE, [
@@ -134,7 +137,8 @@ export async function recomputeCollisions(trx: Knex, batches: CollisionBatch[], 
     o.mergeMs, o.maxMessages, o.maxAgeMs,
   ]);
   const { rows } = await prepared(trx, EVENT_DIFF, [
-    (spans as any[]).map((s) => s.device_id), (spans as any[]).map((s) => new Date(s.from_ts).toISOString()),
+    (spans as SpanRow[]).map((s) => s.device_id), (spans as SpanRow[]).map((s) => new Date(s.from_ts).toISOString()),
   ]);
-  return (rows as Record<string, any>[]).map((r) => ({ deviceId: r.device_id, vehicleId: r.vehicle_id, ts: new Date(r.ts) }));
+  return (rows as { device_id: string; vehicle_id: string | null; ts: Date | string }[])
+    .map((r) => ({ deviceId: r.device_id, vehicleId: r.vehicle_id, ts: new Date(r.ts) }));
 }

@@ -127,9 +127,9 @@ export async function upsertCodes(trx: Knex, infos: DtcInfo[]): Promise<void> {
 export async function recomputeOccurrences(trx: Knex, spans: DtcSpan[], b: DtcBounds): Promise<DtcEventRow[]> {
   if (!spans.length) return [];
   const { rows: bounded } = await prepared(trx, RECOMPUTE, [...spanParams(spans), spans.map((s) => s.late), b.maxMessages, b.maxAgeMs]);
-  const { rows } = await prepared(trx, EVENT_DIFF, spanParams((bounded as Record<string, any>[]).map((r) => ({
+  const { rows } = await prepared(trx, EVENT_DIFF, spanParams((bounded as { device_id: string; from_ts: Date | string }[]).map((r) => ({
     deviceId: r.device_id, from: new Date(r.from_ts), late: false }))));
-  return (rows as Record<string, any>[]).map((r) => ({
+  return (rows as { device_id: string; vehicle_id: string | null; event_type: DtcEventRow['eventType']; ts: Date | string; code_id: string }[]).map((r) => ({
     deviceId: r.device_id, vehicleId: r.vehicle_id, eventType: r.event_type, ts: new Date(r.ts), codeId: r.code_id,
   }));
 }

@@ -39,7 +39,12 @@ const READINGS = `
   ORDER BY o.date DESC, o.created_at DESC LIMIT ?`;
 
 const num = (v: unknown) => Number(v ?? 0);
-const travelledOf = (r: Record<string, any>): Travelled => ({ totalM: num(r.total_m), gpsM: num(r.gps_m), vssM: num(r.vss_m) });
+/** A number column as SQL returns it (float8, or numeric text); null counts as 0. */
+type NumColumn = number | string | null;
+const travelledOf = (r: { total_m: NumColumn; gps_m: NumColumn; vss_m: NumColumn }): Travelled =>
+  ({ totalM: num(r.total_m), gpsM: num(r.gps_m), vssM: num(r.vss_m) });
+/** A row of READINGS. */
+interface ReadingRow { id: string; reading_m: NumColumn; date: Date | string; travelled_m: NumColumn; gps_m: NumColumn; vss_m: NumColumn }
 
 function estimate(base: number, since: Travelled, anchor: { id: string; date: Date } | null): Estimate {
   const valueM = base + since.totalM;
@@ -66,10 +71,10 @@ export async function estimates(trx: Knex, appId: string, vehicleId: string,
   const { rows } = await trx.raw(READINGS, [vehicleId, appId, w.until, w.since ?? null, w.since ?? null, w.limit]);
   if (!rows.length) return [estimate(0, at, null)];
   // Steps are never negative, so the totals only grow; max() absorbs float rounding.
-  const since = (r: Record<string, any>): Travelled => ({
+  const since = (r: ReadingRow): Travelled => ({
     totalM: Math.max(0, at.totalM - num(r.travelled_m)), gpsM: Math.max(0, at.gpsM - num(r.gps_m)), vssM: Math.max(0, at.vssM - num(r.vss_m)),
   });
-  return (rows as Record<string, any>[]).map((r) => estimate(num(r.reading_m), since(r), { id: r.id, date: new Date(r.date) }));
+  return (rows as ReadingRow[]).map((r) => estimate(num(r.reading_m), since(r), { id: r.id, date: new Date(r.date) }));
 }
 
 /**

@@ -12,10 +12,16 @@ export interface OdometerTrigger {
   id: string; vehicleId: string; applicationId: string; type: TriggerType; thresholdM: number; events: number; createdAt: Date;
 }
 
-const toOdometer = (r: Record<string, any>): Odometer => ({
+type NumColumn = number | string;
+interface OdometerRow { id: string; vehicle_id: string; application_id: string; reading_m: NumColumn; date: Date | string }
+interface TriggerRow {
+  id: string; vehicle_id: string; application_id: string; type: TriggerType; threshold_m: NumColumn; events: NumColumn; created_at: Date | string;
+}
+
+const toOdometer = (r: OdometerRow): Odometer => ({
   id: r.id, vehicleId: r.vehicle_id, applicationId: r.application_id, readingM: Number(r.reading_m), date: new Date(r.date),
 });
-const toTrigger = (r: Record<string, any>): OdometerTrigger => ({
+const toTrigger = (r: TriggerRow): OdometerTrigger => ({
   id: r.id, vehicleId: r.vehicle_id, applicationId: r.application_id, type: r.type, thresholdM: Number(r.threshold_m),
   events: Number(r.events), createdAt: new Date(r.created_at),
 });
@@ -36,10 +42,10 @@ export function firstTarget(type: TriggerType, thresholdM: number, now: { travel
  * Paging, lookup and deletion of an application's records in `table` (readings and triggers alike): scoped to
  * the application, paged newest `tsColumn` first.
  */
-function appRecords<T>(knex: Knex, table: string, columns: string[], map: (r: Record<string, any>) => T, tsColumn: string) {
+function appRecords<R, T>(knex: Knex, table: string, columns: string[], map: (r: R) => T, tsColumn: string) {
   return {
     async list(appId: string, vehicleId: string, w: StreamWindow, trx: Knex = knex) {
-      const p = await streamPage<Record<string, any>>(
+      const p = await streamPage<R>(
         () => trx(table).select(columns).where({ application_id: appId, vehicle_id: vehicleId }), tsColumn, w);
       return { remaining: p.remaining, rows: p.rows.map(map) };
     },

@@ -122,9 +122,15 @@ export function distancePart(devices: StepBatch[]): SqlPart | null {
   return devices.some((d) => d.messages.length) ? { statement: DISTANCE, bindings: stepBindings(devices) } : null;
 }
 
+/** A row of the distance part: a trigger the new distance reached (JSON values: the time as ISO text). */
+type FiringRow = {
+  trigger_id: string; vehicle_id: string; application_id: string; device_id: string; ts: string; type: TriggerFiring['type'];
+  threshold_m: number | string; events: number | string; estimate: number | string;
+};
+
 /** One firing per event to store, from the distance part's rows, in time order. */
 export function firings(rows: PartRow[] | null): TriggerFiring[] {
-  return (rows ?? []).map((r) => ({
+  return ((rows ?? []) as FiringRow[]).map((r) => ({
     triggerId: r.trigger_id, vehicleId: r.vehicle_id, applicationId: r.application_id, deviceId: r.device_id,
     ts: new Date(r.ts), type: r.type, thresholdM: Number(r.threshold_m), events: Number(r.events), estimatedOdometer: Number(r.estimate),
   }));

@@ -17,7 +17,8 @@ export interface Application { id: string; name: string; kind: AppKind; isDefaul
 export interface NewApplication extends Application { secret: string; webhookSecret: string }
 
 const COLUMNS = ['id', 'name', 'kind', 'is_default', 'created_at'];
-const toApp = (r: Record<string, any>): Application =>
+interface ApplicationRow { id: string; name: string; kind: AppKind; is_default: boolean; created_at: Date }
+const toApp = (r: ApplicationRow): Application =>
   ({ id: r.id, name: r.name, kind: r.kind, isDefault: r.is_default, createdAt: r.created_at });
 
 export function applicationsRepository(knex: Knex) {

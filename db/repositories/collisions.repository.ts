@@ -9,7 +9,11 @@ export interface Collision {
 }
 
 const COLUMNS = ['c.id', 'c.device_id', 'c.vehicle_id', 'c.ts', 'c.latitude', 'c.longitude'];
-const toCollision = (r: Record<string, any>): Collision => ({
+interface CollisionRow {
+  id: string; device_id: string; vehicle_id: string | null; ts: Date | string;
+  latitude: number | string | null; longitude: number | string | null;
+}
+const toCollision = (r: CollisionRow): Collision => ({
   id: r.id, deviceId: r.device_id, vehicleId: r.vehicle_id, timestamp: new Date(r.ts),
   latitude: r.latitude === null ? null : Number(r.latitude), longitude: r.longitude === null ? null : Number(r.longitude),
 });
@@ -18,7 +22,7 @@ const toCollision = (r: Record<string, any>): Collision => ({
 export function collisionsRepository(knex: Knex) {
   const visible = (trx: Knex, app: Principal) => trx('collisions as c').select(COLUMNS).whereIn('c.device_id', readableDeviceIds(trx, app));
   const page = async (base: () => Knex.QueryBuilder, w: StreamWindow) => {
-    const p = await streamPage<Record<string, any>>(base, 'c.ts', w, 'c.id');
+    const p = await streamPage<CollisionRow>(base, 'c.ts', w, 'c.id');
     return { remaining: p.remaining, collisions: p.rows.map(toCollision) };
   };
   return {

@@ -30,7 +30,10 @@ export interface Device {
 /** Case ids drawn for one device at most (each draw is free with probability > 99.9% below 30,000 devices). */
 const CASE_ID_ATTEMPTS = 8;
 const COLUMNS = ['d.id', 'd.owner_id', 'd.name', 'd.chip_id', 'd.case_id', 'd.icon', 'd.created_at'];
-const toDevice = (r: Record<string, any>): Device => ({
+interface DeviceRow {
+  id: string; owner_id: string; name: string; chip_id: string; case_id: string; icon: string | null; created_at: Date;
+}
+const toDevice = (r: DeviceRow): Device => ({
   id: r.id, ownerId: r.owner_id, name: r.name, chipId: r.chip_id, caseId: r.case_id, icon: r.icon, createdAt: r.created_at,
 });
 
@@ -125,7 +128,7 @@ export function devicesRepository(knex: Knex) {
       const base = () => trx('devices as d').select([...COLUMNS, 'x.created_at as added_at'])
         .join(`${added} as x`, 'x.device_id', 'd.id').where('x.application_id', app.id)
         .whereIn('d.id', readableDeviceIds(trx, app));
-      const page = await offsetPage<Record<string, any>>(base, [{ column: 'x.created_at', order: 'asc' }, { column: 'd.id', order: 'asc' }], w);
+      const page = await offsetPage<DeviceRow>(base, [{ column: 'x.created_at', order: 'asc' }, { column: 'd.id', order: 'asc' }], w);
       return { total: page.total, devices: page.rows.map(toDevice) };
     },
 

@@ -11,10 +11,15 @@ export interface DtcOccurrence {
   start: Date; stop: Date | null;
 }
 
-const toCode = (r: Record<string, any>): DtcCode => ({
+type DtcCodeRow = DtcCode;
+const toCode = (r: DtcCodeRow): DtcCode => ({
   id: r.id, number: r.number, make: r.make, system: r.system, subsystem: r.subsystem, description: r.description,
 });
-const toOccurrence = (r: Record<string, any>): DtcOccurrence => ({
+interface DtcOccurrenceRow {
+  id: string; device_id: string; vehicle_id: string | null; code_id: string; number: string; description: string;
+  start: Date | string; stop: Date | string | null;
+}
+const toOccurrence = (r: DtcOccurrenceRow): DtcOccurrence => ({
   id: r.id, deviceId: r.device_id, vehicleId: r.vehicle_id, codeId: r.code_id, number: r.number,
   description: r.description, start: new Date(r.start), stop: r.stop ? new Date(r.stop) : null,
 });
@@ -38,7 +43,7 @@ export function diagnosticsRepository(knex: Knex) {
         if (state === 'inactive') q.whereNotNull('o.stop');
         return q;
       };
-      const page = await streamPage<Record<string, any>>(base, 'o.start', w, 'o.id');
+      const page = await streamPage<DtcOccurrenceRow>(base, 'o.start', w, 'o.id');
       return { remaining: page.remaining, codes: page.rows.map(toOccurrence) };
     },
 
@@ -47,7 +52,7 @@ export function diagnosticsRepository(knex: Knex) {
       const rows = await trx('battery_readings').distinctOn('kind').select('kind', 'volts', 'ts')
         .where('vehicle_id', vehicleId).whereIn('device_id', readableDeviceIds(trx, app))
         .orderBy([{ column: 'kind' }, { column: 'ts', order: 'desc' }]);
-      return rows.map((r: Record<string, any>) => ({ kind: r.kind as BatteryKind, volts: Number(r.volts), ts: new Date(r.ts) }));
+      return rows.map((r: { kind: BatteryKind; volts: number | string; ts: Date | string }) => ({ kind: r.kind, volts: Number(r.volts), ts: new Date(r.ts) }));
     },
   };
 }

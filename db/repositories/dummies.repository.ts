@@ -21,7 +21,8 @@ export interface DummyDevice {
 }
 
 const COLUMNS = ['m.id', 'm.application_id', 'm.device_id', 'm.name', 'd.case_id', 'm.created_at'];
-const toDummy = (r: Record<string, any>): Dummy => ({
+interface DummyRow { id: string; application_id: string; device_id: string; name: string; case_id: string; created_at: Date }
+const toDummy = (r: DummyRow): Dummy => ({
   id: r.id, applicationId: r.application_id, deviceId: r.device_id, name: r.name, caseId: r.case_id, createdAt: r.created_at,
 });
 
@@ -61,7 +62,7 @@ export function dummiesRepository(knex: Knex) {
 
     /** The application's dummies in the order they were created. */
     async list(applicationId: string, w: OffsetWindow, trx: Knex = knex) {
-      const page = await offsetPage<Record<string, any>>(() => own(trx, applicationId),
+      const page = await offsetPage<DummyRow>(() => own(trx, applicationId),
         [{ column: 'm.created_at', order: 'asc' }, { column: 'm.id', order: 'asc' }], w);
       return { total: page.total, dummies: page.rows.map(toDummy) };
     },

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { streamPage, type StreamWindow } from '../paging.js';
 import { readableDeviceIds, type Principal } from './scope.js';
-import { EVENT_COLUMNS, toEvent, type EventRecord } from './events.repository.js';
+import { EVENT_COLUMNS, toEvent, type EventRecord, type EventRow } from './events.repository.js';
 
 export interface EventFilters {
   /** An event type; `rule` and `<prefix>-*` are wildcards. */
@@ -38,7 +38,7 @@ export function eventsQueryRepository(knex: Knex) {
     .where((q) => q.whereNull('e.application_id').orWhere('e.application_id', app.id));
 
   const page = async (base: () => Knex.QueryBuilder, w: StreamWindow) => {
-    const p = await streamPage<Record<string, any>>(base, 'e.ts', w, 'e.id');
+    const p = await streamPage<EventRow>(base, 'e.ts', w, 'e.id');
     return { remaining: p.remaining, events: p.rows.map(toEvent) };
   };
 

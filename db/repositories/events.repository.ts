@@ -18,8 +18,8 @@ export interface NewEvent {
 export interface EventRecord extends Required<NewEvent> { id: string; stored: Date }
 
 /** The events table's columns, defined beside the statements that store events (notification-fanout.ts). */
-export { EVENT_COLUMNS };
-export const toEvent = (r: Record<string, any>): EventRecord => ({
+export { EVENT_COLUMNS, type EventRow };
+export const toEvent = (r: EventRow): EventRecord => ({
   id: r.id, deviceId: r.device_id, vehicleId: r.vehicle_id, applicationId: r.application_id, timestamp: r.ts,
   stored: r.stored, eventType: r.event_type, objectType: r.object_type, objectId: r.object_id, meta: r.meta,
 });

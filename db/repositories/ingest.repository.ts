@@ -29,6 +29,12 @@ export interface DeadLetterRow {
   receivedAt: Date;
 }
 
+/** A dead_letters row as read back. */
+interface DeadLetterStored {
+  id: number | string; device_id: string | null; topic: string; frame_index: number | null; reason: string;
+  raw: Uint8Array | null; received_at: Date;
+}
+
 /** A dead letter must always be storable: PostgreSQL text cannot hold U+0000. */
 const noNul = (s: string) => s.replaceAll('\u0000', '\uFFFD');
 
@@ -185,6 +191,15 @@ function messageColumns(rows: MessageRow[]): unknown[] {
 /** What the insert stored: each new message's step by id (duplicates skipped are absent), the devices' previous newest timestamps. */
 export interface StoredBatch { inserted: Map<string, StoredStep>; latest: Map<string, Date> }
 
+/**
+ * The insert part's one row: the stored messages' 1-based positions in the batch with their steps (parallel arrays),
+ * and each device's previous newest timestamp (null when none was read).
+ */
+type InsertedRow = {
+  positions: number[] | null; meters: number[]; sources: StepSource[]; vehicles: (string | null)[];
+  devices: string[] | null; latest: string[];
+};
+
 /** A message the caller knows is stored: a device's newest as far as it knows (LATEST_MESSAGE's hint). */
 export interface StoredRef { ts: Date; id: string }
 
@@ -204,13 +219,13 @@ export function insertPart(rows: MessageRow[], deviceIds: string[], hints?: read
 export function storedBatch(parts: PartRow[] | null, rows: readonly MessageRow[]): StoredBatch {
   const inserted = new Map<string, StoredStep>();
   const latest = new Map<string, Date>();
-  const r = parts?.[0];
+  const r = parts?.[0] as InsertedRow | undefined;
   if (!r) return { inserted, latest };
-  const positions: number[] = r.positions ?? [];
+  const positions = r.positions ?? [];
   for (let k = 0; k < positions.length; k++) {
-    inserted.set(rows[positions[k] - 1].id, { meters: r.meters[k], source: r.sources[k] as StepSource, vehicleId: r.vehicles[k] });
+    inserted.set(rows[positions[k] - 1].id, { meters: r.meters[k], source: r.sources[k], vehicleId: r.vehicles[k] });
   }
-  const devices: string[] = r.devices ?? [];
+  const devices = r.devices ?? [];
   for (let k = 0; k < devices.length; k++) latest.set(devices[k], new Date(r.latest[k]));
   return { inserted, latest };
 }
@@ -220,14 +235,15 @@ const ASSOCIATIONS_STATEMENT: SqlStatement = { ctes: '', main: ASSOCIATIONS, col
 /** ASSOCIATIONS' bindings: the spans column by column, as binary arrays (cheaper to read than one JSON text). */
 const spanColumns = (spans: { deviceId: string; min: Date; max: Date }[]) =>
   [uuidArray(spans.map((s) => s.deviceId)), timestampArray(spans.map((s) => s.min)), timestampArray(spans.map((s) => s.max))];
-const toAssociation = (r: Record<string, any>): Association => ({ deviceId: r.device_id, vehicleId: r.vehicle_id, startedAt: new Date(r.started_at) });
+type AssociationRow = { device_id: string; vehicle_id: string; started_at: Date | string };
+const toAssociation = (r: AssociationRow): Association => ({ deviceId: r.device_id, vehicleId: r.vehicle_id, startedAt: new Date(r.started_at) });
 
 /** associationsDuring as a db/fused.ts part (associationsOf reads its rows). */
 export function associationsPart(spans: { deviceId: string; min: Date; max: Date }[]): SqlPart | null {
   return spans.length ? { statement: ASSOCIATIONS_STATEMENT, bindings: spanColumns(spans) } : null;
 }
 
-export const associationsOf = (rows: PartRow[]): Association[] => rows.map(toAssociation);
+export const associationsOf = (rows: PartRow[]): Association[] => (rows as AssociationRow[]).map(toAssociation);
 
 /** SQL of the ingest pipeline (gateway/): batched inserts of messages and dead letters, vehicle associations. */
 export function ingestRepository(knex: Knex) {
@@ -267,7 +283,7 @@ export function ingestRepository(knex: Knex) {
     async associationsDuring(spans: { deviceId: string; min: Date; max: Date }[], trx: Knex = knex): Promise<Association[]> {
       if (!spans.length) return [];
       const result = await prepared(trx, ASSOCIATIONS, spanColumns(spans));
-      return (result.rows as Record<string, any>[]).map(toAssociation);
+      return (result.rows as AssociationRow[]).map(toAssociation);
     },
 
     /**
@@ -292,7 +308,7 @@ export function ingestRepository(knex: Knex) {
     async deadLetters(deviceId: string, limit = 100, trx: Knex = knex): Promise<(DeadLetterRow & { id: number })[]> {
       const rows = await trx('dead_letters').select('id', 'device_id', 'topic', 'frame_index', 'reason', 'raw', 'received_at')
         .where('device_id', deviceId).orderBy('id', 'desc').limit(limit);
-      return rows.map((r: Record<string, any>) => ({
+      return rows.map((r: DeadLetterStored) => ({
         id: Number(r.id), deviceId: r.device_id, topic: r.topic, frameIndex: r.frame_index, reason: r.reason,
         raw: r.raw ? Buffer.from(r.raw) : null, receivedAt: r.received_at,
       }));

@@ -71,11 +71,11 @@ export const EVENTS_AND_LEASED = (events: 'all' | 'leasing') => `
   ORDER BY ts, object_id, id, ${LEASED_ID}`;
 
 /** The rows of EVENTS_AND_LEASED: each event's row by id, and the notifications handed over with it (lib/bus.ts). */
-export function eventsAndLeased(rows: Record<string, any>[]): { events: Map<string, Record<string, any>>; leased: Map<string, HandedOver[]> } {
-  const events = new Map<string, Record<string, any>>();
+export function eventsAndLeased<E extends EventRow = EventRow>(rows: EventsAndLeasedRow[]): { events: Map<string, E>; leased: Map<string, HandedOver[]> } {
+  const events = new Map<string, E>();
   const leased = new Map<string, HandedOver[]>();
   for (const r of rows) {
-    if (r[LEASED_ID] === null) { events.set(r.id, r); continue; }
+    if (r[LEASED_ID] === null) { events.set(r.id, r as E); continue; }
     const list = leased.get(r.id);
     const item = { row: r, event: events.get(r.id)! };
     if (list) list.push(item); else leased.set(r.id, [item]);
@@ -88,20 +88,24 @@ export function eventsAndLeased(rows: Record<string, any>[]): { events: Map<stri
  * and every object it builds has the same shape (stripping prefixes by scanning every column of every row would
  * be a noticeable share of the worker's thread).
  */
-export function columnsReader(prefix: string, names: readonly string[]): (r: Record<string, any>) => Record<string, any> {
+export function columnsReader<T extends Record<string, unknown>>(prefix: string, names: readonly string[]): (r: Record<string, unknown>) => T {
   const pairs = names.map((name) => [prefix + name, name] as const);
   return (r) => {
-    const out: Record<string, any> = {};
+    const out: Record<string, unknown> = {};
     for (const [from, to] of pairs) out[to] = r[from];
-    return out;
+    // `names` are T's columns, as the statement selected them
+    return out as T;
   };
 }
 
 /** An event row to store, in the events table's columns. */
-export interface EventRow {
+export type EventRow = {
   id: string; device_id: string; vehicle_id: string | null; application_id: string | null; ts: Date; stored: Date;
   event_type: string; object_type: string; object_id: string | null; meta: Record<string, unknown> | null;
-}
+};
+
+/** A row of EVENTS_AND_LEASED: an event's (EVENT_COLUMNS, `n_id` null), or a notification's with its event's `id`. */
+export type EventsAndLeasedRow = Record<string, unknown> & { id: string };
 
 /**
  * Stores events and their notifications in one statement (a constant text, prepared on PostgreSQL): the rows go
@@ -126,5 +130,5 @@ const INSERT_EVENTS = `
 export async function insertEventsNotifying(trx: Knex, rows: EventRow[], leaseMs: number | null = null): Promise<Map<string, HandedOver[]>> {
   if (!rows.length) return new Map();
   const { rows: out } = await prepared(trx, INSERT_EVENTS, [leaseMs, JSON.stringify(rows)]);
-  return eventsAndLeased(out as Record<string, any>[]).leased;
+  return eventsAndLeased(out).leased;
 }

@@ -1,11 +1,13 @@
 import type { Knex } from 'knex';
 import { streamPage, type StreamWindow } from '../paging.js';
 import { prepared } from '../prepared.js';
-import { columnsReader, LEASED_PREFIX } from './notification-fanout.js';
+import { columnsReader, LEASED_PREFIX, type EventRow } from './notification-fanout.js';
 import type { HandedOver } from '../../lib/bus.js';
 import { readableDeviceIds, type Principal } from './scope.js';
 import { EVENT_COLUMNS, toEvent, type EventRecord } from './events.repository.js';
-import { PAUSED_SUBSCRIPTION, SUBSCRIPTION_COLUMNS, SUBSCRIPTION_NAMES, toSubscription, type Subscription } from './subscriptions.repository.js';
+import {
+  PAUSED_SUBSCRIPTION, SUBSCRIPTION_COLUMNS, SUBSCRIPTION_NAMES, toSubscription, type Subscription, type SubscriptionRow,
+} from './subscriptions.repository.js';
 import { storableText } from '../../lib/storable-text.js';
 
 /** Characters of a receiver's answer (or of why a call failed) stored with an attempt, at most. */
@@ -37,7 +39,13 @@ const COLUMNS = ['n.id', 'n.event_id', 'e.event_type', 'e.ts', 'n.subscription_i
   'n.state', 'n.attempts', 'n.response_code', 'n.response', 'n.notified_at', 'n.responded_at', 'n.next_attempt_at',
   'n.created_at'];
 
-const toNotification = (r: Record<string, any>): NotificationRecord => ({
+interface NotificationRow {
+  id: string; event_id: string; event_type: string; ts: Date; subscription_id: string; device_id: string; url: string;
+  payload: string | null; state: NotificationState; attempts: number; response_code: number | null; response: string | null;
+  notified_at: Date | null; responded_at: Date | null; next_attempt_at: Date | null; created_at: Date;
+}
+
+const toNotification = (r: NotificationRow): NotificationRecord => ({
   id: r.id, eventId: r.event_id, eventType: r.event_type, eventTimestamp: r.ts, subscriptionId: r.subscription_id,
   deviceId: r.device_id, url: r.url, payload: r.payload, state: r.state, attempts: r.attempts,
   responseCode: r.response_code, response: r.response, notifiedAt: r.notified_at, respondedAt: r.responded_at,
@@ -54,31 +62,39 @@ export interface ClaimedNotification {
   sources: { event: EventRecord; subscription: Subscription } | null;
 }
 
+/** The notification's columns of a claimed row (claimReader reads them under a prefix); `sub_id` null: no subscription read. */
+type ClaimColumns = {
+  id: string; event_id: string; subscription_id: string; application_id: string; url: string; payload: string | null;
+  attempts: number; webhook_secret: string; sub_id: string | null; endpoint: string;
+};
+const CLAIM_NAMES = ['id', 'event_id', 'subscription_id', 'application_id', 'url', 'payload', 'attempts', 'webhook_secret', 'sub_id', 'endpoint'];
 
 /**
  * A claimed notification from a row holding CLAIM's columns but its event's, each prefixed `prefix`, and its event's row
  * (EVENT_COLUMNS; null or without id: the payload is stored, or the event was deleted).
  */
-function claimReader(prefix: string): (r: Record<string, any>, event: Record<string, any> | null) => ClaimedNotification {
-  const [id, eventId, subscriptionId, applicationId, url, payload, attempts, webhookSecret, subId, endpoint] = ['id', 'event_id',
-    'subscription_id', 'application_id', 'url', 'payload', 'attempts', 'webhook_secret', 'sub_id', 'endpoint'].map((c) => prefix + c);
-  const subscription = columnsReader(`${prefix}sub_`, SUBSCRIPTION_NAMES);
-  return (r, event) => ({
-    id: r[id], eventId: r[eventId], subscriptionId: r[subscriptionId], applicationId: r[applicationId], url: r[url], payload: r[payload],
-    attempts: r[attempts], webhookSecret: r[webhookSecret], endpoint: r[endpoint],
+function claimReader(prefix: string): (r: Record<string, unknown>, event: EventRow | null) => ClaimedNotification {
+  const columns = columnsReader<ClaimColumns>(prefix, CLAIM_NAMES);
+  const subscription = columnsReader<SubscriptionRow>(`${prefix}sub_`, SUBSCRIPTION_NAMES);
+  return (row, event) => {
+    const r = columns(row);
+    return {
+      id: r.id, eventId: r.event_id, subscriptionId: r.subscription_id, applicationId: r.application_id, url: r.url,
+      payload: r.payload, attempts: r.attempts, webhookSecret: r.webhook_secret, endpoint: r.endpoint,
     // what the payload is built from, read with the notification (only while no payload is stored)
-    sources: r[payload] === null && event?.id && r[subId] ? { event: toEvent(event), subscription: toSubscription(subscription(r)) } : null,
-  });
+      sources: r.payload === null && event?.id && r.sub_id ? { event: toEvent(event), subscription: toSubscription(subscription(row)) } : null,
+    };
+  };
 }
 
 const claimRow = claimReader('');
-const claimEvent = columnsReader('ev_', EVENT_COLUMNS);
+const claimEvent = columnsReader<EventRow>('ev_', EVENT_COLUMNS);
 /** A claimed notification from a row of CLAIM: its columns, the event's prefixed `ev_` and the subscription's `sub_`. */
-export const toClaimed = (r: Record<string, any>): ClaimedNotification => claimRow(r, r.ev_id ? claimEvent(r) : null);
+export const toClaimed = (r: Record<string, unknown>): ClaimedNotification => claimRow(r, r.ev_id ? claimEvent(r) : null);
 
 const handedOverRow = claimReader(LEASED_PREFIX);
 /** A notification handed over with its event (lib/bus.ts StoredEvent.leased), as a claim gives it. */
-export const toHandedOver = (h: HandedOver): ClaimedNotification => handedOverRow(h.row, h.event);
+export const toHandedOver = (h: HandedOver): ClaimedNotification => handedOverRow(h.row, h.event as EventRow);
 
 /**
  * Endpoints of one application a claim visits at most, in (endpoint) order: with thousands of distinct origins pending
@@ -262,11 +278,16 @@ const HOLD_PAUSED = `
   WHERE id IN (SELECT id FROM notifications WHERE subscription_id = ANY (?::uuid[]) AND next_attempt_at IS NOT NULL
     AND (locked_until IS NULL OR locked_until < now()) FOR UPDATE SKIP LOCKED)`;
 
+interface AttemptRow {
+  attempt: number; outcome: 'complete' | 'error'; response_code: number | null; response: string | null;
+  notified_at: Date; responded_at: Date | null;
+}
+
 export function notificationsRepository(knex: Knex) {
   const own = (app: Principal, trx: Knex) => trx('notifications as n').join('events as e', 'e.id', 'n.event_id')
     .select(COLUMNS).where('n.application_id', app.id).whereIn('n.device_id', readableDeviceIds(trx, app));
   const page = async (base: () => Knex.QueryBuilder, w: StreamWindow) => {
-    const p = await streamPage<Record<string, any>>(base, 'n.created_at', w, 'n.id');
+    const p = await streamPage<NotificationRow>(base, 'n.created_at', w, 'n.id');
     return { remaining: p.remaining, notifications: p.rows.map(toNotification) };
   };
 
@@ -319,7 +340,7 @@ function queueOperations(knex: Knex) {
     async claimRound(limit: number, leaseMs: number, rooms: ClaimRooms = {}, trx: Knex = knex) {
       const { rows } = await prepared(trx, CLAIM, [rooms.perEndpoint ?? limit, JSON.stringify(rooms.calls ?? {}),
         rooms.perApplication ?? limit, JSON.stringify(rooms.applicationCalls ?? {}), limit, leaseMs]);
-      const all = rows as Record<string, any>[];
+      const all = rows as Record<string, unknown>[];
       return { claimed: all.filter((r) => r.id !== null).map(toClaimed), wanted: Number(all[0]?.wanted ?? 0) };
     },
 
@@ -370,9 +391,9 @@ function queueOperations(knex: Knex) {
     async attempts(notificationId: string, trx: Knex = knex) {
       const rows = await trx('notification_attempts').select('attempt', 'outcome', 'response_code', 'response',
         'notified_at', 'responded_at').where('notification_id', notificationId).orderBy('attempt');
-      return rows.map((r: Record<string, any>) => ({
-        attempt: r.attempt as number, outcome: r.outcome as 'complete' | 'error', responseCode: r.response_code as number | null,
-        response: r.response as string | null, notifiedAt: r.notified_at as Date, respondedAt: r.responded_at as Date | null,
+      return rows.map((r: AttemptRow) => ({
+        attempt: r.attempt, outcome: r.outcome, responseCode: r.response_code,
+        response: r.response, notifiedAt: r.notified_at, respondedAt: r.responded_at,
       }));
     },
   };

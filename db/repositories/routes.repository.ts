@@ -24,7 +24,15 @@ const COLUMNS = ['id', 'application_id', 'name', 'description', 'polyline', 'mes
 
 const json = (v: unknown) => (typeof v === 'string' ? JSON.parse(v) : v);
 
-function toRoute(r: Record<string, any>): RouteRecord {
+interface RouteRow {
+  id: string; application_id: string | null; name: string; description: string; polyline: string; message_count: number;
+  location_count: number; distance_by_gps: number; distance_by_vss: number; duration_ms: number;
+  /** JSON text as written, parsed as jsonb reads it back, or null. */
+  profile: string | RouteRecord['profile'] | null; stops: string | RouteRecord['stops'] | null;
+  created_at: Date;
+}
+
+function toRoute(r: RouteRow): RouteRecord {
   const profile = json(r.profile);
   const stops = json(r.stops);
   return {
@@ -89,7 +97,7 @@ export function routesRepository(knex: Knex) {
 
     /** Seeded and own routes by name (then id). */
     async list(applicationId: string, w: OffsetWindow, trx: Knex = knex) {
-      const page = await offsetPage<Record<string, any>>(() => visible(trx, applicationId),
+      const page = await offsetPage<RouteRow>(() => visible(trx, applicationId),
         [{ column: 'name', order: 'asc' }, { column: 'id', order: 'asc' }], w);
       return { total: page.total, routes: page.rows.map(toRoute) };
     },

@@ -8,12 +8,21 @@ import { BOUNDARIES_OF } from '../rules/rule-event.sql.js';
 const RULE_COLUMNS = ['r.id', 'r.application_id', 'r.device_id', 'r.name', 'r.created_at', 's.evaluated', 's.covered'];
 const BOUNDARY_COLUMNS = ['id', 'rule_id', 'type', 'parameter', 'min', 'max', 'lon', 'lat', 'radius', 'coordinates'];
 
-const toRule = (r: Record<string, any>): RuleRecord => ({
+interface RuleRow {
+  id: string; application_id: string; device_id: string; name: string; created_at: Date; evaluated: boolean; covered: boolean;
+}
+const toRule = (r: RuleRow): RuleRecord => ({
   id: r.id, applicationId: r.application_id, deviceId: r.device_id, name: r.name, createdAt: r.created_at,
   evaluated: Boolean(r.evaluated), covered: Boolean(r.covered),
 });
 
-export function toBoundary(r: Record<string, any>): Boundary {
+/** A rule_boundaries row (BOUNDARY_COLUMNS): the columns of its type are set (the others are null). */
+export type BoundaryRow = { id: string } & (
+  | { type: 'parametric'; parameter: string; min: number | null; max: number | null }
+  | { type: 'radius'; lon: number; lat: number; radius: number }
+  | { type: 'polygon'; coordinates: number[][][] });
+
+export function toBoundary(r: BoundaryRow): Boundary {
   switch (r.type) {
     case 'parametric': return { id: r.id, type: 'parametric', parameter: r.parameter, min: r.min, max: r.max };
     case 'radius': return { id: r.id, type: 'radius', lon: r.lon, lat: r.lat, radius: r.radius };
@@ -87,7 +96,7 @@ export function rulesRepository(knex: Knex) {
     /** The application's rules of a device, newest first, without boundaries. */
     async list(app: Principal, deviceId: string, w: OffsetWindow, trx: Knex = knex) {
       const base = () => visible(trx, app).select(RULE_COLUMNS).where('r.device_id', deviceId);
-      const page = await offsetPage<Record<string, any>>(base, [{ column: 'r.created_at', order: 'desc' }, { column: 'r.id', order: 'desc' }], w);
+      const page = await offsetPage<RuleRow>(base, [{ column: 'r.created_at', order: 'desc' }, { column: 'r.id', order: 'desc' }], w);
       return { total: page.total, rules: page.rows.map(toRule) };
     },
 

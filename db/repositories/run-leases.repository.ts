@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { progressColumns, RUN_COLUMNS, toRun, type Run, type RunOutcome, type RunProgress, type RunState } from './runs.repository.js';
+import { progressColumns, RUN_COLUMNS, toRun, type Run, type RunOutcome, type RunProgress, type RunRow, type RunState } from './runs.repository.js';
 
 /** A run a worker has just leased, with what the row held before (to tell a takeover from a fresh start). */
 export interface ClaimedRun extends Run {
@@ -27,7 +27,7 @@ export function runLeasesRepository(knex: Knex) {
   return {
     async claim(owner: string, leaseMs: number, limit: number, trx: Knex = knex): Promise<ClaimedRun[]> {
       const result = await trx.raw(CLAIM, [limit, owner, leaseMs]);
-      return (result.rows as Record<string, any>[]).map((r) => ({
+      return (result.rows as (RunRow & { previous_state: RunState; previous_lease_until: Date | string | null })[]).map((r) => ({
         ...toRun(r), previousState: r.previous_state, previousLeaseUntil: r.previous_lease_until ? new Date(r.previous_lease_until) : null,
       }));
     },

@@ -48,7 +48,16 @@ export const RUN_COLUMNS = ['id', 'dummy_id', 'route_id', 'vin', 'repeat', 'spee
   'error', 'repeat_count', 'last_speed', 'remaining_seconds', 'remaining_messages', 'progress_at', 'next_pass_at', 'frames_sent', 'distance',
   'drive_ms', 'created_at', 'started_at', 'ended_at'];
 
-export function toRun(r: Record<string, any>): Run {
+/** A runs row (RUN_COLUMNS); `scenarios` is JSON text where a raw statement returns it unparsed. */
+export interface RunRow {
+  id: string; dummy_id: string; route_id: string; vin: string; repeat: boolean; speed: number; scenarios: string[] | string;
+  interval_ms: number; state: RunState; outcome: RunOutcome | null; error: string | null; repeat_count: number;
+  last_speed: number | null; remaining_seconds: number | null; remaining_messages: number | null; progress_at: Date | null;
+  next_pass_at: Date | null; frames_sent: number; distance: number; drive_ms: number;
+  created_at: Date; started_at: Date | null; ended_at: Date | null;
+}
+
+export function toRun(r: RunRow): Run {
   return {
     id: r.id, dummyId: r.dummy_id, routeId: r.route_id, vin: r.vin, repeat: r.repeat, speed: r.speed,
     scenarios: typeof r.scenarios === 'string' ? JSON.parse(r.scenarios) : r.scenarios, intervalMs: r.interval_ms,
@@ -100,7 +109,7 @@ export function runsRepository(knex: Knex) {
 
     /** Newest first. */
     async list(dummyId: string, w: OffsetWindow, trx: Knex = knex) {
-      const page = await offsetPage<Record<string, any>>(() => trx('runs').select(RUN_COLUMNS).where({ dummy_id: dummyId }),
+      const page = await offsetPage<RunRow>(() => trx('runs').select(RUN_COLUMNS).where({ dummy_id: dummyId }),
         [{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }], w);
       return { total: page.total, runs: page.rows.map(toRun) };
     },

@@ -32,7 +32,16 @@ export const SUBSCRIPTION_COLUMNS = ['s.id', 's.application_id', 's.device_id', 
 /** SUBSCRIPTION_COLUMNS without their `s.`: the names toSubscription reads (aliased with a prefix beside other rows). */
 export const SUBSCRIPTION_NAMES = SUBSCRIPTION_COLUMNS.map((col) => col.slice(2));
 
-export const toSubscription = (r: Record<string, any>): Subscription => ({
+/**
+ * A subscriptions row (SUBSCRIPTION_NAMES): its object's type and id are written together. The delivery columns may be
+ * absent where a statement leaves them out.
+ */
+export type SubscriptionRow = {
+  id: string; application_id: string; device_id: string; event_type: string; url: string; app_data: string | null;
+  created_at: Date; updated_at: Date; consecutive_failures?: number | null; failing_since?: Date | null; paused_at?: Date | null;
+} & ({ object_type: string; object_id: string } | { object_type: null; object_id: null });
+
+export const toSubscription = (r: SubscriptionRow): Subscription => ({
   id: r.id, applicationId: r.application_id, deviceId: r.device_id, eventType: r.event_type, url: r.url,
   object: r.object_id ? { type: r.object_type, id: r.object_id } : null, appData: r.app_data,
   createdAt: r.created_at, updatedAt: r.updated_at,
@@ -92,7 +101,8 @@ export function subscriptionsRepository(knex: Knex) {
       const now = new Date();
       const row = {
         id: randomUUID(), application_id: app.id, device_id: input.deviceId, event_type: input.eventType, url: input.url,
-        endpoint: endpointOf(input.url), object_type: input.object?.type ?? null, object_id: input.object?.id ?? null,
+        endpoint: endpointOf(input.url),
+        ...(input.object ? { object_type: input.object.type, object_id: input.object.id } : { object_type: null, object_id: null }),
         app_data: input.appData, created_at: now, updated_at: now,
       };
       if (cap === null) {
@@ -118,7 +128,7 @@ export function subscriptionsRepository(knex: Knex) {
         if (filter.objectId) q.where('s.object_id', filter.objectId);
         return q;
       };
-      const page = await offsetPage<Record<string, any>>(base,
+      const page = await offsetPage<SubscriptionRow>(base,
         [{ column: 's.created_at', order: 'desc' }, { column: 's.id', order: 'desc' }], w);
       return { total: page.total, subscriptions: page.rows.map(toSubscription) };
     },

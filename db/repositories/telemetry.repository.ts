@@ -16,7 +16,8 @@ export interface LocationRecord extends MessageRecord { lon: number; lat: number
 /** `all` = every parameter of the message; a list = only those keys; [] = none. */
 export type FieldSelection = 'all' | string[];
 
-const toMessage = (r: Record<string, any>): MessageRecord =>
+interface MessageRow { id: string; device_id: string; ts: Date; data: Record<string, unknown> | null }
+const toMessage = (r: MessageRow): MessageRecord =>
   ({ id: r.id, deviceId: r.device_id, timestamp: r.ts, data: r.data ?? {} });
 
 /**
@@ -62,7 +63,7 @@ export function telemetryRepository(knex: Knex) {
     async listMessages(deviceId: string, w: StreamWindow, trx: Knex = knex) {
       // without `since`, remaining comes with the page (MESSAGE_TOTALS)
       const totals = w.since ? [] : [trx.raw(MESSAGE_TOTALS, messageTotalsBindings(deviceId, w.until))];
-      const page = await streamPage<Record<string, any>>(
+      const page = await streamPage<MessageRow>(
         () => ofDevice(trx, deviceId).select('m.id', 'm.device_id', 'm.ts', 'm.data', ...totals), 'm.ts', w, 'm.id',
         (rows) => remainingFromTotals(rows[0], rows.length));
       return { remaining: page.remaining, messages: page.rows.map(toMessage) };
@@ -80,7 +81,7 @@ export function telemetryRepository(knex: Knex) {
     async listLocations(deviceId: string, w: StreamWindow, fields: FieldSelection, trx: Knex = knex) {
       const data = fields === 'all' ? trx.raw(`m.data - 'location' as data`)
         : fields.length ? pickData(trx, fields) : trx.raw(`'{}'::jsonb as data`);
-      const page = await streamPage<Record<string, any>>(() => ofDevice(trx, deviceId).whereNotNull('m.location')
+      const page = await streamPage<MessageRow & { lon: number | string; lat: number | string }>(() => ofDevice(trx, deviceId).whereNotNull('m.location')
         .select('m.id', 'm.device_id', 'm.ts', data, trx.raw('ST_X(m.location) as lon'), trx.raw('ST_Y(m.location) as lat')),
       'm.ts', w, 'm.id');
       const locations: LocationRecord[] = page.rows.map((r) => ({ ...toMessage(r), lon: Number(r.lon), lat: Number(r.lat) }));
@@ -92,7 +93,7 @@ export function telemetryRepository(knex: Knex) {
      * only those of `fields` it holds.
      */
     async listSnapshots(deviceId: string, w: StreamWindow, fields: string[], trx: Knex = knex) {
-      const page = await streamPage<Record<string, any>>(() => ofDevice(trx, deviceId)
+      const page = await streamPage<MessageRow>(() => ofDevice(trx, deviceId)
         .whereRaw('m.data \\?| ?::text[]', [fields])
         .select('m.id', 'm.device_id', 'm.ts', pickData(trx, fields)), 'm.ts', w, 'm.id');
       return { remaining: page.remaining, snapshots: page.rows.map(toMessage) };

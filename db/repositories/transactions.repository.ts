@@ -6,7 +6,8 @@ import { prepared } from '../prepared.js';
 export interface TransactionRecord {
   id: string; timestamp: Date; path: string; statusCode: number; method: string; service: string;
 }
-const toTxn = (r: Record<string, any>): TransactionRecord =>
+interface TransactionRow { id: string; ts: Date; path: string; status_code: number; method: string; service: string }
+const toTxn = (r: TransactionRow): TransactionRecord =>
   ({ id: r.id, timestamp: r.ts, path: r.path, statusCode: r.status_code, method: r.method, service: r.service });
 
 /**
@@ -83,7 +84,7 @@ export function transactionsRepository(knex: Knex) {
 
     async list(applicationId: string, w: StreamWindow, trx: Knex = knex) {
       await writer.flush();
-      const page = await streamPage<Record<string, any>>(
+      const page = await streamPage<TransactionRow>(
         () => trx('transactions').select('id', 'ts', 'path', 'status_code', 'method', 'service').where('application_id', applicationId),
         'ts', w);
       return { remaining: page.remaining, transactions: page.rows.map(toTxn) };
@@ -96,7 +97,7 @@ export function transactionsRepository(knex: Knex) {
       const [{ n: allTime }] = await trx('transactions').where('application_id', applicationId).count({ n: '*' });
       const serviceUsage: Record<string, number> = {};
       let periodTotal = 0;
-      for (const r of usage as any[]) { serviceUsage[r.service] = Number(r.n); periodTotal += Number(r.n); }
+      for (const r of usage as { service: string; n: number | string }[]) { serviceUsage[r.service] = Number(r.n); periodTotal += Number(r.n); }
       return { periodTotal, allTimeTotal: Number(allTime), serviceUsage };
     },
   };

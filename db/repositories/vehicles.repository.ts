@@ -30,7 +30,11 @@ function columnsFor(trx: Knex, app: Principal) {
       .whereIn('se.device_id', readable()).as('last_startup'),
   ];
 }
-const toVehicle = (r: Record<string, any>): Vehicle => ({
+interface VehicleRow {
+  id: string; vin: string; year: string | null; make: string | null; model: string | null; trim: string | null;
+  data: Record<string, unknown> | null; created_at: Date; last_startup: Date | null;
+}
+const toVehicle = (r: VehicleRow): Vehicle => ({
   id: r.id, vin: r.vin, year: r.year, make: r.make, model: r.model, trim: r.trim, data: r.data,
   createdAt: r.created_at, lastStartup: r.last_startup,
 });
@@ -53,7 +57,7 @@ export function vehiclesRepository(knex: Knex) {
     async listForDevice(app: Principal, deviceId: string, w: OffsetWindow, trx: Knex = knex) {
       const base = () => trx('device_vehicles as dv').join('vehicles as v', 'v.id', 'dv.vehicle_id')
         .select([...columnsFor(trx, app), 'dv.started_at', 'dv.id as association_id']).where('dv.device_id', deviceId);
-      const page = await offsetPage<Record<string, any>>(base, [{ column: 'dv.started_at', order: 'asc' }, { column: 'dv.id', order: 'asc' }], w);
+      const page = await offsetPage<VehicleRow>(base, [{ column: 'dv.started_at', order: 'asc' }, { column: 'dv.id', order: 'asc' }], w);
       return { total: page.total, vehicles: page.rows.map(toVehicle) };
     },
 
@@ -106,7 +110,7 @@ export function vehiclesRepository(knex: Knex) {
       const rows = await trx('device_vehicles').select('device_id').max({ last: 'started_at' }).where('vehicle_id', vehicleId)
         .whereIn('device_id', readableDeviceIds(trx, app))
         .groupBy('device_id').orderBy([{ column: 'last', order: 'desc' }, { column: 'device_id', order: 'asc' }]).limit(max);
-      return rows.map((r: any) => r.device_id as string);
+      return (rows as { device_id: string }[]).map((r) => r.device_id);
     },
 
     async findByVin(vin: string, trx: Knex = knex): Promise<Vehicle | undefined> {

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { prepared } from '../prepared.js';
 import { boolArray, timestampArray, uuidArray } from '../binary-array.js';
-import { EVENT_COLUMNS, EVENTS_AND_LEASED, eventsAndLeased, NOTIFIED } from '../repositories/notification-fanout.js';
+import { EVENT_COLUMNS, EVENTS_AND_LEASED, eventsAndLeased, NOTIFIED, type EventRow } from '../repositories/notification-fanout.js';
 import type { StoredEvent } from '../../lib/bus.js';
 import { vehicleAt } from '../vehicle-at.sql.js';
 import { RULE_EVENT_META } from './rule-event.sql.js';
@@ -234,7 +234,8 @@ export async function evaluateAndStore(trx: Knex, plan: PlanEntry[], links: read
   if (!plan.length) return [];
   const { rows } = await prepared(trx, RULES_SQL, [uuidArray(plan.map((p) => p.ruleId)), timestampArray(plan.map((p) => p.from)),
     boolArray(plan.map((p) => p.late)), ...links, leaseMs]);
-  const { events, leased } = eventsAndLeased(rows as Record<string, any>[]);
+  // rule events: each belongs to its rule's application, and its object is the rule
+  const { events, leased } = eventsAndLeased<EventRow & { application_id: string; object_id: string }>(rows);
   return [...events.values()].map((r) => ({
     id: r.id, deviceId: r.device_id, eventType: r.event_type, applicationId: r.application_id, timestamp: new Date(r.ts),
     objectId: r.object_id, ...(leaseMs === null ? {} : { leased: leased.get(r.id) ?? [] }),

@@ -46,7 +46,7 @@ async function recomputeBounds(trx: Knex, deviceIds: string[], opts: RuleEvaluat
     FROM unnest(?::uuid[]) AS d(device_id)`,
     [(opts.maxMessages ?? RULE_RECOMPUTE_MAX_MESSAGES) - 1, deviceIds]);
   const maxAge = opts.maxAgeMs ?? RULE_RECOMPUTE_MAX_AGE_MS;
-  return new Map((rows as Record<string, any>[]).map((r) => [r.device_id as string,
+  return new Map((rows as { device_id: string; latest: Date | string; nth: Date | string | null }[]).map((r) => [r.device_id,
     Math.max(new Date(r.latest).getTime() - maxAge, r.nth ? new Date(r.nth).getTime() : -Infinity)]));
 }
 
@@ -61,12 +61,15 @@ export const BATCH_RULES_STATEMENT: SqlStatement = { ctes: '', main: BATCH_RULES
 /** The rules of the batch's devices. */
 async function batchRules(trx: Knex, deviceIds: string[]) {
   const { rows } = await prepared(trx, BATCH_RULES, [deviceIds]);
-  return rulesOf(rows as Record<string, any>[]);
+  return rulesOf(rows);
 }
 
+/** A row of BATCH_RULES. */
+type BatchRuleRow = { id: string; device_id: string };
+
 /** BATCH_RULES' rows, from the driver or from a db/fused.ts part. */
-function rulesOf(rows: Record<string, any>[]) {
-  return rows.map((r) => ({ id: r.id as string, deviceId: r.device_id as string }));
+function rulesOf(rows: readonly BatchRuleRow[]) {
+  return rows.map((r) => ({ id: r.id, deviceId: r.device_id }));
 }
 
 /**
@@ -90,7 +93,7 @@ export async function evaluateRuleBatch(trx: Knex, batch: DeviceRuleBatch[], opt
   }
   if (!spans.size) return [];
   // read with the insert (the rules stage's early: the candidate devices, a superset), or now
-  const rules = early ? rulesOf(early).filter((r) => spans.has(r.deviceId)) : await batchRules(trx, [...spans.keys()]);
+  const rules = early ? rulesOf(early as BatchRuleRow[]).filter((r) => spans.has(r.deviceId)) : await batchRules(trx, [...spans.keys()]);
   if (!rules.length) return [];
   const lateDevices = [...new Set(rules.map((r) => r.deviceId).filter((id) => spans.get(id)!.late))];
   const bounds = lateDevices.length ? await recomputeBounds(trx, lateDevices, opts) : new Map<string, number>();

@@ -49,8 +49,23 @@ export const SPLICE_WINDOW = 50;
 
 const ms = (v: Date | string | null) => (v === null ? 0 : new Date(v).getTime());
 
+/** A running-sum column as SQL returns it: a number (or numeric text); absent or null counts as 0. */
+type SumColumn = number | string | null | undefined;
+
+/** The columns of a trips row that sumsOf reads (snake_case from SQL). */
+export type TripSumsRow = {
+  start_ts: Date | string; stop_ts?: Date | string | null; last_ts: Date | string; max_speed: number | string | null;
+  message_count?: SumColumn; location_count?: SumColumn; gps_m?: SumColumn; vss_m?: SumColumn; speed_n?: SumColumn;
+  moving_n?: SumColumn; moving_sum?: SumColumn; moving_sumsq?: SumColumn; load_n?: SumColumn; load_sum?: SumColumn;
+  fuel_rate_l?: SumColumn; air_g?: SumColumn; fuel_n?: SumColumn; hard_accel?: SumColumn; hard_brake?: SumColumn;
+  stop_count?: SumColumn; speeding_ms?: SumColumn; diesel?: boolean | null; last_stopped?: boolean | null;
+};
+
+/** A closed trip's row, as FINALIZE and SPLICE return it: what its report card is made from. */
+type ClosedTripRow = TripSumsRow & { id: string; device_id: string; vehicle_id: string | null; stop_ts: Date | string };
+
 /** The running sums of a trips row (snake_case from SQL). */
-export function sumsOf(r: Record<string, any>): TripSums {
+export function sumsOf(r: TripSumsRow): TripSums {
   const n = (v: unknown) => (v === null || v === undefined ? 0 : Number(v));
   return {
     startMs: ms(r.start_ts), endMs: ms(r.stop_ts ?? r.last_ts), messageCount: n(r.message_count), locationCount: n(r.location_count),
@@ -83,12 +98,12 @@ async function segment(trx: Knex, spans: TripSpan[], o: SegmentOptions) {
     uuidArray(spans.map((s) => s.deviceId)), timestampArray(spans.map((s) => s.firstTs)), boolArray(spans.map((s) => s.late)),
     boolArray(spans.map((s) => s.mayOpen)), uuidArray(spans.flatMap((s) => s.messageIds)), ...params(o),
   ]);
-  const kept = (rows as any[]).filter((r) => !r.removed);
+  const kept = (rows as { id: string; device_id: string; removed: boolean; created: boolean; closed: boolean }[]).filter((r) => !r.removed);
   const late = new Set(spans.filter((s) => s.late).map((s) => s.deviceId));
   return {
     // An open trip advanced in order changes no event: only new, closed or re-derived trips are diffed.
-    eventful: kept.filter((r) => r.created || r.closed || late.has(r.device_id)).map((r) => r.id as string),
-    closed: kept.filter((r) => r.closed).map((r) => r.id as string),
+    eventful: kept.filter((r) => r.created || r.closed || late.has(r.device_id)).map((r) => r.id),
+    closed: kept.filter((r) => r.closed).map((r) => r.id),
   };
 }
 
@@ -96,11 +111,11 @@ async function segment(trx: Knex, spans: TripSpan[], o: SegmentOptions) {
 async function finalize(trx: Knex, closed: string[]): Promise<void> {
   if (!closed.length) return;
   const { rows } = await prepared(trx, FINALIZE, [PREVIEW_TOLERANCE_DEG, closed]);
-  await reportCards(trx, rows as Record<string, any>[]);
+  await reportCards(trx, rows as ClosedTripRow[]);
 }
 
 /** The report cards of closed trips, from their rows: one statement. */
-async function reportCards(trx: Knex, rows: Record<string, any>[]): Promise<void> {
+async function reportCards(trx: Knex, rows: ClosedTripRow[]): Promise<void> {
   if (!rows.length) return;
   const cards = rows.map((r) => {
     const sums = sumsOf(r);
@@ -110,14 +125,14 @@ async function reportCards(trx: Knex, rows: Record<string, any>[]): Promise<void
   await prepared(trx, UPSERT_REPORT_CARDS, [
     cards.map((c) => c.r.id), cards.map((c) => c.r.device_id), cards.map((c) => c.r.vehicle_id),
     cards.map((c) => new Date(c.r.stop_ts).toISOString()), cards.map((c) => c.grade), cards.map((c) => c.score),
-  ] as any);
+  ]);
 }
 
 /** The trip events to store for the touched trips (stale ones deleted): one statement. */
 async function tripEvents(trx: Knex, touched: string[]): Promise<NewEvent[]> {
   if (!touched.length) return [];
   const { rows } = await prepared(trx, EVENT_DIFF, [touched]);
-  return (rows as Record<string, any>[]).map((r) => ({
+  return (rows as { id: string; device_id: string; vehicle_id: string | null; ts: Date | string; event_type: string }[]).map((r) => ({
     deviceId: r.device_id, vehicleId: r.vehicle_id, timestamp: new Date(r.ts), eventType: r.event_type,
     objectType: 'trip', objectId: r.id, meta: { vehicleId: r.vehicle_id },
   }));
@@ -137,7 +152,7 @@ async function boundLate(trx: Knex, spans: TripSpan[], o: SegmentOptions, b: Rec
     timestampArray(late.map((s) => s.parts!.lateLast)), boolArray(late.map((s) => s.parts!.lateIgnition)),
     timestampArray(late.map((s) => s.parts!.newest)), o.gapMs, b.maxMessages, b.maxAgeMs,
   ]);
-  const plan = new Map((rows as Record<string, any>[]).map((r) => [r.device_id as string, r]));
+  const plan = new Map((rows as { device_id: string; within: boolean; host_id: string | null }[]).map((r) => [r.device_id, r]));
   const past = late.filter((s) => !plan.get(s.deviceId)?.within);
   if (!past.length) return spans;
   const splice = past.filter((s) => plan.get(s.deviceId)?.host_id);
@@ -147,7 +162,7 @@ async function boundLate(trx: Knex, spans: TripSpan[], o: SegmentOptions, b: Rec
       timestampArray(splice.map((s) => s.parts!.lateFirst)), timestampArray(splice.map((s) => s.parts!.lateLast)),
       uuidArray(splice.flatMap((s) => s.messageIds)), uuidArray(splice.flatMap((s) => s.parts!.lateIds)), ...params(o), SPLICE_WINDOW,
     ]);
-    await reportCards(trx, (trips as Record<string, any>[]).filter((r) => r.spliced && r.stop_ts !== null));
+    await reportCards(trx, (trips as (ClosedTripRow & { spliced: boolean })[]).filter((r) => r.spliced && r.stop_ts !== null));
   }
   const bounded = new Set(past.map((s) => s.deviceId));
   return spans.flatMap((s) => (bounded.has(s.deviceId) ? (s.parts!.rest ? [s.parts!.rest] : []) : [s]));
@@ -171,7 +186,7 @@ export async function advanceTripsAfter(trx: Knex, spans: TripSpan[], continued:
 /** Closes every open trip not advanced for `gapMs` (end reason `silent`); returns the events to store. */
 export async function sweepSilentTrips(trx: Knex, gapMs: number): Promise<NewEvent[]> {
   const { rows } = await prepared(trx, SWEEP, [gapMs]);
-  const ids = (rows as any[]).map((r) => r.id as string);
+  const ids = (rows as { id: string }[]).map((r) => r.id);
   if (!ids.length) return [];
   await finalize(trx, ids);
   return tripEvents(trx, ids);

@@ -3,7 +3,7 @@ import { streamPage, type StreamWindow } from '../paging.js';
 import { readableDeviceIds, type Principal } from '../repositories/scope.js';
 import { previewOf } from './finalize.sql.js';
 import { PREVIEW_TOLERANCE_DEG, tripStats, type Grade, type TripStats } from './formulas.js';
-import { sumsOf } from './segment.js';
+import { sumsOf, type TripSumsRow } from './segment.js';
 
 export interface Trip {
   id: string; deviceId: string; vehicleId: string | null; start: Date; stop: Date | null; lastTs: Date;
@@ -15,9 +15,17 @@ export interface Trip {
 
 export interface ReportCard { id: string; tripId: string; deviceId: string; vehicleId: string | null; ts: Date; grade: Grade; score: number | null }
 
+interface GradeCountRow { grade: Grade; lifetime: number | string; in_window: number | string }
+
 const point = (x: unknown, y: unknown): [number, number] | null => (x === null || x === undefined ? null : [Number(x), Number(y)]);
 
-export function toTrip(r: Record<string, any>): Trip {
+/** A trips row (`t.*`) with its points' coordinates and its preview (the open trip's drawn so far). */
+type TripRow = TripSumsRow & {
+  id: string; device_id: string; vehicle_id: string | null; start_reason: string; end_reason: string | null;
+  start_x: number | null; start_y: number | null; stop_x: number | null; stop_y: number | null; preview_text: string | null;
+};
+
+export function toTrip(r: TripRow): Trip {
   return {
     id: r.id, deviceId: r.device_id, vehicleId: r.vehicle_id, start: new Date(r.start_ts),
     stop: r.stop_ts ? new Date(r.stop_ts) : null, lastTs: new Date(r.last_ts), startReason: r.start_reason, endReason: r.end_reason,
@@ -26,7 +34,10 @@ export function toTrip(r: Record<string, any>): Trip {
   };
 }
 
-const toCard = (r: Record<string, any>): ReportCard => ({
+interface ReportCardRow {
+  id: string; trip_id: string; device_id: string; vehicle_id: string | null; ts: Date | string; grade: Grade; score: number | string | null;
+}
+const toCard = (r: ReportCardRow): ReportCard => ({
   id: r.id, tripId: r.trip_id, deviceId: r.device_id, vehicleId: r.vehicle_id, ts: new Date(r.ts), grade: r.grade,
   score: r.score === null ? null : Number(r.score),
 });
@@ -41,12 +52,12 @@ export function tripsRepository(knex: Knex) {
     trx.raw(`CASE WHEN t.stop_ts IS NULL THEN ${previewOf('t', 't.last_ts')} ELSE t.preview END AS preview_text`, [PREVIEW_TOLERANCE_DEG]))
     .whereIn('t.device_id', readableDeviceIds(trx, app));
   const tripPage = async (base: () => Knex.QueryBuilder, w: StreamWindow) => {
-    const p = await streamPage<Record<string, any>>(base, 't.start_ts', w, 't.id');
+    const p = await streamPage<TripRow>(base, 't.start_ts', w, 't.id');
     return { remaining: p.remaining, trips: p.rows.map(toTrip) };
   };
   const cards = (trx: Knex, app: Principal) => trx('report_cards as c').select('c.*').whereIn('c.device_id', readableDeviceIds(trx, app));
   const cardPage = async (base: () => Knex.QueryBuilder, w: StreamWindow) => {
-    const p = await streamPage<Record<string, any>>(base, 'c.ts', w, 'c.id');
+    const p = await streamPage<ReportCardRow>(base, 'c.ts', w, 'c.id');
     return { remaining: p.remaining, reportCards: p.rows.map(toCard) };
   };
   return {
@@ -77,7 +88,7 @@ export function tripsRepository(knex: Knex) {
         .select('c.grade', trx.raw('count(*) AS lifetime'),
           trx.raw('count(*) FILTER (WHERE c.ts <= ? AND (?::timestamptz IS NULL OR c.ts > ?::timestamptz)) AS in_window',
             [w.until, w.since ?? null, w.since ?? null]));
-      const count = (key: 'lifetime' | 'in_window') => Object.fromEntries(rows.map((r: any) => [r.grade, Number(r[key])])) as Partial<Record<Grade, number>>;
+      const count = (key: 'lifetime' | 'in_window') => Object.fromEntries(rows.map((r: GradeCountRow) => [r.grade, Number(r[key])])) as Partial<Record<Grade, number>>;
       return { lifetime: count('lifetime'), inWindow: count('in_window') };
     },
   };

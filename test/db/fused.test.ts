@@ -25,7 +25,7 @@ describe('fused statements', () => {
     expect(sql).toHaveLength(1);
     const [n, skipped, w] = result;
     expect(n!.map((r) => r.w)).toEqual([6, 4, 2]);
-    expect(new Date(n![0].at)).toEqual(new Date(Date.UTC(2026, 0, 15, 8, 0, 6)));
+    expect(new Date(n![0].at as string)).toEqual(new Date(Date.UTC(2026, 0, 15, 8, 0, 6)));
     expect(skipped).toBeNull();
     expect(w).toEqual([{ s: 'A' }, { s: 'B' }]);
   });

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { TestApp } from '../helpers/app.js';
 import { evaluateRulesDeriver, type RuleDeriverContext } from '../../db/rules/evaluate.js';
-import { EVENT_COLUMNS, toEvent, type EventRecord } from '../../db/repositories/events.repository.js';
+import { EVENT_COLUMNS, toEvent, type EventRecord, type EventRow } from '../../db/repositories/events.repository.js';
 import type { NewRule } from '../../db/rules/types.js';
 import { vehicleSpeedOf } from '../../db/repositories/ingest.repository.js';
 
@@ -58,7 +58,7 @@ export async function ingest(t: TestApp, deviceId: string, messages: TestMessage
     const { previousLatest, stored } = await storeBatch(t, trx, deviceId, messages);
     const events = await evaluateRulesDeriver(trx, { deviceId, messages: stored, previousLatest }, { config: t.config, ...ctx });
     const rows = await trx('events').select(EVENT_COLUMNS).whereIn('id', events.map((e) => e.id));
-    const byId = new Map(rows.map((r: Record<string, any>) => [r.id, toEvent(r)]));
+    const byId = new Map(rows.map((r: EventRow) => [r.id, toEvent(r)]));
     return events.map((e) => byId.get(e.id)!);
   });
 }

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { tripStats, type TripStats } from '../../db/trips/formulas.js';
-import { sumsOf } from '../../db/trips/segment.js';
+import { sumsOf, type TripSumsRow } from '../../db/trips/segment.js';
 import { LON, at, batch, drive, feed, longDrive, north, tripEvents, tripsOf, type F } from './trips.fixtures.js';
 
 // Late frames past the re-derivation bound (lateRecomputeMaxMessages): a long trip here is longer than the bound.
@@ -18,7 +18,7 @@ const device = async (a: TestApp) => { const app = await a.make.application(); r
 
 /** Every statistic, numbers to 6 significant digits (sums added in another order differ in their last bits). */
 const rounded = (s: TripStats) => Object.fromEntries(Object.entries(s).map(([k, v]) => [k, typeof v === 'number' ? Number(v.toPrecision(6)) : v]));
-const statsOf = (trip: Record<string, any>) => rounded(tripStats(sumsOf(trip)));
+const statsOf = (trip: TripSumsRow) => rounded(tripStats(sumsOf(trip)));
 
 /** The trips of the frames fed in order to a new device: what the late frames must give. */
 async function fresh(a: TestApp, frames: F[]) {
@@ -28,7 +28,7 @@ async function fresh(a: TestApp, frames: F[]) {
 }
 
 /** What a trip's row says that a late frame may change, without its id and times of writing. */
-const shape = (r: Record<string, any>) => ({
+const shape = (r: TripSumsRow & Record<string, any>) => ({
   start: new Date(r.start_ts).getTime(), stop: r.stop_ts && new Date(r.stop_ts).getTime(), start_reason: r.start_reason,
   end_reason: r.end_reason, ...statsOf(r), last_speed: r.last_speed, last_hard: r.last_hard, last_stopped: r.last_stopped,
   last_ts: new Date(r.last_ts).getTime(), start_point: r.start_point, stop_point: r.stop_point,

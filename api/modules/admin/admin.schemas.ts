@@ -1,7 +1,9 @@
 import { Type } from 'typebox';
 import { Nullable, Timestamp, Uuid } from '../../schemas/common.js';
 
-export const AppKind = Type.Union([Type.Literal('enterprise'), Type.Literal('consumer')], { description: 'Application kind (spec part 5)' });
+export const AppKind = Type.Union([Type.Literal('enterprise'), Type.Literal('consumer')], {
+  description: 'Application kind: a consumer application reads the devices whose owners authorized it; an enterprise application must also register them',
+});
 
 export const Application = Type.Object({
   id: Uuid('Application id (the Basic auth user name)'),

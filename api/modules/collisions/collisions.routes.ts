@@ -1,13 +1,12 @@
-import type { FastifyInstance } from 'fastify';
 import { NotFound } from '../../../lib/errors.js';
 import type { Collision } from '../../../db/repositories/collisions.repository.js';
-import type { LinkBuilder } from '../../context.js';
+import type { App, LinkBuilder } from '../../context.js';
 import { DeviceIdParams, errorResponses, StreamQuery, VehicleIdParams } from '../../schemas/common.js';
 import { streamList } from '../../plugins/pagination.js';
 import { Type } from 'typebox';
 import { CollisionIdParams, CollisionList, CollisionResponse } from './collisions.schemas.js';
 
-/** Collision (spec 2.14, reference-notes §4): location as {latitude, longitude}. */
+/** Collision: location as {latitude, longitude}. */
 export function presentCollision(links: LinkBuilder, c: Collision) {
   const out: Record<string, string> = {
     self: links.url('safety', `/api/v1/collisions/${c.id}`), device: links.url('platform', `/api/v1/devices/${c.deviceId}`),
@@ -22,8 +21,8 @@ export function presentCollision(links: LinkBuilder, c: Collision) {
 
 const ListQuery = Type.Object(StreamQuery);
 
-/** Collisions (spec 4.11): of a device, of a vehicle, one by id. */
-export default async function collisionsRoutes(app: FastifyInstance) {
+/** Collisions (docs/concepts/diagnostics-and-collisions.md): of a device, of a vehicle, one by id. */
+export default async function collisionsRoutes(app: App) {
   const { repos } = app.deps;
   const config = { service: 'safety' as const };
   const collisions = {
@@ -35,7 +34,7 @@ export default async function collisionsRoutes(app: FastifyInstance) {
     schema: { tags: ['safety'], summary: "A device's collisions, newest first", params: DeviceIdParams, querystring: ListQuery,
       response: { 200: CollisionList, ...errorResponses(404) } },
   }, async (request) => {
-    const { deviceId } = request.params as { deviceId: string };
+    const { deviceId } = request.params;
     return streamList(app.links, request.query, {
       ...collisions, path: `/api/v1/devices/${deviceId}/collisions`,
       check: () => repos.devices.requireReadable(request.principal!, deviceId),
@@ -48,7 +47,7 @@ export default async function collisionsRoutes(app: FastifyInstance) {
     schema: { tags: ['safety'], summary: "A vehicle's collisions from the devices the application can read, newest first",
       params: VehicleIdParams, querystring: ListQuery, response: { 200: CollisionList, ...errorResponses(404) } },
   }, async (request) => {
-    const { vehicleId } = request.params as { vehicleId: string };
+    const { vehicleId } = request.params;
     return streamList(app.links, request.query, {
       ...collisions, path: `/api/v1/vehicles/${vehicleId}/collisions`,
       check: () => repos.vehicles.requireReadable(request.principal!, vehicleId),
@@ -60,7 +59,7 @@ export default async function collisionsRoutes(app: FastifyInstance) {
     config,
     schema: { tags: ['safety'], summary: 'One collision', params: CollisionIdParams, response: { 200: CollisionResponse, ...errorResponses(404) } },
   }, async (request) => {
-    const collision = await repos.collisions.get(request.principal!, (request.params as { collisionId: string }).collisionId);
+    const collision = await repos.collisions.get(request.principal!, request.params.collisionId);
     if (!collision) throw new NotFound();
     return { collision: presentCollision(app.links, collision) };
   });

@@ -11,7 +11,7 @@ export const Collision = Type.Object({
     longitude: Type.Number({ description: 'Degrees (WGS 84)' }),
   }, { description: 'Where it happened; null when the device had no position within 5 minutes before' })),
   links: Links('self, device, vehicle'),
-}, { description: 'Collision (spec 2.14)' });
+}, { description: 'Collision' });
 
 export const CollisionList = Type.Object({ collisions: Type.Array(Collision), meta: StreamMeta });
 export const CollisionResponse = Type.Object({ collision: Collision });

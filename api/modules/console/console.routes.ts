@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { FastifyInstance } from 'fastify';
+import type { App } from '../../context.js';
 import fastifyStatic from '@fastify/static';
 import { AppError } from '../../../lib/errors.js';
 import { CONSOLE_SRC, consoleCacheDir, ensureConsoleBundle } from './console.build.js';
@@ -30,11 +30,11 @@ export function contentSecurityPolicy(tileUrl: string): string {
 }
 
 /**
- * The web console (issue 15) at /console: a static page that signs in with an application's credentials and
+ * The web console at /console: a static page that signs in with an application's credentials and
  * calls the public /api/v1 API like any other client. Bundled at start (console.build.ts) into a cache
  * directory; until the bundle is ready, requests wait for it.
  */
-export default async function consoleRoutes(app: FastifyInstance) {
+export default async function consoleRoutes(app: App) {
   const { config } = app.deps;
   // A platform whose console cannot be built still serves its API: the page answers 503 and the log says why.
   const dir = await consoleCacheDir().catch((err: Error) => {

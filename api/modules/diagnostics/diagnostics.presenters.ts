@@ -1,7 +1,7 @@
 import type { LinkBuilder } from '../../context.js';
 import type { DtcCode, DtcOccurrence } from '../../../db/repositories/diagnostics.repository.js';
 
-/** Occurrence (spec 2.13, reference-notes §4): `links.code` is the trouble-code record, not the occurrence. */
+/** Occurrence: `links.code` is the trouble-code record, not the occurrence. */
 export function presentOccurrence(links: LinkBuilder, o: DtcOccurrence) {
   const out: Record<string, string> = {
     code: links.url('diagnostic', `/api/v1/codes/${o.codeId}`),

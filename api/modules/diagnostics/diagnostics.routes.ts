@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { App } from '../../context.js';
 import { NotFound, ValidationError } from '../../../lib/errors.js';
 import type { CodeState, DtcOccurrence } from '../../../db/repositories/diagnostics.repository.js';
 import { batteryStatus } from '../../../db/diagnostics/battery.js';
@@ -9,7 +9,7 @@ import { BatteryResponse, CodeIdParams, CodeList, CodeListQuery, CodeResponse } 
 
 const STATES: CodeState[] = ['active', 'inactive', 'all'];
 
-/** `state` (spec 4.10): empty counts as absent (reference-notes §3.1); anything else outside the list is a 400. */
+/** `state`: empty counts as absent, as in the other lists' filters; anything else outside the list is a 400. */
 function parseState(raw: string | undefined): CodeState {
   const v = raw?.trim();
   if (v === undefined || v === '') return 'all';
@@ -17,8 +17,8 @@ function parseState(raw: string | undefined): CodeState {
   return v as CodeState;
 }
 
-/** Diagnostics (spec 4.10): a vehicle's trouble codes, one trouble-code record, the current battery status. */
-export default async function diagnosticsRoutes(app: FastifyInstance) {
+/** Diagnostics (docs/concepts/diagnostics-and-collisions.md): a vehicle's trouble codes, one trouble-code record, the current battery status. */
+export default async function diagnosticsRoutes(app: App) {
   const { repos, config } = app.deps;
   const service = { service: 'diagnostic' as const };
 
@@ -29,9 +29,9 @@ export default async function diagnosticsRoutes(app: FastifyInstance) {
       querystring: CodeListQuery, response: { 200: CodeList, ...errorResponses(404) },
     },
   }, async (request) => {
-    const { vehicleId } = request.params as { vehicleId: string };
+    const { vehicleId } = request.params;
     return streamList(app.links, request.query, {
-      service: 'diagnostic', key: 'codes', path: `/api/v1/vehicles/${vehicleId}/codes`,
+      service: 'diagnostic', key: 'codes' as const, path: `/api/v1/vehicles/${vehicleId}/codes`,
       present: (o: DtcOccurrence) => presentOccurrence(app.links, o), at: (o: DtcOccurrence) => o.start,
       check: async (q) => {
         const state = parseState(q.state);
@@ -47,7 +47,7 @@ export default async function diagnosticsRoutes(app: FastifyInstance) {
     config: service,
     schema: { tags: ['diagnostics'], summary: 'One trouble-code record', params: CodeIdParams, response: { 200: CodeResponse, ...errorResponses(404) } },
   }, async (request) => {
-    const code = await repos.diagnostics.getCode((request.params as { codeId: string }).codeId);
+    const code = await repos.diagnostics.getCode(request.params.codeId);
     if (!code) throw new NotFound();
     return { code: presentCode(app.links, code) };
   });
@@ -59,7 +59,7 @@ export default async function diagnosticsRoutes(app: FastifyInstance) {
       params: VehicleIdParams, response: { 200: BatteryResponse, ...errorResponses(404) },
     },
   }, async (request) => {
-    const { vehicleId } = request.params as { vehicleId: string };
+    const { vehicleId } = request.params;
     await repos.vehicles.requireReadable(request.principal!, vehicleId);
     const readings = await repos.diagnostics.latestReadings(request.principal!, vehicleId);
     const s = batteryStatus(readings, new Date(), config.batteryRecentHours * 3_600_000);

@@ -15,7 +15,7 @@ export const Occurrence = Type.Object({
   start: Timestamp('First report holding the code'),
   stop: Nullable(Timestamp('First later report without the code; null while the code is on')),
   links: Links('code (the trouble-code record), device, vehicle'),
-}, { description: 'Trouble-code occurrence (spec 2.13)' });
+}, { description: 'Trouble-code occurrence' });
 
 export const Code = Type.Object({
   id: Uuid('Trouble-code record id (the `code` of dtc-on / dtc-off event meta)'),
@@ -25,14 +25,14 @@ export const Code = Type.Object({
   system: Type.String({ description: 'powertrain (P), chassis (C), body (B) or network (U)' }),
   subsystem: Type.String({ description: 'Area from the code structure, e.g. P03xx = Ignition system or misfire' }),
   links: Links('self'),
-}, { description: 'Trouble code (spec 2.13, single-code record)' });
+}, { description: 'Trouble code (single-code record)' });
 
 export const BatteryStatus = Type.Object({
   status: Nullable(Type.Union([Type.Literal('green'), Type.Literal('yellow'), Type.Literal('red')], {
     description: 'green = likely to start, yellow = may have issues starting, red = likely not to start; null = no recent reading',
   })),
   timestamp: Nullable(Timestamp('Time of the reading that set the status; null with a null status')),
-}, { description: 'Battery status (spec 2.13); thresholds in the README' });
+}, { description: 'Battery status; thresholds in docs/concepts/diagnostics-and-collisions.md' });
 
 export const CodeList = Type.Object({ codes: Type.Array(Occurrence), meta: StreamMeta });
 export const CodeResponse = Type.Object({ code: Code });

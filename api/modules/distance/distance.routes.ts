@@ -1,4 +1,5 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { TSchema } from 'typebox';
+import type { App, RequestOf } from '../../context.js';
 import { errorResponses, VehicleIdParams } from '../../schemas/common.js';
 import { parseStreamWindow } from '../../plugins/pagination.js';
 import { estimates, type Estimate } from '../../../db/distance/estimate.sql.js';
@@ -6,24 +7,24 @@ import { DistanceList, DistanceQuery, DistanceResponse } from './distance.schema
 import { presentDistance, unitFromHeaders } from './distance.service.js';
 import odometersRoutes from './odometers.routes.js';
 
-/** The narrowest interval: with one reading, the latest; it matters when readings disagree (reference-notes §1.9). */
+/** The narrowest interval: with one reading, the latest; it matters when readings disagree. */
 const best = (list: Estimate[]) => list.reduce((a, b) => (b.confidenceMaxM - b.confidenceMinM < a.confidenceMaxM - a.confidenceMinM ? b : a));
 
 /**
- * Distance (spec 4.8, reference-notes §1.9): the odometer estimate at `until` (default now) from the application's
+ * Distance (docs/concepts/distance-and-odometers.md): the odometer estimate at `until` (default now) from the application's
  * latest reading dated in (since, until], plus the vehicle's distance since; `distances` lists the estimate from each
  * such reading, `_best` the narrowest. Without a reading: what the platform saw (`basis: observed`), never an error.
  */
-export default async function distanceRoutes(app: FastifyInstance) {
+export default async function distanceRoutes(app: App) {
   const { repos, db } = app.deps;
   const config = { service: 'distance' as const };
-  const schema = (summary: string, response: object) => ({
+  const schema = <R extends TSchema>(summary: string, response: R) => ({
     tags: ['distance'], summary, params: VehicleIdParams, querystring: DistanceQuery, response: { 200: response, ...errorResponses(404) },
   });
 
-  async function load(request: FastifyRequest, defaultLimit: number) {
-    const { vehicleId } = request.params as { vehicleId: string };
-    const q = request.query as Record<string, string | undefined>;
+  async function load(request: RequestOf<{ params: typeof VehicleIdParams; querystring: typeof DistanceQuery }>, defaultLimit: number) {
+    const { vehicleId } = request.params;
+    const q = request.query;
     const w = parseStreamWindow({ ...q, limit: q.limit ?? String(defaultLimit) });
     const unit = unitFromHeaders(request.headers);
     await repos.vehicles.requireReadable(request.principal!, vehicleId);

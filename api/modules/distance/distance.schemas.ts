@@ -20,7 +20,7 @@ export const Distance = Type.Object({
   lastOdometerDate: Nullable(Timestamp('Date of the reading the estimate starts from; null when there is no reading')),
   basis: Type.String({ description: 'odometer: a reading plus the distance since; observed: no reading, only the distance the platform saw (not the true odometer)' }),
   links: Links('self, vehicle'),
-}, { description: 'Distance (spec 2.11): the odometer estimate' });
+}, { description: 'Distance: the odometer estimate' });
 
 export const DistanceResponse = Type.Object({ distance: Distance });
 export const DistanceList = Type.Object({
@@ -40,7 +40,7 @@ export const Odometer = Type.Object({
   unit: Type.Literal('m', { description: 'Always m: readings are stored and returned in meters' }),
   date: Timestamp('When the odometer showed this reading'),
   links: Links('self, vehicle'),
-}, { description: 'Odometer reading (spec 2.11)' });
+}, { description: 'Odometer reading' });
 
 export const CreateOdometerBody = Type.Object({
   odometer: Type.Object({
@@ -62,7 +62,7 @@ export const OdometerTrigger = Type.Object({
   events: Type.Integer({ description: 'distance-trigger events produced so far' }),
   createdAt: Timestamp('When the trigger was set; only distance travelled after it counts'),
   links: Links('self, vehicle'),
-}, { description: 'Odometer trigger (spec 2.11)' });
+}, { description: 'Odometer trigger' });
 
 export const CreateTriggerBody = Type.Object({
   odometerTrigger: Type.Object({

@@ -1,8 +1,7 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { Type, type Static, type TSchema } from 'typebox';
+import { Type, type TObject, type TSchema, type TString } from 'typebox';
 import { NotFound } from '../../../lib/errors.js';
-import type { LinkBuilder } from '../../context.js';
-import { errorResponses, StreamQuery, VehicleIdParams } from '../../schemas/common.js';
+import type { App, LinkBuilder, RequestOf } from '../../context.js';
+import { errorResponses, NoContent, StreamQuery, VehicleIdParams } from '../../schemas/common.js';
 import { streamList, type ListPage, type StreamParams } from '../../plugins/pagination.js';
 import { currentState } from '../../../db/distance/estimate.sql.js';
 import type { Odometer, OdometerTrigger } from '../../../db/distance/odometers.repository.js';
@@ -12,7 +11,7 @@ import {
 import { parseReading, parseTrigger, presentOdometer, presentTrigger } from './distance.service.js';
 
 const ListQuery = Type.Object(StreamQuery);
-const Empty = Type.Null({ description: 'No content' });
+const Empty = NoContent('No content');
 const config = { service: 'distance' as const };
 const tags = ['distance'];
 
@@ -27,7 +26,8 @@ interface RecordKind<K extends string, T extends { id: string; vehicleId: string
   present: (links: LinkBuilder, record: T) => unknown;
   /** The record's place in its list, newest first. */
   at: (record: T) => Date;
-  schemas: { params: TSchema; one: TSchema; list: TSchema };
+  /** `params` has the one path parameter `idParam`. */
+  schemas: { params: TObject<Record<string, TString>>; one: TSchema; list: TSchema };
   summaries: { list: string; get: string; delete: string };
 }
 
@@ -52,13 +52,13 @@ const TRIGGERS = {
 
 /** The list, get and delete routes of one kind of record. */
 function appRecordRoutes<K extends string, T extends { id: string; vehicleId: string }>(
-  app: FastifyInstance, kind: RecordKind<K, T>, store: RecordStore<T>,
+  app: App, kind: RecordKind<K, T>, store: RecordStore<T>,
 ) {
   const { repos } = app.deps;
   const onePath = `/api/v1/${kind.segment}/:${kind.idParam}`;
   /** The record named in the path: the application's, on a vehicle it can still read; else 404. */
-  const owned = async (request: FastifyRequest) => {
-    const id = (request.params as Record<string, string>)[kind.idParam];
+  const owned = async (request: RequestOf<{ params: TObject<Record<string, TString>> }>) => {
+    const id = request.params[kind.idParam];
     const record = await store.get(request.principal!.id, id);
     if (!record || !(await repos.vehicles.canRead(request.principal!, record.vehicleId))) throw new NotFound();
     return record;
@@ -68,7 +68,7 @@ function appRecordRoutes<K extends string, T extends { id: string; vehicleId: st
     config, schema: { tags, summary: kind.summaries.list, params: VehicleIdParams, querystring: ListQuery,
       response: { 200: kind.schemas.list, ...errorResponses(404) } },
   }, async (request) => {
-    const { vehicleId } = request.params as { vehicleId: string };
+    const { vehicleId } = request.params;
     return streamList(app.links, request.query, {
       service: 'distance', key: kind.many, path: `/api/v1/vehicles/${vehicleId}/${kind.segment}`,
       present: (r: T) => kind.present(app.links, r), at: kind.at,
@@ -94,13 +94,14 @@ function appRecordRoutes<K extends string, T extends { id: string; vehicleId: st
 }
 
 /**
- * Odometer readings and triggers (spec 4.8): the calling application's own, on vehicles it can read. Create answers
- * 200 as the spec says (the SDK fixtures' 201 is also a success to the SDK); delete answers 204 (reference-notes §1.9).
+ * Odometer readings and triggers (docs/concepts/distance-and-odometers.md): the calling application's own, on vehicles
+ * it can read. Create answers 200 as the original platform does (the SDK fixtures' 201 is also a success to the SDK);
+ * delete answers 204.
  */
-export default async function odometersRoutes(app: FastifyInstance) {
+export default async function odometersRoutes(app: App) {
   const { repos, db } = app.deps;
-  const readableVehicle = async (request: FastifyRequest) => {
-    const { vehicleId } = request.params as { vehicleId: string };
+  const readableVehicle = async (request: RequestOf<{ params: typeof VehicleIdParams }>) => {
+    const { vehicleId } = request.params;
     await repos.vehicles.requireReadable(request.principal!, vehicleId);
     return vehicleId;
   };
@@ -109,7 +110,7 @@ export default async function odometersRoutes(app: FastifyInstance) {
     config, schema: { tags, summary: 'Record an odometer reading (stored in meters)', params: VehicleIdParams,
       body: CreateOdometerBody, response: { 200: OdometerResponse, ...errorResponses(404, 415) } },
   }, async (request) => {
-    const input = parseReading((request.body as Static<typeof CreateOdometerBody>).odometer);
+    const input = parseReading(request.body.odometer);
     const vehicleId = await readableVehicle(request);
     const odometer = await repos.odometers.createOdometer(request.principal!.id, vehicleId, input.readingM, input.date);
     return { odometer: presentOdometer(app.links, odometer) };
@@ -121,7 +122,7 @@ export default async function odometersRoutes(app: FastifyInstance) {
     config, schema: { tags, summary: 'Set an odometer trigger (threshold stored in meters)', params: VehicleIdParams,
       body: CreateTriggerBody, response: { 200: TriggerResponse, ...errorResponses(404, 415) } },
   }, async (request) => {
-    const input = parseTrigger((request.body as Static<typeof CreateTriggerBody>).odometerTrigger);
+    const input = parseTrigger(request.body.odometerTrigger);
     const vehicleId = await readableVehicle(request);
     const appId = request.principal!.id;
     const trigger = await db.knex.transaction(async (trx) => repos.odometers.createTrigger(

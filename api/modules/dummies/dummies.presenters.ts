@@ -4,7 +4,7 @@ import type { RouteRecord } from '../../../db/repositories/routes.repository.js'
 import type { Run } from '../../../db/repositories/runs.repository.js';
 import { iso } from '../../../lib/time.js';
 
-/** Route (reference-notes §4): metadata, the polyline as `preview`. */
+/** Route: metadata, the polyline as `preview`. */
 export function presentRoute(links: LinkBuilder, r: RouteRecord) {
   return {
     id: r.id, name: r.name, description: r.description, messageCount: r.messageCount, locationCount: r.locationCount,
@@ -13,7 +13,7 @@ export function presentRoute(links: LinkBuilder, r: RouteRecord) {
   };
 }
 
-/** Dummy (reference-notes §4). */
+/** Dummy. */
 export function presentDummy(links: LinkBuilder, d: Dummy) {
   return {
     id: d.id, name: d.name, deviceId: d.deviceId, caseId: d.caseId, createdAt: iso(d.createdAt)!,
@@ -37,7 +37,7 @@ function remainingSeconds(run: Run, now: number): number | null {
   return round(Math.max(0, run.remainingSeconds - Math.max(0, elapsed)), 3);
 }
 
-/** Run (reference-notes §4, §6.3); `links.self` is the `_current` URL while the run is active. */
+/** Run; `links.self` is the `_current` URL while the run is active. */
 export function presentRun(links: LinkBuilder, run: Run, now = Date.now()) {
   const base = `/api/v1/dummies/${run.dummyId}/runs`;
   const byId = links.url('dummy', `${base}/${run.id}`);

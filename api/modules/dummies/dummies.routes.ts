@@ -1,6 +1,6 @@
-import type { FastifyInstance } from 'fastify';
+import type { App } from '../../context.js';
 import { Type } from 'typebox';
-import { errorResponses, OffsetQuery } from '../../schemas/common.js';
+import { errorResponses, NoContent, OffsetQuery } from '../../schemas/common.js';
 import { offsetMeta, parseOffsetWindow } from '../../plugins/pagination.js';
 import { presentDummy } from './dummies.presenters.js';
 import { CreateDummyBody, DummyIdParams, DummyList, DummyResponse } from './dummies.schemas.js';
@@ -8,12 +8,11 @@ import { createDummy, deleteDummy, mustDummy } from './dummies.service.js';
 import routesRoutes from './routes.routes.js';
 import runsRoutes from './runs.routes.js';
 
-/** Dummies (reference-notes §1.10): simulated devices of the calling application; with routes and runs. */
-export default async function dummiesRoutes(app: FastifyInstance) {
+/** Dummies (docs/concepts/simulator.md): simulated devices of the calling application; with routes and runs. */
+export default async function dummiesRoutes(app: App) {
   const { repos } = app.deps;
   const config = { service: 'dummy' as const };
   const tags = ['dummies'];
-  const dummyId = (params: unknown) => (params as { dummyId: string }).dummyId;
 
   app.post('/api/v1/dummies', {
     config,
@@ -22,7 +21,7 @@ export default async function dummiesRoutes(app: FastifyInstance) {
       body: CreateDummyBody, response: { 201: DummyResponse, ...errorResponses(409, 415) },
     },
   }, async (request, reply) => {
-    const dummy = await createDummy(app.deps, request.principal!, (request.body as { dummy: { name: string } }).dummy.name);
+    const dummy = await createDummy(app.deps, request.principal!, request.body.dummy.name);
     const body = { dummy: presentDummy(app.links, dummy) };
     reply.code(201).header('Location', body.dummy.links.self);
     return body;
@@ -35,7 +34,7 @@ export default async function dummiesRoutes(app: FastifyInstance) {
       querystring: Type.Object(OffsetQuery), response: { 200: DummyList, ...errorResponses() },
     },
   }, async (request) => {
-    const w = parseOffsetWindow(request.query as Record<string, string>);
+    const w = parseOffsetWindow(request.query);
     const { total, dummies } = await repos.dummies.list(request.principal!.id, w);
     return { dummies: dummies.map((d) => presentDummy(app.links, d)), meta: offsetMeta(app.links, 'dummy', '/api/v1/dummies', { total, ...w }) };
   });
@@ -43,16 +42,16 @@ export default async function dummiesRoutes(app: FastifyInstance) {
   app.get('/api/v1/dummies/:dummyId', {
     config,
     schema: { tags, summary: 'One dummy', params: DummyIdParams, response: { 200: DummyResponse, ...errorResponses(404) } },
-  }, async (request) => ({ dummy: presentDummy(app.links, await mustDummy(app.deps, request.principal!, dummyId(request.params))) }));
+  }, async (request) => ({ dummy: presentDummy(app.links, await mustDummy(app.deps, request.principal!, request.params.dummyId)) }));
 
   app.delete('/api/v1/dummies/:dummyId', {
     config,
     schema: {
       tags, summary: 'Delete a dummy: its run stops; the application loses its device, which cannot be reclaimed',
-      params: DummyIdParams, response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(404) },
+      params: DummyIdParams, response: { 204: NoContent('Deleted'), ...errorResponses(404) },
     },
   }, async (request, reply) => {
-    await deleteDummy(app.deps, request.principal!, dummyId(request.params));
+    await deleteDummy(app.deps, request.principal!, request.params.dummyId);
     return reply.code(204).send();
   });
 

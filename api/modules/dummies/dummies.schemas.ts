@@ -13,7 +13,7 @@ export const Route = Type.Object({
   duration: Type.Number({ description: 'ms the recorded drive took; a run at speed 1 lasts this long' }),
   preview: Type.String({ description: 'The path as a Google encoded polyline, precision 5' }),
   links: Links('self'),
-}, { description: 'Route (reference-notes §4 Route)' });
+}, { description: 'Route' });
 
 export const ImportRouteBody = Type.Object({
   route: Type.Object({
@@ -35,13 +35,13 @@ export const Dummy = Type.Object({
   caseId: Type.String({ description: 'Case id of the device: VV + 5 characters' }),
   createdAt: Timestamp('When the dummy was created'),
   links: Links('self, runs, device, messages, events'),
-}, { description: 'Dummy (reference-notes §4 Dummy)' });
+}, { description: 'Dummy' });
 
 export const CreateDummyBody = Type.Object({
   dummy: Type.Object({ name: Type.String({ minLength: 1, maxLength: 100, description: 'Dummy name, unique within the application' }) }),
 });
 
-const State = Type.Union(['starting', 'running', 'stopping', 'finished'].map((s) => Type.Literal(s)),
+const State = Type.Union([Type.Literal('starting'), Type.Literal('running'), Type.Literal('stopping'), Type.Literal('finished')],
   { description: 'starting → running → (repeat: running again) → finished; stopping after a stop request' });
 
 export const RunStatus = Type.Object({
@@ -60,18 +60,18 @@ export const RunStatus = Type.Object({
   duration: Type.Number({ description: 'ms of drive time covered so far (all passes; not wall-clock)' }),
   nextPassAt: Nullable(Timestamp("While waiting: when the next pass starts; a dummy's passes never overlap in time, so with speed N a pass "
     + 'starts (1 − 1/N) × the drive time after the end of the previous one')),
-  outcome: Nullable(Type.Union(['completed', 'stopped', 'failed'].map((s) => Type.Literal(s)), { description: 'How a finished run ended' })),
+  outcome: Nullable(Type.Union([Type.Literal('completed'), Type.Literal('stopped'), Type.Literal('failed')], { description: 'How a finished run ended' })),
   error: Nullable(Type.String({ description: 'Why a failed run failed' })),
   createdAt: Timestamp('When the run was requested'),
   startedAt: Nullable(Timestamp('When its first pass began')),
   endedAt: Nullable(Timestamp('When it finished')),
-}, { description: 'Run status (reference-notes §6.3, plus totals)' });
+}, { description: 'Run status, with totals over all passes' });
 
 export const Run = Type.Object({
   id: Uuid('Run id'),
   status: RunStatus,
   links: Links('self (the _current URL while active), run (this run by id), dummy, route'),
-}, { description: 'Run (reference-notes §4 Run)' });
+}, { description: 'Run' });
 
 export const StartRunBody = Type.Object({
   run: Type.Object({

@@ -7,7 +7,7 @@ import {
   estimateRun, passDelayMs, RUN_INTERVAL_MS, scenariosOrProblem, speedProblem, vinProblem,
 } from '../../../simulator/runs.js';
 
-/** reference-notes §1.10 (C README). */
+/** Dummies one application may have at once (docs/reference/limits.md). */
 export const MAX_DUMMIES = 5;
 
 interface Deps { db: Db; repos: Repositories }

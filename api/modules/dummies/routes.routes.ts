@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { App } from '../../context.js';
 import { Type } from 'typebox';
 import { NotFound } from '../../../lib/errors.js';
 import { errorResponses, OffsetQuery } from '../../schemas/common.js';
@@ -6,13 +6,13 @@ import { offsetMeta, parseOffsetWindow } from '../../plugins/pagination.js';
 import { seedStoredRoutes } from '../../../simulator/routes-seed.js';
 import { presentRoute } from './dummies.presenters.js';
 import { ImportRouteBody, RouteIdParams, RouteList, RouteResponse } from './dummies.schemas.js';
-import { importRoute, type ImportRouteInput } from './routes.service.js';
+import { importRoute } from './routes.service.js';
 
 /**
- * Routes for dummies (reference-notes §1.10, §6.2): the stored routes of routes-data/ (seeded
+ * Routes for dummies (docs/concepts/simulator.md): the stored routes of routes-data/ (seeded
  * here, idempotently, when the API starts) for every application, plus the application's imports.
  */
-export default async function routesRoutes(app: FastifyInstance) {
+export default async function routesRoutes(app: App) {
   const { repos } = app.deps;
   const config = { service: 'dummy' as const };
   const tags = ['dummies'];
@@ -25,7 +25,7 @@ export default async function routesRoutes(app: FastifyInstance) {
       querystring: Type.Object(OffsetQuery), response: { 200: RouteList, ...errorResponses() },
     },
   }, async (request) => {
-    const w = parseOffsetWindow(request.query as Record<string, string>);
+    const w = parseOffsetWindow(request.query);
     const { total, routes } = await repos.routes.list(request.principal!.id, w);
     return { routes: routes.map((r) => presentRoute(app.links, r)), meta: offsetMeta(app.links, 'dummy', '/api/v1/routes', { total, ...w }) };
   });
@@ -34,7 +34,7 @@ export default async function routesRoutes(app: FastifyInstance) {
     config,
     schema: { tags, summary: 'One route', params: RouteIdParams, response: { 200: RouteResponse, ...errorResponses(404) } },
   }, async (request) => {
-    const route = await repos.routes.get(request.principal!.id, (request.params as { routeId: string }).routeId);
+    const route = await repos.routes.get(request.principal!.id, request.params.routeId);
     if (!route) throw new NotFound();
     return { route: presentRoute(app.links, route) };
   });
@@ -42,11 +42,11 @@ export default async function routesRoutes(app: FastifyInstance) {
   app.post('/api/v1/routes', {
     config,
     schema: {
-      tags, summary: 'Import a route from a GeoJSON, GPX or encoded-polyline file (an addition to the spec)',
+      tags, summary: 'Import a route from a GeoJSON, GPX or encoded-polyline file (an addition to the original platform\'s API)',
       body: ImportRouteBody, response: { 201: RouteResponse, ...errorResponses(409, 413, 415) },
     },
   }, async (request, reply) => {
-    const route = await importRoute(repos, request.principal!, (request.body as { route: ImportRouteInput }).route);
+    const route = await importRoute(repos, request.principal!, request.body.route);
     const body = { route: presentRoute(app.links, route) };
     reply.code(201).header('Location', body.route.links.self);
     return body;

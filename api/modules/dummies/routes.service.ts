@@ -11,7 +11,7 @@ export const MAX_ROUTE_DURATION_MS = 24 * 3600_000;
 
 export interface ImportRouteInput {
   name?: string; description?: string; duration?: number; fileName?: string;
-  file?: string; geojson?: Record<string, unknown>; gpx?: string; polyline?: string;
+  file?: string; geojson?: object; gpx?: string; polyline?: string;
 }
 
 const SOURCES = ['file', 'geojson', 'gpx', 'polyline'] as const;
@@ -32,7 +32,7 @@ function sourceText(input: ImportRouteInput): { text: string; fileName: string }
     throw new ValidationError(`${fileName}: route.polyline is not an encoded polyline (it starts with "${first}")`);
   }
   if (kind === 'file' && (first === '{' || first === '[') && tooDeep(text)) {
-    // The body's depth bound (api/plugins/input-guard.ts) holds for JSON carried as text too (issue 10, item 7).
+    // The body's depth bound (api/plugins/input-guard.ts) holds for JSON carried as text too.
     throw new ValidationError(`${fileName}: the GeoJSON nests arrays/objects more than ${MAX_JSON_DEPTH} levels deep`);
   }
   return { text, fileName };

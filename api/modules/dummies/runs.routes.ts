@@ -1,22 +1,22 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { App, RequestOf } from '../../context.js';
 import { Type } from 'typebox';
 import { NotFound } from '../../../lib/errors.js';
-import { errorResponses, OffsetQuery } from '../../schemas/common.js';
+import { errorResponses, NoContent, OffsetQuery } from '../../schemas/common.js';
 import { offsetMeta, parseOffsetWindow } from '../../plugins/pagination.js';
 import { presentRun } from './dummies.presenters.js';
 import { CurrentRunResponse, DummyIdParams, RunIdParams, RunList, RunResponse, StartRunBody } from './dummies.schemas.js';
-import { mustDummy, startRun, type StartRunInput } from './dummies.service.js';
+import { mustDummy, startRun } from './dummies.service.js';
 
 /**
- * Runs (spec 4.12, reference-notes §6.3): one current run per dummy, driven by the run scheduler
+ * Runs (docs/concepts/simulator.md): one current run per dummy, driven by the run scheduler
  * of the workers; finished runs stay readable by id and in the dummy's run list.
  */
-export default async function runsRoutes(app: FastifyInstance) {
+export default async function runsRoutes(app: App) {
   const { repos } = app.deps;
   const config = { service: 'dummy' as const };
   const tags = ['dummies'];
-  const dummyOf = (request: FastifyRequest) =>
-    mustDummy(app.deps, request.principal!, (request.params as { dummyId: string }).dummyId);
+  const dummyOf = (request: RequestOf<{ params: typeof DummyIdParams }>) =>
+    mustDummy(app.deps, request.principal!, request.params.dummyId);
 
   app.post('/api/v1/dummies/:dummyId/runs', {
     config,
@@ -25,8 +25,8 @@ export default async function runsRoutes(app: FastifyInstance) {
       response: { 201: RunResponse, ...errorResponses(404, 409, 415) },
     },
   }, async (request, reply) => {
-    const { dummyId } = request.params as { dummyId: string };
-    const run = await startRun(app.deps, request.principal!, dummyId, (request.body as { run: StartRunInput }).run);
+    const { dummyId } = request.params;
+    const run = await startRun(app.deps, request.principal!, dummyId, request.body.run);
     const body = { run: presentRun(app.links, run) };
     reply.code(201).header('Location', body.run.links.self);
     return body;
@@ -49,7 +49,7 @@ export default async function runsRoutes(app: FastifyInstance) {
     schema: {
       tags, summary: 'Stop the current run: 202 while it stops (about a second), 204 when there was none',
       params: DummyIdParams,
-      response: { 202: RunResponse, 204: Type.Null({ description: 'No current run' }), ...errorResponses(404) },
+      response: { 202: RunResponse, 204: NoContent('No current run'), ...errorResponses(404) },
     },
   }, async (request, reply) => {
     const dummy = await dummyOf(request);
@@ -67,7 +67,7 @@ export default async function runsRoutes(app: FastifyInstance) {
     },
   }, async (request) => {
     const dummy = await dummyOf(request);
-    const w = parseOffsetWindow(request.query as Record<string, string>);
+    const w = parseOffsetWindow(request.query);
     const { total, runs } = await repos.runs.list(dummy.id, w);
     return {
       runs: runs.map((r) => presentRun(app.links, r)),
@@ -80,7 +80,7 @@ export default async function runsRoutes(app: FastifyInstance) {
     schema: { tags, summary: 'One run of the dummy, active or finished', params: RunIdParams, response: { 200: RunResponse, ...errorResponses(404) } },
   }, async (request) => {
     const dummy = await dummyOf(request);
-    const run = await repos.runs.get(dummy.id, (request.params as { runId: string }).runId);
+    const run = await repos.runs.get(dummy.id, request.params.runId);
     if (!run) throw new NotFound('Run not found');
     return { run: presentRun(app.links, run) };
   });

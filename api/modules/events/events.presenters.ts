@@ -1,7 +1,7 @@
 import type { LinkBuilder } from '../../context.js';
 import type { EventRecord } from '../../../db/repositories/events.repository.js';
 
-/** Event (spec 2.6): rule objects carry the owning application's id (reference-notes §4). */
+/** Event: rule objects carry the owning application's id. */
 export function presentEvent(links: LinkBuilder, e: EventRecord) {
   const object: { id: string | null; type: string; appId?: string } = { id: e.objectId, type: e.objectType };
   if (e.objectType === 'rule' && e.applicationId) object.appId = e.applicationId;

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { App } from '../../context.js';
 import { NotFound, ValidationError } from '../../../lib/errors.js';
 import type { EventFilters } from '../../../db/repositories/events-query.js';
 import type { EventRecord } from '../../../db/repositories/events.repository.js';
@@ -9,7 +9,7 @@ import { EventIdParams, EventList, EventListQuery, EventResponse } from './event
 import { isUuid } from '../../../lib/uuid.js';
 
 
-/** Filters of the event lists; empty values count as absent (the SDK sends `since=`, reference-notes §3.1). */
+/** Filters of the event lists; empty values count as absent (the SDK sends `since=`). */
 function parseFilters(q: Query): EventFilters {
   const pick = (v: string | undefined) => (v === undefined || v.trim() === '' ? undefined : v.trim());
   const f = { type: pick(q.type), objectId: pick(q.objectId), objectType: pick(q.objectType) };
@@ -17,8 +17,8 @@ function parseFilters(q: Query): EventFilters {
   return f;
 }
 
-/** Events (spec 4.5): of a device, of a vehicle, and one by id. */
-export default async function eventsRoutes(app: FastifyInstance) {
+/** Events (docs/concepts/rules-events-webhooks.md): of a device, of a vehicle, and one by id. */
+export default async function eventsRoutes(app: App) {
   const { repos } = app.deps;
   const config = { service: 'event' as const };
   const events = {
@@ -39,7 +39,7 @@ export default async function eventsRoutes(app: FastifyInstance) {
       response: { 200: EventList, ...errorResponses(404) },
     },
   }, async (request) => {
-    const { deviceId } = request.params as { deviceId: string };
+    const { deviceId } = request.params;
     return streamList(app.links, request.query, {
       ...events, path: `/api/v1/devices/${deviceId}/events`,
       check: (q) => filtersThen(q, () => repos.devices.requireReadable(request.principal!, deviceId)),
@@ -54,7 +54,7 @@ export default async function eventsRoutes(app: FastifyInstance) {
       params: VehicleIdParams, querystring: EventListQuery, response: { 200: EventList, ...errorResponses(404) },
     },
   }, async (request) => {
-    const { vehicleId } = request.params as { vehicleId: string };
+    const { vehicleId } = request.params;
     return streamList(app.links, request.query, {
       ...events, path: `/api/v1/vehicles/${vehicleId}/events`,
       check: (q) => filtersThen(q, () => repos.vehicles.requireReadable(request.principal!, vehicleId)),
@@ -68,7 +68,7 @@ export default async function eventsRoutes(app: FastifyInstance) {
       tags: ['events'], summary: 'One event', params: EventIdParams, response: { 200: EventResponse, ...errorResponses(404) },
     },
   }, async (request) => {
-    const event = await repos.eventsQuery.get(request.principal!, (request.params as { eventId: string }).eventId);
+    const event = await repos.eventsQuery.get(request.principal!, request.params.eventId);
     if (!event) throw new NotFound();
     return { event: presentEvent(app.links, event) };
   });

@@ -3,7 +3,7 @@ import { AnyObject, Links, Nullable, StreamMeta, StreamQuery, Timestamp, Uuid } 
 
 const QueryString = (description: string) => Type.Optional(Type.String({ description }));
 
-/** Event list filters (spec 4.5, reference-notes §1.3); `prior` links keep them. */
+/** Event list filters; `prior` links keep them. */
 export const EventListQuery = Type.Object({
   ...StreamQuery,
   type: QueryString('Event type, exact (e.g. startup); `rule` or `rule-*` = rule-enter and rule-leave; `<prefix>-*` = types starting with `<prefix>-`'),
@@ -18,15 +18,15 @@ export const Event = Type.Object({
   vehicleId: Nullable(Uuid('Vehicle the device was in at the time, if known')),
   stored: Timestamp('When the event was stored'),
   storageLatency: Type.Integer({ description: 'stored − timestamp, milliseconds' }),
-  eventType: Type.String({ description: 'startup, shutdown, phone-home, rule-enter, rule-leave, trip-*, dtc-on, ... (spec 6.1)' }),
+  eventType: Type.String({ description: 'startup, shutdown, phone-home, rule-enter, rule-leave, trip-*, dtc-on, ... (docs/concepts/rules-events-webhooks.md)' }),
   object: Type.Object({
     id: Nullable(Type.String({ description: 'Id of the rule, vehicle or trip (null when the vehicle is not known)' })),
     type: Type.String({ description: 'rule, vehicle or trip' }),
     appId: Type.Optional(Uuid('For rules: the application that owns the rule')),
   }, { description: 'What the event is about' }),
-  meta: Nullable(AnyObject('Depends on the event type (spec 6.1); for rule events: direction, firstEval, rule, message')),
+  meta: Nullable(AnyObject('Depends on the event type; for rule events: direction, firstEval, rule, message')),
   links: Links('self, notifications'),
-}, { description: 'Event (spec 2.6)' });
+}, { description: 'Event' });
 
 export const EventList = Type.Object({ events: Type.Array(Event), meta: StreamMeta });
 export const EventResponse = Type.Object({ event: Event });

@@ -1,14 +1,14 @@
-import type { FastifyInstance } from 'fastify';
+import type { App } from '../../context.js';
 import { Type } from 'typebox';
 import { Forbidden, NotFound } from '../../../lib/errors.js';
 import { deregisterDevice } from '../../../db/deregistration.js';
-import { DeviceIdParams, errorResponses, OffsetQuery } from '../../schemas/common.js';
+import { DeviceIdParams, errorResponses, NoContent, OffsetQuery } from '../../schemas/common.js';
 import { offsetMeta, parseOffsetWindow } from '../../plugins/pagination.js';
 import { presentDevice, presentRegisteredDevice } from './platform.presenters.js';
 import { DeviceList, DeviceResponse, RegisterBody } from './platform.schemas.js';
 
-/** Devices (spec 4.1). */
-export default async function devicesRoutes(app: FastifyInstance) {
+/** Devices: the calling application's, one by id, registration and deregistration (Enterprise applications). */
+export default async function devicesRoutes(app: App) {
   const { repos, db } = app.deps;
   const config = { service: 'platform' as const };
 
@@ -19,7 +19,7 @@ export default async function devicesRoutes(app: FastifyInstance) {
       querystring: Type.Object(OffsetQuery), response: { 200: DeviceList, ...errorResponses() },
     },
   }, async (request) => {
-    const w = parseOffsetWindow(request.query as Record<string, string>);
+    const w = parseOffsetWindow(request.query);
     const { total, devices } = await repos.devices.list(request.principal!, w);
     return {
       devices: devices.map((d) => presentDevice(app.links, d)),
@@ -34,7 +34,7 @@ export default async function devicesRoutes(app: FastifyInstance) {
       response: { 200: DeviceResponse, ...errorResponses(404) },
     },
   }, async (request) => {
-    const { deviceId } = request.params as { deviceId: string };
+    const { deviceId } = request.params;
     const device = await repos.devices.get(request.principal!, deviceId);
     if (!device) throw new NotFound();
     return { device: presentDevice(app.links, device) };
@@ -49,7 +49,7 @@ export default async function devicesRoutes(app: FastifyInstance) {
   }, async (request, reply) => {
     const principal = request.principal!;
     if (principal.kind !== 'enterprise') throw new Forbidden('Only Enterprise applications can register devices');
-    const { id } = (request.body as { device: { id: string } }).device;
+    const { id } = request.body.device;
     if (!(await repos.devices.isAuthorized(principal.id, id))) {
       throw new NotFound('Device not found, or its owner has not authorized this application');
     }
@@ -65,11 +65,11 @@ export default async function devicesRoutes(app: FastifyInstance) {
     config,
     schema: {
       tags: ['platform'], summary: 'Deregister a device (Enterprise applications only)', params: DeviceIdParams,
-      response: { 204: Type.Null({ description: 'Deregistered' }), ...errorResponses(403, 404) },
+      response: { 204: NoContent('Deregistered'), ...errorResponses(403, 404) },
     },
   }, async (request, reply) => {
     const principal = request.principal!;
-    const { deviceId } = request.params as { deviceId: string };
+    const { deviceId } = request.params;
     if (principal.kind !== 'enterprise') throw new Forbidden('Only Enterprise applications can deregister devices');
     const removed = await db.knex.transaction((trx) => deregisterDevice(trx, principal.id, deviceId));
     if (!removed) throw new NotFound();

@@ -17,7 +17,7 @@ export function deviceLinks(links: LinkBuilder, id: string) {
   };
 }
 
-/** Device (spec 2.2). */
+/** Device. */
 export function presentDevice(links: LinkBuilder, d: Device) {
   return {
     id: d.id, name: d.name, chipId: d.chipId, createdAt: iso(d.createdAt)!, icon: d.icon ?? DEFAULT_ICON,
@@ -25,7 +25,7 @@ export function presentDevice(links: LinkBuilder, d: Device) {
   };
 }
 
-/** The registration answer carries self, groups, vehicles and latestVehicle links (spec 2.2, reference-notes §1.1). */
+/** The registration answer carries self, groups, vehicles and latestVehicle links (as the original platform's registration does). */
 export function presentRegisteredDevice(links: LinkBuilder, d: Device) {
   const { self, vehicles, latestVehicle } = deviceLinks(links, d.id);
   const groups = links.url('platform', `/api/v1/devices/${d.id}/groups`);
@@ -39,7 +39,7 @@ function basic(v: Vehicle) {
   };
 }
 
-/** Vehicle in device lists and `_latest`: basic fields, links self/trips/collisions/reportCards (spec 2.3). */
+/** Vehicle in device lists and `_latest`: basic fields, links self/trips/collisions/reportCards. */
 export function presentVehicleBasic(links: LinkBuilder, v: Vehicle) {
   return {
     ...basic(v),
@@ -52,7 +52,7 @@ export function presentVehicleBasic(links: LinkBuilder, v: Vehicle) {
   };
 }
 
-/** Single vehicle: with `data`, links self (spec 2.3). */
+/** Single vehicle: with `data`, links self. */
 export function presentVehicle(links: LinkBuilder, v: Vehicle) {
   return { ...basic(v), data: v.data ?? {}, links: { self: links.url('platform', `/api/v1/vehicles/${v.id}`) } };
 }

@@ -8,7 +8,7 @@ export const Device = Type.Object({
   createdAt: Timestamp('When the device was provisioned'),
   icon: Type.String({ description: 'Icon URL' }),
   links: Links('self, vehicles, latestVehicle, rules, events, subscriptions, trips'),
-}, { description: 'Device (spec 2.2)' });
+}, { description: 'Device' });
 
 const VehicleBasicFields = {
   id: Uuid('Vehicle id'),
@@ -28,7 +28,7 @@ export const Vehicle = Type.Object({
   ...VehicleBasicFields,
   data: AnyObject('Decoded vehicle details: engine, transmission, body, fuel and other VIN-derived data'),
   links: Links('self'),
-}, { description: 'Vehicle with data (spec 2.3)' });
+}, { description: 'Vehicle with data' });
 
 export const Transaction = Type.Object({
   id: Uuid('Transaction id'),
@@ -37,7 +37,7 @@ export const Transaction = Type.Object({
   statusCode: Type.Integer({ description: 'HTTP status of the call' }),
   method: Type.String({ description: 'HTTP method' }),
   service: Type.String({ description: '<prefix>-<kind>-service' }),
-}, { description: 'Transaction (spec 2.4)' });
+}, { description: 'Transaction: one recorded API call' });
 
 export const DeviceList = Type.Object({ devices: Type.Array(Device), meta: OffsetMeta });
 export const DeviceResponse = Type.Object({ device: Device });

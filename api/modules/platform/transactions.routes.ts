@@ -1,11 +1,11 @@
-import type { FastifyInstance } from 'fastify';
+import type { App } from '../../context.js';
 import { Type } from 'typebox';
 import { errorResponses, StreamQuery } from '../../schemas/common.js';
 import { parseStreamWindow, streamMeta } from '../../plugins/pagination.js';
 import { TransactionList } from './platform.schemas.js';
 
-/** The calling application's transaction log (spec 4.3). */
-export default async function transactionsRoutes(app: FastifyInstance) {
+/** The calling application's transaction log (api/plugins/transactions.ts records it). */
+export default async function transactionsRoutes(app: App) {
   const { repos } = app.deps;
   app.get('/api/v1/transactions', {
     config: { service: 'platform' },
@@ -15,7 +15,7 @@ export default async function transactionsRoutes(app: FastifyInstance) {
     },
   }, async (request) => {
     const appId = request.principal!.id;
-    const w = parseStreamWindow(request.query as Record<string, string>);
+    const w = parseStreamWindow(request.query);
     const [page, stats] = await Promise.all([repos.transactions.list(appId, w), repos.transactions.stats(appId, w)]);
     const last = page.transactions.at(-1);
     return {

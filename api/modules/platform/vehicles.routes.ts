@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { App, RequestOf } from '../../context.js';
 import { Type } from 'typebox';
 import { NotFound } from '../../../lib/errors.js';
 import { DeviceIdParams, errorResponses, OffsetQuery, VehicleIdParams } from '../../schemas/common.js';
@@ -6,13 +6,13 @@ import { offsetMeta, parseOffsetWindow } from '../../plugins/pagination.js';
 import { presentVehicle, presentVehicleBasic } from './platform.presenters.js';
 import { LatestVehicleResponse, VehicleList, VehicleResponse } from './platform.schemas.js';
 
-/** Vehicles (spec 4.2). */
-export default async function vehiclesRoutes(app: FastifyInstance) {
+/** Vehicles: those a device has been in, its latest, one by id (docs/concepts/vehicles.md). */
+export default async function vehiclesRoutes(app: App) {
   const { repos } = app.deps;
   const config = { service: 'platform' as const };
-  const readableDevice = async (request: { principal: any; params: unknown }) => {
-    const { deviceId } = request.params as { deviceId: string };
-    await repos.devices.requireReadable(request.principal, deviceId);
+  const readableDevice = async (request: RequestOf<{ params: typeof DeviceIdParams }>) => {
+    const { deviceId } = request.params;
+    await repos.devices.requireReadable(request.principal!, deviceId);
     return deviceId;
   };
 
@@ -24,7 +24,7 @@ export default async function vehiclesRoutes(app: FastifyInstance) {
     },
   }, async (request) => {
     const deviceId = await readableDevice(request);
-    const w = parseOffsetWindow(request.query as Record<string, string>);
+    const w = parseOffsetWindow(request.query);
     const { total, vehicles } = await repos.vehicles.listForDevice(request.principal!, deviceId, w);
     return {
       vehicles: vehicles.map((v) => presentVehicleBasic(app.links, v)),
@@ -51,7 +51,7 @@ export default async function vehiclesRoutes(app: FastifyInstance) {
       response: { 200: VehicleResponse, ...errorResponses(404) },
     },
   }, async (request) => {
-    const { vehicleId } = request.params as { vehicleId: string };
+    const { vehicleId } = request.params;
     const vehicle = await repos.vehicles.get(request.principal!, vehicleId);
     if (!vehicle) throw new NotFound();
     return { vehicle: presentVehicle(app.links, vehicle) };

@@ -1,19 +1,19 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { Type, type Static } from 'typebox';
+import type { App, RequestOf } from '../../context.js';
+import { Type } from 'typebox';
 import { NotFound } from '../../../lib/errors.js';
 import { ruleCopy, ruleSummary } from '../../../db/rules/rule-copy.js';
-import { DeviceIdParams, errorResponses, OffsetQuery } from '../../schemas/common.js';
+import { DeviceIdParams, errorResponses, NoContent, OffsetQuery } from '../../schemas/common.js';
 import { offsetMeta, parseOffsetWindow } from '../../plugins/pagination.js';
 import { CreateRuleBody, RuleIdParams, RuleList, RuleResponse } from './rules.schemas.js';
 import { validateRule } from './rules.service.js';
 
-/** Rules (spec 4.6): per device, owned by the application that created them; immutable. */
-export default async function rulesRoutes(app: FastifyInstance) {
+/** Rules (docs/concepts/rules-events-webhooks.md): per device, owned by the application that created them; immutable. */
+export default async function rulesRoutes(app: App) {
   const { repos, db } = app.deps;
   const config = { service: 'rule' as const };
   const url = app.links.url;
-  const readableDevice = async (request: FastifyRequest) => {
-    const { deviceId } = request.params as { deviceId: string };
+  const readableDevice = async (request: RequestOf<{ params: typeof DeviceIdParams }>) => {
+    const { deviceId } = request.params;
     await repos.devices.requireReadable(request.principal!, deviceId);
     return deviceId;
   };
@@ -26,7 +26,7 @@ export default async function rulesRoutes(app: FastifyInstance) {
     },
   }, async (request, reply) => {
     const deviceId = await readableDevice(request);
-    const input = await validateRule((request.body as Static<typeof CreateRuleBody>).rule, repos.rules);
+    const input = await validateRule(request.body.rule, repos.rules);
     const rule = await db.knex.transaction((trx) => repos.rules.create(request.principal!.id, deviceId, input, trx));
     const body = { rule: ruleCopy(url, rule) };
     reply.code(201).header('Location', body.rule.links.self);
@@ -41,7 +41,7 @@ export default async function rulesRoutes(app: FastifyInstance) {
     },
   }, async (request) => {
     const deviceId = await readableDevice(request);
-    const w = parseOffsetWindow(request.query as Record<string, string>);
+    const w = parseOffsetWindow(request.query);
     const { total, rules } = await repos.rules.list(request.principal!, deviceId, w);
     return {
       rules: rules.map((r) => ruleSummary(url, r)),
@@ -56,7 +56,7 @@ export default async function rulesRoutes(app: FastifyInstance) {
       response: { 200: RuleResponse, ...errorResponses(404) },
     },
   }, async (request) => {
-    const rule = await repos.rules.get(request.principal!, (request.params as { ruleId: string }).ruleId);
+    const rule = await repos.rules.get(request.principal!, request.params.ruleId);
     if (!rule) throw new NotFound();
     return { rule: ruleCopy(url, rule) };
   });
@@ -65,10 +65,10 @@ export default async function rulesRoutes(app: FastifyInstance) {
     config,
     schema: {
       tags: ['rules'], summary: 'Delete a rule (rules are immutable: delete and create to change one)', params: RuleIdParams,
-      response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(404) },
+      response: { 204: NoContent('Deleted'), ...errorResponses(404) },
     },
   }, async (request, reply) => {
-    const deleted = await db.knex.transaction((trx) => repos.rules.delete(request.principal!, (request.params as { ruleId: string }).ruleId, trx));
+    const deleted = await db.knex.transaction((trx) => repos.rules.delete(request.principal!, request.params.ruleId, trx));
     if (!deleted) throw new NotFound();
     return reply.code(204).send();
   });

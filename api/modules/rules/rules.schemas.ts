@@ -4,7 +4,7 @@ import { Links, Nullable, OffsetMeta, Timestamp, Uuid } from '../../schemas/comm
 const NullableNumber = (description: string) => Type.Unsafe<number | null>({ type: ['number', 'null'], description });
 
 /**
- * A boundary as sent on create (spec 2.9). One shape for the three types so a wrong field gets a
+ * A boundary as sent on create. One shape for the three types so a wrong field gets a
  * plain message; which fields each type needs, and their ranges, are checked in rules.service.ts.
  */
 export const BoundaryInput = Type.Object({
@@ -19,7 +19,7 @@ export const BoundaryInput = Type.Object({
     description: 'polygon: rings of [longitude, latitude]; each ring closed (first = last), at least 4 positions, not self-intersecting; rings after the first are holes',
   })),
   id: Type.Optional(Type.String({ description: 'Ignored on create (boundary ids are assigned)' })),
-}, { description: 'Boundary (spec 2.9)' });
+}, { description: 'Boundary' });
 
 export const CreateRuleBody = Type.Object({
   rule: Type.Object({
@@ -38,7 +38,7 @@ export const Boundary = Type.Object({
   lat: Type.Optional(Type.Number({ description: 'radius: center latitude' })),
   radius: Type.Optional(Type.Number({ description: 'radius: meters' })),
   coordinates: Type.Optional(Type.Array(Type.Array(Type.Array(Type.Number())), { description: 'polygon: rings of [longitude, latitude]' })),
-}, { description: 'Boundary with its id (spec 2.9)' });
+}, { description: 'Boundary with its id' });
 
 const RuleFields = {
   id: Uuid('Rule id'),
@@ -57,10 +57,10 @@ export const Rule = Type.Object({
   ...StateFields,
   object: Type.Object({ id: Uuid('Device id'), type: Type.Literal('device') }, { description: 'What the rule is about' }),
   links: Links('self, events (rule events of this rule), subscriptions (subscriptions to this rule)'),
-}, { description: 'Rule (spec 2.9)' });
+}, { description: 'Rule' });
 
 export const RuleSummary = Type.Object({ ...RuleFields, ...StateFields, links: Links('self, events, subscriptions') },
-  { description: 'Rule in lists: no boundaries (spec 4.6)' });
+  { description: 'Rule in lists: no boundaries' });
 
 export const RuleResponse = Type.Object({ rule: Rule });
 export const RuleList = Type.Object({ rules: Type.Array(RuleSummary), meta: OffsetMeta });

@@ -1,7 +1,9 @@
+import type { Static } from 'typebox';
 import { ValidationError } from '../../../lib/errors.js';
 import { PARAMETERS, isDecimalParameter, isParameter } from '../../../lib/catalog.js';
 import type { RulesRepository } from '../../../db/repositories/rules.repository.js';
 import { BOUNDARY_TYPES, GEOGRAPHIC_TYPES, type BoundaryInput, type NewRule } from '../../../db/rules/types.js';
+import type { CreateRuleBody } from './rules.schemas.js';
 
 export const MAX_BOUNDARIES = 20;
 export const MAX_POLYGON_POSITIONS = 10_000;
@@ -79,13 +81,13 @@ function boundary(b: Body): BoundaryInput {
 const label = (i: number, b: Body) =>
   `rule.boundaries[${i}]${typeof b.type === 'string' && FIELDS[b.type] ? ` (${b.type})` : ''}`;
 
-/** Checks a rule to create (spec 2.9, reference-notes §1.4); every problem names the boundary and why. */
-export async function validateRule(input: { name: string; boundaries: object[] }, rules: RulesRepository): Promise<NewRule> {
+/** Checks a rule to create (docs/concepts/rules-events-webhooks.md); every problem names the boundary and why. */
+export async function validateRule(input: Static<typeof CreateRuleBody>['rule'], rules: RulesRepository): Promise<NewRule> {
   const name = input.name.trim();
   if (!name) throw new ValidationError('rule.name must not be blank');
   if (!input.boundaries.length) throw new ValidationError('rule.boundaries must hold at least one boundary');
   if (input.boundaries.length > MAX_BOUNDARIES) throw new ValidationError(`a rule has at most ${MAX_BOUNDARIES} boundaries`);
-  const boundaries = (input.boundaries as Body[]).map((b, i) => {
+  const boundaries = input.boundaries.map((b: Body, i) => {
     try { return boundary(b); } catch (err) {
       if (err instanceof BoundaryError) throw new ValidationError(`${label(i, b)}: ${err.message}`);
       throw err;

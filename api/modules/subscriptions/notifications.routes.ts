@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { App } from '../../context.js';
 import { Type } from 'typebox';
 import { NotFound } from '../../../lib/errors.js';
 import { errorResponses, StreamQuery } from '../../schemas/common.js';
@@ -10,10 +10,10 @@ import {
 } from './subscriptions.schemas.js';
 
 /**
- * Notification reads (spec 4.5): the calling application's own only. Lists use stream pagination
- * on createdAt, newest first (spec 2.1 names notifications among the stream-paginated lists).
+ * Notification reads: the calling application's own only. Lists use stream pagination on createdAt, newest first
+ * (docs/reference/rest-api.md#pagination).
  */
-export default async function notificationsRoutes(app: FastifyInstance) {
+export default async function notificationsRoutes(app: App) {
   const { repos } = app.deps;
   const config = { service: 'event' as const };
   const tags = ['event'];
@@ -29,7 +29,7 @@ export default async function notificationsRoutes(app: FastifyInstance) {
       response: { 200: NotificationResponse, ...errorResponses(404) },
     },
   }, async (request) => {
-    const { notificationId } = request.params as { notificationId: string };
+    const { notificationId } = request.params;
     const notification = await repos.notifications.get(request.principal!, notificationId);
     if (!notification) throw new NotFound();
     return { notification: presentNotification(app.links, notification) };
@@ -42,7 +42,7 @@ export default async function notificationsRoutes(app: FastifyInstance) {
       querystring: Type.Object(StreamQuery), response: { 200: NotificationList, ...errorResponses(404) },
     },
   }, async (request) => {
-    const { subscriptionId } = request.params as { subscriptionId: string };
+    const { subscriptionId } = request.params;
     if (!(await repos.subscriptions.get(request.principal!, subscriptionId))) throw new NotFound();
     return streamList(app.links, request.query, {
       ...notifications, path: `/api/v1/subscriptions/${subscriptionId}/notifications`,
@@ -57,7 +57,7 @@ export default async function notificationsRoutes(app: FastifyInstance) {
       querystring: Type.Object(StreamQuery), response: { 200: NotificationList, ...errorResponses(404) },
     },
   }, async (request) => {
-    const { eventId } = request.params as { eventId: string };
+    const { eventId } = request.params;
     if (!(await repos.notifications.eventVisible(request.principal!, eventId))) throw new NotFound();
     return streamList(app.links, request.query, {
       ...notifications, path: `/api/v1/events/${eventId}/notifications`,

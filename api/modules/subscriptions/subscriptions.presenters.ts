@@ -11,8 +11,8 @@ import { presentEvent } from '../events/events.presenters.js';
  */
 
 /**
- * Subscription (spec 2.7, reference-notes §4): object and appData are always present, null when unset; `delivery` (added
- * to the spec's fields) is how its receiver has been answering and whether it is paused.
+ * Subscription: object and appData are always present, null when unset; `delivery` (added to the original
+ * platform's fields) is how its receiver has been answering and whether it is paused.
  */
 export function presentSubscription(links: LinkBuilder, s: Subscription) {
   const d = s.delivery;
@@ -32,9 +32,9 @@ export function presentSubscription(links: LinkBuilder, s: Subscription) {
 }
 
 /**
- * The exact text POSTed for a notification (spec 6.3.2): `{"notification":{"id":…,"event":…,"subscription":…}}`,
+ * The exact text POSTed for a notification (docs/concepts/rules-events-webhooks.md): `{"notification":{"id":…,"event":…,"subscription":…}}`,
  * the event as GET /events/{id} shows it (with stored and storageLatency) and the subscription as
- * GET /subscriptions/{id} shows it (with appData). `id` (added to the spec's shape) is the
+ * GET /subscriptions/{id} shows it (with appData). `id` (added to the original platform's shape) is the
  * notification's, the same on every attempt: receivers drop duplicate deliveries by it.
  */
 export function notificationPayload(links: LinkBuilder, event: EventRecord, subscription: Subscription, notificationId: string): string {
@@ -44,7 +44,7 @@ export function notificationPayload(links: LinkBuilder, event: EventRecord, subs
 }
 
 /**
- * Notification (spec 2.8): responseCode, response, notifiedAt and respondedAt only in the states
+ * Notification: responseCode, response, notifiedAt and respondedAt only in the states
  * complete and error; nextAttemptAt only in error (null when no retry is left).
  */
 export function presentNotification(links: LinkBuilder, n: NotificationRecord) {

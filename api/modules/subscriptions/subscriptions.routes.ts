@@ -1,17 +1,16 @@
-import type { FastifyInstance } from 'fastify';
-import { Type } from 'typebox';
+import type { App } from '../../context.js';
 import { NotFound } from '../../../lib/errors.js';
-import { DeviceIdParams, errorResponses } from '../../schemas/common.js';
+import { DeviceIdParams, errorResponses, NoContent } from '../../schemas/common.js';
 import { offsetMeta, parseOffsetWindow } from '../../plugins/pagination.js';
 import { presentSubscription } from './subscriptions.presenters.js';
 import {
   CreateBody, ListQuery, SubscriptionIdParams, SubscriptionList, SubscriptionResponse, UpdateBody,
 } from './subscriptions.schemas.js';
-import { createSubscription, parseFilter, updateSubscription, type CreateInput, type UpdateInput } from './subscriptions.service.js';
+import { createSubscription, parseFilter, updateSubscription } from './subscriptions.service.js';
 import notificationsRoutes from './notifications.routes.js';
 
-/** Subscriptions (spec 4.5, reference-notes §1.3 and §9) and, registered from here, notification reads. */
-export default async function subscriptionsRoutes(app: FastifyInstance) {
+/** Subscriptions (docs/concepts/rules-events-webhooks.md) and, registered from here, notification reads. */
+export default async function subscriptionsRoutes(app: App) {
   const { repos, config: { allowPrivateWebhooks, maxSubscriptionsPerApplication } } = app.deps;
   const deps = { repos, allowPrivateWebhooks, maxSubscriptionsPerApplication };
   const config = { service: 'event' as const };
@@ -24,8 +23,8 @@ export default async function subscriptionsRoutes(app: FastifyInstance) {
       response: { 201: SubscriptionResponse, ...errorResponses(404, 409, 413, 415) },
     },
   }, async (request, reply) => {
-    const { deviceId } = request.params as { deviceId: string };
-    const input = (request.body as { subscription: CreateInput }).subscription;
+    const { deviceId } = request.params;
+    const input = request.body.subscription;
     const subscription = presentSubscription(app.links, await createSubscription(deps, request.principal!, deviceId, input));
     reply.code(201).header('Location', subscription.links.self);
     return { subscription };
@@ -38,8 +37,8 @@ export default async function subscriptionsRoutes(app: FastifyInstance) {
       querystring: ListQuery, response: { 200: SubscriptionList, ...errorResponses(404) },
     },
   }, async (request) => {
-    const { deviceId } = request.params as { deviceId: string };
-    const query = request.query as Record<string, string>;
+    const { deviceId } = request.params;
+    const query = request.query;
     await repos.devices.requireReadable(request.principal!, deviceId);
     const w = parseOffsetWindow(query);
     const filter = parseFilter(query);
@@ -57,7 +56,7 @@ export default async function subscriptionsRoutes(app: FastifyInstance) {
       response: { 200: SubscriptionResponse, ...errorResponses(404) },
     },
   }, async (request) => {
-    const { subscriptionId } = request.params as { subscriptionId: string };
+    const { subscriptionId } = request.params;
     const subscription = await repos.subscriptions.get(request.principal!, subscriptionId);
     if (!subscription) throw new NotFound();
     return { subscription: presentSubscription(app.links, subscription) };
@@ -70,8 +69,8 @@ export default async function subscriptionsRoutes(app: FastifyInstance) {
       response: { 200: SubscriptionResponse, ...errorResponses(404, 413, 415) },
     },
   }, async (request) => {
-    const { subscriptionId } = request.params as { subscriptionId: string };
-    const input = (request.body as { subscription: UpdateInput }).subscription;
+    const { subscriptionId } = request.params;
+    const input = request.body.subscription;
     return { subscription: presentSubscription(app.links, await updateSubscription(deps, request.principal!, subscriptionId, input)) };
   });
 
@@ -79,10 +78,10 @@ export default async function subscriptionsRoutes(app: FastifyInstance) {
     config,
     schema: {
       tags, summary: 'Delete a subscription and its notifications', params: SubscriptionIdParams,
-      response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(404) },
+      response: { 204: NoContent('Deleted'), ...errorResponses(404) },
     },
   }, async (request, reply) => {
-    const { subscriptionId } = request.params as { subscriptionId: string };
+    const { subscriptionId } = request.params;
     if (!(await repos.subscriptions.delete(request.principal!, subscriptionId))) throw new NotFound();
     return reply.code(204).send();
   });

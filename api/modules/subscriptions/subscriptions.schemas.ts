@@ -12,7 +12,7 @@ const Delivery = Type.Object({
   consecutiveFailures: Type.Integer({ description: 'Failed delivery attempts in a row; a successful one resets it' }),
   failingSince: Nullable(Timestamp('When the first of those failed attempts was made (null when the latest attempt succeeded)')),
   pausedAt: Nullable(Timestamp('When the subscription was paused: by the platform after repeated failures, or by a PUT (null when active)')),
-}, { description: 'How the receiver has been answering (added to spec 2.7)' });
+}, { description: 'How the receiver has been answering (an addition to the original platform\'s subscription)' });
 
 export const Subscription = Type.Object({
   id: Uuid('Subscription id'),
@@ -25,7 +25,7 @@ export const Subscription = Type.Object({
   updatedAt: Timestamp('When the subscription was last changed'),
   delivery: Delivery,
   links: Links('self, notifications'),
-}, { description: 'Subscription (spec 2.7)' });
+}, { description: 'Subscription' });
 
 export const Notification = Type.Object({
   id: Uuid('Notification id'),
@@ -35,7 +35,7 @@ export const Notification = Type.Object({
   subscriptionId: Uuid('The subscription that matched'),
   url: Type.String({ description: 'Callback URL, copied from the subscription when the notification was made' }),
   payload: Nullable(Type.String({ description: 'The exact body POSTed to the URL (null until the first delivery attempt starts)' })),
-  state: Type.String({ description: 'created, queued, complete or error (spec 3.1)' }),
+  state: Type.String({ description: 'created, queued, complete or error' }),
   responseCode: Type.Optional(Nullable(Type.Integer({ description: 'HTTP code received (complete and error only; null when no answer)' }))),
   response: Type.Optional(Nullable(Type.String({ description: 'Body received, or why the call failed (complete and error only)' }))),
   notifiedAt: Type.Optional(Nullable(Timestamp('When the latest HTTP call was initiated (complete and error only)'))),
@@ -44,7 +44,7 @@ export const Notification = Type.Object({
   attempts: Type.Integer({ description: 'Delivery attempts made so far' }),
   createdAt: Timestamp('When the notification was made'),
   links: Links('self, event, subscription'),
-}, { description: 'Notification (spec 2.8)' });
+}, { description: 'Notification' });
 
 const NewSubscriptionFields = Type.Object({
   eventType: Type.String({ description: `Required. One of ${EVENT_TYPES.join(', ')}` }),

@@ -4,7 +4,7 @@ import type { Principal, Repositories } from '../../../db/index.js';
 import { SubscriptionCapReached, type EventObject, type Subscription } from '../../../db/repositories/subscriptions.repository.js';
 import { isUuid } from '../../../lib/uuid.js';
 
-/** The object type each event type carries (spec 6.1, reference-notes §5); `rule-*` is subscription-only. */
+/** The object type each event type carries; `rule-*` is subscription-only. */
 const OBJECT_TYPE_OF: Record<string, string> = {
   startup: 'vehicle', shutdown: 'vehicle', 'phone-home': 'vehicle',
   'trip-started': 'trip', 'trip-stopped': 'trip', 'trip-completed': 'trip', 'trip-orphaned': 'trip',
@@ -105,7 +105,7 @@ function pausedOf(delivery: UpdateInput['delivery']): boolean | undefined {
 const sameObject = (a: EventObject | null | undefined, b: EventObject | null) =>
   (a ?? null) === null ? b === null : b !== null && a!.type === b.type && a!.id.toLowerCase() === b.id;
 
-/** PUT (reference-notes §1.3, §10.10): url and appData change; eventType and object are accepted only unchanged. */
+/** PUT: url and appData change; eventType and object are accepted only unchanged. */
 export async function updateSubscription(deps: Deps, app: Principal, id: string, input: UpdateInput): Promise<Subscription> {
   const current = await deps.repos.subscriptions.get(app, id);
   if (!current) throw new NotFound();

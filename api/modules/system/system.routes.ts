@@ -1,16 +1,16 @@
-import type { FastifyInstance } from 'fastify';
+import type { App } from '../../context.js';
 import { Type } from 'typebox';
 import { boundedWork, withAcquireLimit } from '../../../db/acquire-limit.js';
 
 /**
- * /health answers within this budget, whatever the database does (issue 10, item 4): a check that has
+ * /health answers within this budget, whatever the database does: a check that has
  * not answered by then counts as down and is named in `slow`. Under a second, so a load balancer's
  * probe with a 1 s timeout still gets an answer.
  */
 export const HEALTH_BUDGET_MS = 800;
 
 /** Unauthenticated system routes: the OpenAPI document, health and metrics. */
-export default async function systemRoutes(app: FastifyInstance) {
+export default async function systemRoutes(app: App) {
   app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   const Health = Type.Object({
@@ -37,7 +37,7 @@ export default async function systemRoutes(app: FastifyInstance) {
  * Runs the checks concurrently, each bounded by HEALTH_BUDGET_MS (its connection wait included: the
  * pool wait is given up a little later, so a saturated pool reads as slow, not failed).
  */
-async function checkHealth(app: FastifyInstance) {
+async function checkHealth(app: App) {
   const checks: Record<string, boolean> = {};
   const slow: string[] = [];
   const database = probeDatabase(app).then(() => ({ database: true }));
@@ -58,8 +58,8 @@ async function checkHealth(app: FastifyInstance) {
  * One `select 1` at a time: while a stalled database keeps a probe waiting, later /health calls share
  * it instead of each taking (and holding) another pooled connection.
  */
-const probes = new WeakMap<FastifyInstance, Promise<unknown>>();
-function probeDatabase(app: FastifyInstance): Promise<unknown> {
+const probes = new WeakMap<App, Promise<unknown>>();
+function probeDatabase(app: App): Promise<unknown> {
   let probe = probes.get(app);
   if (!probe) {
     const ended = boundedWork();

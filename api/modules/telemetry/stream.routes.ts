@@ -1,4 +1,5 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
+import type { App } from '../../context.js';
 import '@fastify/websocket';
 import type { WebSocket } from 'ws';
 import { AppError } from '../../../lib/errors.js';
@@ -11,7 +12,7 @@ import { createAccessWatcher } from '../../../db/access-watch.js';
 import { endDbAcquireLimit } from '../../plugins/db-limit.js';
 
 const PROTOCOL = [
-  'WebSocket live stream of new telemetry messages (reference-notes §6.5); authenticate the upgrade request with',
+  'WebSocket live stream of new telemetry messages; authenticate the upgrade request with',
   'the application credentials. Client frames: `{"type":"sub","subject":{"type":"device","id":"<deviceId>"}}` and',
   '`{"type":"unsub","subject":{…}}`. Server frames: `{"type":"sub","subject":{…},"payload":{"ack":true}}`, or',
   '`payload: {"ack":false,"error":{"statusCode":404,"error":"Not Found","message":"Not found"}}` for a device the',
@@ -31,7 +32,7 @@ const PROTOCOL = [
 ].join(' ');
 
 /** The live message stream: `GET /api/v1/messages` upgraded to a WebSocket. */
-export default async function streamRoutes(app: FastifyInstance) {
+export default async function streamRoutes(app: App) {
   const { repos, config, live, db } = app.deps;
   // One watcher per API: every stream's subscriptions are re-checked in one statement per tick.
   const access = createAccessWatcher(db.knex, undefined, (err) => app.log.error({ err }, 'stream access check failed'));

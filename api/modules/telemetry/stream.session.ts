@@ -6,7 +6,7 @@ import type { LiveHooks } from '../../context.js';
 import { isUuid } from '../../../lib/uuid.js';
 
 /**
- * One live-stream connection (reference-notes §6.5). Client frames: `sub` / `unsub` with
+ * One live-stream connection. Client frames: `sub` / `unsub` with
  * `subject: {type:'device', id}`. Server frames: the `sub`/`unsub` answer with `payload.ack`
  * (`ack:false` carries `error: {statusCode, error, message}`), an unasked `unsub` with
  * `payload: {ack: true, reason}` when access to the device ends, `pub` with a message as the REST API
@@ -34,7 +34,7 @@ export const MAX_SUBSCRIPTIONS = 100;
 function parseFrame(raw: RawData): Frame | string {
   let frame: unknown;
   try { frame = JSON.parse(raw.toString()); } catch (err) { return `Malformed JSON frame: ${(err as Error).message}`; }
-  // Before anything prints or walks it (issue 10, item 7): a deep value overflows JSON.stringify's stack.
+  // Before anything prints or walks it: a deep value overflows JSON.stringify's stack.
   if (nestsDeeperThan(frame)) return `A frame must not nest arrays/objects more than ${MAX_JSON_DEPTH} levels deep`;
   if (!frame || typeof frame !== 'object' || Array.isArray(frame) || typeof (frame as Frame).type !== 'string') {
     return 'A frame must be a JSON object with a "type" (sub or unsub)';
@@ -86,7 +86,7 @@ export function startStreamSession(socket: WebSocket, deps: StreamSessionDeps): 
     subs.set(subject.id, () => { offMessages(); offAccess?.(); });
   }
 
-  /** Access ended (issue 10 item 11): the subscription ends at once and says why; the connection stays open. */
+  /** Access ended: the subscription ends at once and says why; the connection stays open. */
   function revoked(subject: Subject): void {
     if (!subs.has(subject.id)) return;
     subs.get(subject.id)!();

@@ -2,7 +2,7 @@ import { isParameter } from '../../../lib/catalog.js';
 import { ValidationError } from '../../../lib/errors.js';
 import type { FieldSelection } from '../../../db/repositories/telemetry.repository.js';
 
-/** Message keys outside the parameter catalog (reference-notes §7) that can be asked for too. */
+/** Message keys outside the parameter catalog (lib/catalog.ts) that can be asked for too. */
 const MESSAGE_KEYS = new Set(['location', 'accel']);
 
 const isField = (key: string) => isParameter(key) || MESSAGE_KEYS.has(key);
@@ -21,14 +21,14 @@ function checkKnown(keys: string[]): string[] {
   return keys;
 }
 
-/** Locations `fields` (spec 4.4): `all`, a comma-separated list of parameter keys, or absent/empty (= none). */
+/** Locations `fields`: `all`, a comma-separated list of parameter keys, or absent/empty (= none). */
 export function parseLocationFields(raw: string | undefined): FieldSelection {
   const keys = splitList(raw);
   if (keys.includes('all')) return 'all';
   return checkKnown(keys);
 }
 
-/** Snapshots `fields` (spec 4.4): a comma-separated list of parameter keys, required. */
+/** Snapshots `fields`: a comma-separated list of parameter keys, required. */
 export function parseSnapshotFields(raw: string | undefined): string[] {
   const keys = splitList(raw);
   if (!keys.length) {

@@ -2,7 +2,7 @@ import type { LinkBuilder } from '../../context.js';
 import type { LocationRecord, MessageRecord } from '../../../db/repositories/telemetry.repository.js';
 import { iso } from '../../../lib/time.js';
 
-/** Where a message lives: every message and snapshot links here (reference-notes §4 Message). */
+/** Where a message lives: every message and snapshot links here. */
 export function messageUrl(links: LinkBuilder, id: string, deviceId: string): string {
   return links.url('telemetry', `/api/v1/messages/${id}`, { deviceId });
 }
@@ -12,12 +12,13 @@ export function presentMessage(links: LinkBuilder, m: Omit<MessageRecord, 'times
   return { id: m.id, timestamp: iso(m.timestamp)!, data: m.data, links: { self: messageUrl(links, m.id, m.deviceId) } };
 }
 
-/** Snapshot: the message id and timestamp with only the requested parameters (spec 2.5). */
+/** Snapshot: the message id and timestamp with only the requested parameters. */
 export const presentSnapshot = presentMessage;
 
 /**
  * A location as a GeoJSON Feature: properties carry timestamp, id and the requested parameters both
- * flat (docs) and under `data` (CLI), reference-notes §10.6. Without requested fields, `data` is left out.
+ * flat (as the original platform's documentation shows them) and under `data` (as its CLI reads them). Without
+ * requested fields, `data` is left out.
  */
 export function presentFeature(l: LocationRecord, withFields: boolean) {
   const properties = withFields

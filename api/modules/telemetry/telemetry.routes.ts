@@ -1,8 +1,9 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
+import type { App, RequestOf } from '../../context.js';
 import { Type } from 'typebox';
 import { NotFound } from '../../../lib/errors.js';
 import { DeviceIdParams, errorResponses, StreamQuery } from '../../schemas/common.js';
-import { parseStreamWindow, streamMeta } from '../../plugins/pagination.js';
+import { parseStreamWindow, streamMeta, type Query } from '../../plugins/pagination.js';
 import { fieldsParam, parseLocationFields, parseSnapshotFields } from './telemetry.fields.js';
 import { presentFeature, presentMessage, presentSnapshot } from './telemetry.presenters.js';
 import {
@@ -11,20 +12,18 @@ import {
 } from './telemetry.schemas.js';
 import streamRoutes from './stream.routes.js';
 
-type Query = Record<string, string | undefined>;
-
-/** Telemetry (spec 4.4): messages, locations, snapshots of readable devices, and the live stream. */
-export default async function telemetryRoutes(app: FastifyInstance) {
+/** Telemetry: messages, locations, snapshots of readable devices, and the live stream. */
+export default async function telemetryRoutes(app: App) {
   const { repos } = app.deps;
   const config = { service: 'telemetry' as const };
   const tags = ['telemetry'];
-  const readableDevice = async (request: FastifyRequest) => {
-    const { deviceId } = request.params as { deviceId: string };
+  const readableDevice = async (request: RequestOf<{ params: typeof DeviceIdParams }>) => {
+    const { deviceId } = request.params;
     await repos.devices.requireReadable(request.principal!, deviceId);
     return deviceId;
   };
-  const page = (request: FastifyRequest, path: string) => {
-    const w = parseStreamWindow(request.query as Query);
+  const page = (query: Query, path: string) => {
+    const w = parseStreamWindow(query);
     const meta = (p: { remaining: number; rows: { timestamp: Date }[] }, extra = {}) => streamMeta(app.links, 'telemetry',
       path, w, { remaining: p.remaining, lastTimestamp: p.rows.at(-1)?.timestamp ?? null }, extra);
     return { w, meta };
@@ -45,7 +44,7 @@ export default async function telemetryRoutes(app: FastifyInstance) {
     },
   }, async (request) => {
     const deviceId = await readableDevice(request);
-    const { w, meta } = page(request, `/api/v1/devices/${deviceId}/messages`);
+    const { w, meta } = page(request.query, `/api/v1/devices/${deviceId}/messages`);
     const { remaining, messages } = await repos.telemetry.listMessages(deviceId, w);
     return { messages: messages.map((m) => presentMessage(app.links, m)), meta: meta({ remaining, rows: messages }) };
   });
@@ -57,8 +56,8 @@ export default async function telemetryRoutes(app: FastifyInstance) {
       querystring: MessageQuery, response: { 200: MessageResponse, ...errorResponses(404) },
     },
   }, async (request) => {
-    const { messageId } = request.params as { messageId: string };
-    return readableMessage(request, messageId, (request.query as Query).deviceId);
+    const { messageId } = request.params;
+    return readableMessage(request, messageId, (request.query).deviceId);
   });
 
   app.get('/api/v1/devices/:deviceId/messages/:messageId', {
@@ -68,7 +67,7 @@ export default async function telemetryRoutes(app: FastifyInstance) {
       response: { 200: MessageResponse, ...errorResponses(404) },
     },
   }, async (request) => {
-    const { deviceId, messageId } = request.params as { deviceId: string; messageId: string };
+    const { deviceId, messageId } = request.params;
     return readableMessage(request, messageId, deviceId);
   });
 
@@ -80,8 +79,8 @@ export default async function telemetryRoutes(app: FastifyInstance) {
     },
   }, async (request) => {
     const deviceId = await readableDevice(request);
-    const fields = parseLocationFields((request.query as Query).fields);
-    const { w, meta } = page(request, `/api/v1/devices/${deviceId}/locations`);
+    const fields = parseLocationFields((request.query).fields);
+    const { w, meta } = page(request.query, `/api/v1/devices/${deviceId}/locations`);
     const { remaining, locations } = await repos.telemetry.listLocations(deviceId, w, fields);
     const withFields = fields === 'all' || fields.length > 0;
     return {
@@ -98,8 +97,8 @@ export default async function telemetryRoutes(app: FastifyInstance) {
     },
   }, async (request) => {
     const deviceId = await readableDevice(request);
-    const fields = parseSnapshotFields((request.query as Query).fields);
-    const { w, meta } = page(request, `/api/v1/devices/${deviceId}/snapshots`);
+    const fields = parseSnapshotFields((request.query).fields);
+    const { w, meta } = page(request.query, `/api/v1/devices/${deviceId}/snapshots`);
     const { remaining, snapshots } = await repos.telemetry.listSnapshots(deviceId, w, fields);
     return {
       snapshots: snapshots.map((s) => presentSnapshot(app.links, s)),

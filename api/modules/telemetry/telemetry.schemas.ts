@@ -10,14 +10,14 @@ export const Message = Type.Object({
   timestamp: Timestamp('When the device captured the message'),
   data: MessageData,
   links: Type.Object({ self: Type.String({ description: 'This message: /api/v1/messages/{id}?deviceId={deviceId}' }) }),
-}, { description: 'Telemetry message (spec 2.5)' });
+}, { description: 'Telemetry message' });
 
 export const Snapshot = Type.Object({
   id: Uuid('Id of the message the snapshot was taken from'),
   timestamp: Timestamp('When the device captured the message'),
   data: AnyObject('Only the requested parameters that the message holds'),
   links: Type.Object({ self: Type.String({ description: 'The underlying message' }) }),
-}, { description: 'Parameter snapshot (spec 2.5)' });
+}, { description: 'Parameter snapshot' });
 
 const Point = Type.Object({
   type: Type.Literal('Point'),
@@ -30,7 +30,7 @@ const FeatureProperties = Type.Object({
   data: Type.Optional(AnyObject('The requested parameters present in that message (absent when no fields were asked for)')),
 }, {
   additionalProperties: true,
-  description: 'timestamp, id and the requested parameters, both flat and under `data` (reference-notes §10.6)',
+  description: 'timestamp, id and the requested parameters, both flat and under `data`, so that readers of either shape find them',
 });
 
 export const Feature = Type.Object({

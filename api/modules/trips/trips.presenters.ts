@@ -4,7 +4,7 @@ import type { Trip } from '../../../db/trips/trips.repository.js';
 const geo = (p: [number, number] | null) => (p ? { type: 'Point' as const, coordinates: p } : null);
 
 /**
- * Trip (spec 2.10, reference-notes §4): links to the trip's telemetry and events carry since/until in epoch
+ * Trip: links to the trip's telemetry and events carry since/until in epoch
  * ms and already hold a `?` (the SDK appends `&limit=…`); `since` is exclusive, so it is start − 1 ms.
  * `snapshots` is there for the SDK's trip.snapshots(). An open trip's links have no `until`.
  */

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { App } from '../../context.js';
 import { Type } from 'typebox';
 import { NotFound } from '../../../lib/errors.js';
 import type { Trip } from '../../../db/trips/trips.repository.js';
@@ -10,8 +10,8 @@ import { readableRecentDevices } from './trips.service.js';
 
 const ListQuery = Type.Object(StreamQuery);
 
-/** Trips (spec 4.7): of a device (open ones too), of a vehicle, one by id; newest start first. */
-export default async function tripsRoutes(app: FastifyInstance) {
+/** Trips (docs/concepts/trips-and-report-cards.md): of a device (open ones too), of a vehicle, one by id; newest start first. */
+export default async function tripsRoutes(app: App) {
   const { repos } = app.deps;
   const config = { service: 'trip' as const };
   const trips = { service: 'trip', key: 'trips', present: (t: Trip) => presentTrip(app.links, t), at: (t: Trip) => t.start } as const;
@@ -21,7 +21,7 @@ export default async function tripsRoutes(app: FastifyInstance) {
     schema: { tags: ['trips'], summary: "A device's trips, open ones included, newest first", params: DeviceIdParams,
       querystring: ListQuery, response: { 200: TripList, ...errorResponses(404) } },
   }, async (request) => {
-    const { deviceId } = request.params as { deviceId: string };
+    const { deviceId } = request.params;
     return streamList(app.links, request.query, {
       ...trips, path: `/api/v1/devices/${deviceId}/trips`,
       check: () => repos.devices.requireReadable(request.principal!, deviceId),
@@ -34,7 +34,7 @@ export default async function tripsRoutes(app: FastifyInstance) {
     schema: { tags: ['trips'], summary: "A vehicle's trips from the 20 most recent devices in it that the application can read",
       params: VehicleIdParams, querystring: ListQuery, response: { 200: TripList, ...errorResponses(404) } },
   }, async (request) => {
-    const { vehicleId } = request.params as { vehicleId: string };
+    const { vehicleId } = request.params;
     return streamList(app.links, request.query, {
       ...trips, path: `/api/v1/vehicles/${vehicleId}/trips`,
       check: () => readableRecentDevices(repos, request.principal!, vehicleId),
@@ -46,7 +46,7 @@ export default async function tripsRoutes(app: FastifyInstance) {
     config,
     schema: { tags: ['trips'], summary: 'One trip', params: TripIdParams, response: { 200: TripResponse, ...errorResponses(404) } },
   }, async (request) => {
-    const trip = await repos.trips.get(request.principal!, (request.params as { tripId: string }).tripId);
+    const trip = await repos.trips.get(request.principal!, request.params.tripId);
     if (!trip) throw new NotFound();
     return { trip: presentTrip(app.links, trip) };
   });

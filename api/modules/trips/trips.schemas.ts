@@ -28,7 +28,7 @@ export const TripStats = Type.Object({
   stdDevMovingSpeed: NullNum('Standard deviation of the speed samples above 0, km/h'),
   stopCount: Type.Integer({ description: 'Times the speed fell below 2 km/h after moving (the final halt excluded)' }),
   substantial: Type.Boolean({ description: 'At least 5 messages over at least 60 s' }),
-}, { description: 'Trip statistics (spec 2.10); formulas in README "Trips and report cards"' });
+}, { description: 'Trip statistics; formulas in docs/concepts/trips-and-report-cards.md' });
 
 export const Trip = Type.Object({
   id: Uuid('Trip id'),
@@ -46,7 +46,7 @@ export const Trip = Type.Object({
     endReason: Nullable(Type.String({ description: 'shutdown, stationary, gap, startup (a new one without shutdown) or silent (closed by the sweep); null while open' })),
   }, { description: 'Why the trip started and ended (drivewire extension)' }),
   links: Links('self, device, vehicle, locations, messages, events, snapshots (the last four with since/until of the trip in epoch ms)'),
-}, { description: 'Trip (spec 2.10)' });
+}, { description: 'Trip' });
 
 export const TripList = Type.Object({ trips: Type.Array(Trip), meta: StreamMeta });
 export const TripResponse = Type.Object({ trip: Trip });

@@ -1,6 +1,6 @@
 import type { Principal, Repositories } from '../../../db/index.js';
 
-/** A vehicle's trips and report cards come from its 20 most recent devices that the application can read (spec 4.7, 4.9). */
+/** A vehicle's trips and report cards come from its 20 most recent devices that the application can read. */
 export const VEHICLE_RECENT_DEVICES = 20;
 
 /**
