@@ -2,6 +2,7 @@
  * The public API's records as the console reads them: only the fields it uses, as /api/v1/openapi.json describes
  * them (docs/reference/rest-api.md). A field the console does not read is left out, not typed loosely.
  */
+import type { TripStats } from '../../db/trips/formulas.js';
 
 /** GeoJSON Point: [longitude, latitude] in degrees. */
 export interface Point { type: 'Point'; coordinates: number[] }
@@ -49,25 +50,8 @@ export interface RunStatus {
 }
 export interface Run { id: string; status: RunStatus }
 
-export interface TripStats {
-  averageLoad: number | null;
-  averageMovingSpeed: number | null;
-  averageSpeed: number | null;
-  comprehensiveLocations: boolean;
-  distance: number;
-  distanceByGPS: number;
-  distanceByVSS: number | null;
-  duration: number;
-  fuelConsumed: number | null;
-  fuelEconomy: number | null;
-  hardAccelCount: number | null;
-  hardBrakeCount: number | null;
-  locationCount: number;
-  maxSpeed: number | null;
-  messageCount: number;
-  stopCount: number;
-  substantial: boolean;
-}
+/** A trip's statistics as the API presents them: the trips stage's own type (db/trips/formulas.ts). */
+export type { TripStats };
 /** The statistics that are figures (all but the two flags). */
 export type NumericStat = Exclude<keyof TripStats, 'comprehensiveLocations' | 'substantial'>;
 export interface Trip {

@@ -1,18 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { at, batch, drive, feed } from '../db/trips.fixtures.js';
+import { at, batch, deviceOnVehicle, drive, feed } from '../db/trips.fixtures.js';
 
 let t: TestApp;
 beforeAll(async () => { t = await buildTestApp(); });
 afterAll(async () => { await t?.close(); });
 
-async function setup() {
-  const app = await t.make.application();
-  const device = await t.make.device(app.principal);
-  const vehicle = await t.repos.vehicles.upsertByVin(`1HGCM82633A${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}`, async () => ({}));
-  await t.repos.vehicles.associate(device.id, vehicle.id, at(-60));
-  return { app, device, vehicle };
-}
+const setup = () => deviceOnVehicle(t);
 
 describe('report cards API', () => {
   it('gives each completed trip a report card: lists, by id, the trip\'s current one and the overall grade', async () => {

@@ -1,19 +1,13 @@
 import polyline from '@mapbox/polyline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { at, BASE, drive, feed, LON } from '../db/trips.fixtures.js';
+import { at, BASE, deviceOnVehicle, drive, feed, LON } from '../db/trips.fixtures.js';
 
 let t: TestApp;
 beforeAll(async () => { t = await buildTestApp(); });
 afterAll(async () => { await t?.close(); });
 
-async function setup() {
-  const app = await t.make.application();
-  const device = await t.make.device(app.principal);
-  const vehicle = await t.repos.vehicles.upsertByVin(`1HGCM82633A${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}`, async () => ({}));
-  await t.repos.vehicles.associate(device.id, vehicle.id, at(-60));
-  return { app, device, vehicle };
-}
+const setup = () => deviceOnVehicle(t);
 
 describe('trips API', () => {
   it('lists completed and open trips of a device and a vehicle, newest first, with stats, points, preview and links', async () => {

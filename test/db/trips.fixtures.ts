@@ -136,3 +136,12 @@ export async function longDrive(t: TestApp, deviceId: string, s0: number, n: num
   });
   return frames;
 }
+
+/** An application with one device on a vehicle of its own (a random VIN), associated a minute before BASE. */
+export async function deviceOnVehicle(t: TestApp) {
+  const app = await t.make.application();
+  const device = await t.make.device(app.principal);
+  const vehicle = await t.repos.vehicles.upsertByVin(`1HGCM82633A${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}`, async () => ({}));
+  await t.repos.vehicles.associate(device.id, vehicle.id, at(-60));
+  return { app, device, vehicle };
+}
