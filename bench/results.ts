@@ -44,8 +44,3 @@ export function saveResult(scenario: string, result: Record<string, unknown>, di
   fs.renameSync(`${latest}.tmp`, latest);
   return { history, latest };
 }
-
-/** Saves the result as saveResult does; returns the history file's path (what `drivewire bench` reports). */
-export function appendResult(scenario: string, result: Record<string, unknown>, dir: URL = RESULTS): string {
-  return saveResult(scenario, result, dir).history;
-}

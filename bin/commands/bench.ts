@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { SETTINGS } from '../../lib/config.js';
 import { CliError } from '../client.js';
 import { BENCH_SCENARIOS, type BenchOptions } from '../../bench/scenarios.js';
-import { appendResult } from '../../bench/results.js';
+import { saveResult } from '../../bench/results.js';
 
 function count(name: string, text: string, min: number): number {
   const n = Number(text);
@@ -41,7 +41,7 @@ function stepList(text: string): number[] {
 export function registerBenchCommands(program: Command): void {
   program.command('bench')
     .description(`run a benchmark scenario and print its figures as JSON (${BENCH_SCENARIOS.map((s) => s.name).join(', ')}); `
-      + 'each result is also appended to bench/results/<scenario>.jsonl')
+      + 'each result is also saved as bench/results/<scenario>.json (the latest) and appended to <scenario>.jsonl (the history)')
     .argument('[scenario]', 'scenario name; without one, every scenario runs in turn')
     .option('--devices <n>', `simulated devices (default: ${DEVICES}; connections scenario: 10000)`)
     .option('--duration <s>', 'seconds measured', '20')
@@ -61,7 +61,7 @@ export function registerBenchCommands(program: Command): void {
     .option('--parallel <n>', 'connections scenario: connection attempts in flight at once', '250')
     .option('--trip-messages <n>', 'late-trip scenario: messages of the long completed trip', '231500')
     .option('--no-baselines', 'skip the bare baselines (bare Aedes, raw COPY, the storing floor) measured after the scenario')
-    .option('--no-save', 'do not append the results to bench/results/<scenario>.jsonl')
+    .option('--no-save', 'do not save the results in bench/results/')
     .option('--smoke', 'every scenario, small and short, without baselines and not saved; exits 1 on lost or duplicated frames or errors (never on a timing)')
     .option('--database-url <url>', 'PostgreSQL + PostGIS to use (default: DATABASE_URL, else embedded PGlite in a temporary directory)')
     .action(async (name: string | undefined, o) => {
@@ -100,7 +100,10 @@ export function registerBenchCommands(program: Command): void {
         const scenario = await entry.load();
         const result = await scenario.run(scenarioOptions);
         process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-        if (save) process.stderr.write(`bench ${entry.name}: appended to ${appendResult(entry.name, result)}\n`);
+        if (save) {
+          const { latest, history } = saveResult(entry.name, result);
+          process.stderr.write(`bench ${entry.name}: saved as ${latest}, appended to ${history}\n`);
+        }
         problems.push(...(scenario.problems?.(result) ?? []));
       }
       for (const p of problems) process.stderr.write(`bench: ${p}\n`);
