@@ -40,8 +40,12 @@ export function createClient(opts: ClientOptions): Client {
   const apiUrl = (opts.apiUrl ?? process.env[CLIENT_ENV.apiUrl.name] ?? credentials?.apiUrl)?.replace(/\/+$/, '');
   const appId = opts.appId ?? process.env[CLIENT_ENV.appId.name] ?? credentials?.application?.id;
   const appSecret = opts.appSecret ?? process.env[CLIENT_ENV.appSecret.name] ?? credentials?.application?.secret;
-  const need = (what: string) => new CliError(
-    `No ${what}: start the platform with 'drivewire serve --data-dir ${opts.dataDir ?? defaultDataDir()}' or pass --api-url (and credentials)`);
+  const dirFlag = opts.dataDir ?? defaultDataDir();
+  // A file without the secret: this data dir did not issue the credentials, or they were lost (never re-issued at start).
+  const need = (what: string) => new CliError(credentials && what !== 'API URL'
+    ? `No ${what} in ${path.join(dataDir, 'credentials.json')}: issue new ones with 'drivewire credentials rotate --data-dir ${dirFlag}' `
+      + '(the platform stopped), or pass them as options'
+    : `No ${what}: start the platform with 'drivewire serve --data-dir ${dirFlag}' or pass --api-url (and credentials)`);
 
   async function call<T>(method: string, urlPath: string, auth: string, body?: unknown): Promise<T> {
     if (!apiUrl) throw need('API URL');

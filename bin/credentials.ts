@@ -4,6 +4,11 @@ import type { Knex } from 'knex';
 import type { Repositories } from '../db/index.js';
 
 export interface Credentials {
+  /**
+   * The database these credentials belong to (its cluster's system identifier and its name): a start on another
+   * database with this data directory is refused rather than overwriting them. Null in files written without it.
+   */
+  database: string | null;
   /** Written only by a part that serves the API. */
   apiUrl: string | null;
   /** Written only by a part that runs the gateway. */
@@ -29,6 +34,7 @@ export function held(creds: Credentials, dataDir: string): HeldCredentials {
   const missing = (what: string) => new Error(`${what} of the default application is not in ${credentialsPath(dataDir)}: it is in the credentials.json `
     + 'of the part that started first on this database (give the CLI elsewhere DRIVEWIRE_ADMIN_TOKEN or DRIVEWIRE_ADMIN_TOKEN_FILE), or issue new ones with drivewire credentials rotate');
   return {
+    database: creds.database,
     apiUrl: creds.apiUrl,
     mqttUrl: creds.mqttUrl,
     get application() { if (!creds.application) throw missing('the secret'); return creds.application; },
@@ -41,7 +47,7 @@ export const credentialsPath = (dataDir: string) => path.join(dataDir, 'credenti
 export function readCredentials(dataDir: string): Credentials | null {
   try {
     const c = JSON.parse(fs.readFileSync(credentialsPath(dataDir), 'utf8'));
-    return { apiUrl: c.apiUrl ?? null, mqttUrl: c.mqttUrl ?? null, adminToken: c.adminToken ?? null, application: c.application ?? null };
+    return { database: c.database ?? null, apiUrl: c.apiUrl ?? null, mqttUrl: c.mqttUrl ?? null, adminToken: c.adminToken ?? null, application: c.application ?? null };
   } catch {
     return null;
   }
@@ -52,6 +58,21 @@ function writeCredentials(dataDir: string, creds: Credentials): void {
   const file = credentialsPath(dataDir);
   fs.writeFileSync(file, JSON.stringify(creds, null, 2) + '\n', { mode: 0o600 });
   fs.chmodSync(file, 0o600);
+}
+
+/** Which database this is, whatever URL reached it: its cluster's system identifier and its name. */
+export async function databaseIdentity(knex: Knex): Promise<string> {
+  const { rows } = await knex.raw<{ rows: { id: string }[] }>(
+    'SELECT (SELECT system_identifier FROM pg_control_system())::text || \'/\' || current_database() AS id');
+  return rows[0].id;
+}
+
+/** Refuses a data directory whose credentials.json belongs to another database: starting would overwrite them. */
+function sameDatabase(existing: Credentials | null, database: string, dataDir: string): void {
+  if (existing?.database && existing.database !== database) {
+    throw new Error(`${credentialsPath(dataDir)} holds the credentials of another database (${existing.database}, this one is ${database}): `
+      + 'give each database its own data directory (--data-dir), or move that file away to start here');
+  }
 }
 
 /** Serializes the first start of several parts on one empty database (any constant works; this one spells "dwcr"). */
@@ -69,6 +90,8 @@ export interface EnsuredCredentials { credentials: Credentials; created: boolean
 export async function ensureCredentials(knex: Knex, repos: Repositories, dataDir: string,
   urls: { apiUrl?: string; mqttUrl?: string }): Promise<EnsuredCredentials> {
   const existing = readCredentials(dataDir);
+  const database = await databaseIdentity(knex);
+  sameDatabase(existing, database, dataDir);
   const first = await knex.transaction(async (trx) => {
     await trx.raw('SELECT pg_advisory_xact_lock(?)', [CREDENTIALS_LOCK]);
     if (await repos.applications.findDefault(trx)) return null;
@@ -78,6 +101,7 @@ export async function ensureCredentials(knex: Knex, repos: Repositories, dataDir
   });
   const held = first ?? await stillValid(repos, existing);
   const creds: Credentials = {
+    database,
     apiUrl: urls.apiUrl ?? existing?.apiUrl ?? null,
     mqttUrl: urls.mqttUrl ?? existing?.mqttUrl ?? null,
     adminToken: held.adminToken,
@@ -105,16 +129,21 @@ async function stillValid(repos: Repositories, existing: Credentials | null): Pr
  */
 export async function rotateCredentials(knex: Knex, repos: Repositories, dataDir: string): Promise<Credentials> {
   const existing = readCredentials(dataDir);
+  const database = await databaseIdentity(knex);
+  sameDatabase(existing, database, dataDir);
   const fresh = await knex.transaction(async (trx) => {
     await trx.raw('SELECT pg_advisory_xact_lock(?)', [CREDENTIALS_LOCK]);
     const def = await repos.applications.findDefault(trx);
     if (!def) return null;
     await repos.applications.revokeAdminTokens(trx);
-    const application = { id: def.id, name: def.name, kind: def.kind, secret: await repos.applications.rotateSecret(def.id, trx) };
+    const application = {
+      id: def.id, name: def.name, kind: def.kind, secret: await repos.applications.rotateSecret(def.id, trx),
+      webhookSecret: await repos.applications.webhookSecret(def.id, trx),
+    };
     return { application, adminToken: await repos.applications.createAdminToken(trx) };
   });
   if (!fresh) throw new Error('no default application yet: start the platform once (drivewire serve) to create it');
-  const creds: Credentials = { apiUrl: existing?.apiUrl ?? null, mqttUrl: existing?.mqttUrl ?? null, ...fresh };
+  const creds: Credentials = { database, apiUrl: existing?.apiUrl ?? null, mqttUrl: existing?.mqttUrl ?? null, ...fresh };
   writeCredentials(dataDir, creds);
   return creds;
 }

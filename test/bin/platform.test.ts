@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../lib/config.js';
 import { silentLogger } from '../../lib/logger.js';
 import { startPlatform } from '../../bin/platform.js';
-import { readCredentials, rotateCredentials } from '../../bin/credentials.js';
+import { databaseIdentity, readCredentials, rotateCredentials } from '../../bin/credentials.js';
 import { banner } from '../../bin/commands/serve.js';
 import { createClient } from '../../bin/client.js';
 import { repositories } from '../../db/index.js';
@@ -69,7 +69,24 @@ describe('startPlatform', () => {
     expect(JSON.parse(fs.readFileSync(path.join(dataDir, 'credentials.json'), 'utf8'))).toEqual(rotated);
   });
 
+  it('refuses a data dir whose credentials.json belongs to another database, and leaves the file as it was', async () => {
+    const file = path.join(dataDir, 'credentials.json');
+    const own = JSON.parse(fs.readFileSync(file, 'utf8'));
+    expect(own.database).toBe(await databaseIdentity(db.knex));
+    expect(own.application.webhookSecret).toEqual(expect.any(String)); // rotation keeps it in the file
+    const foreign = JSON.stringify({ ...own, database: '7000000000000000000/elsewhere' }, null, 2);
+    fs.writeFileSync(file, foreign);
+    try {
+      await expect(startPlatform(config(), silentLogger, { db })).rejects.toThrow(/credentials of another database.*--data-dir/);
+      await expect(rotateCredentials(db.knex, repositories(db.knex), dataDir)).rejects.toThrow(/another database/);
+      expect(fs.readFileSync(file, 'utf8')).toBe(foreign);
+    } finally {
+      fs.writeFileSync(file, JSON.stringify(own, null, 2));
+    }
+  });
+
   it('a part on its own empty data dir neither creates nor rotates, and writes only the URL it serves', async () => {
+    const identity = await databaseIdentity(db.knex);
     const before = JSON.parse(fs.readFileSync(path.join(dataDir, 'credentials.json'), 'utf8'));
     const dirs = ['gateway', 'workers', 'api,workers'].map((only) => [only, fs.mkdtempSync(path.join(os.tmpdir(), 'dw-part-'))] as const);
     try {
@@ -77,11 +94,11 @@ describe('startPlatform', () => {
         const p = await startPlatform(config({ only, dataDir: dir }), silentLogger, { db });
         await p.close();
         const file = readCredentials(dir);
-        if (only === 'gateway') expect(file).toEqual({ apiUrl: null, mqttUrl: expect.stringMatching(/^mqtt:\/\/127\.0\.0\.1:\d+$/), adminToken: null, application: null });
+        if (only === 'gateway') expect(file).toEqual({ database: identity, apiUrl: null, mqttUrl: expect.stringMatching(/^mqtt:\/\/127\.0\.0\.1:\d+$/), adminToken: null, application: null });
         if (only === 'workers') expect(file).toBeNull();
         if (only === 'api,workers') {
           expect(p.parts.map((x) => x.name)).toEqual(['notifications', 'run-scheduler', 'trip-sweep']);
-          expect(file).toEqual({ apiUrl: p.apiUrl, mqttUrl: null, adminToken: null, application: null });
+          expect(file).toEqual({ database: identity, apiUrl: p.apiUrl, mqttUrl: null, adminToken: null, application: null });
         }
       }
       expect(() => config({ only: 'api,bogus' })).toThrow('"bogus" must be one of all, api, gateway, workers');
