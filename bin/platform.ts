@@ -14,6 +14,7 @@ import { startRunScheduler } from '../simulator/scheduler.js';
 import { startNotificationWorker } from '../workers/notifications/index.js';
 import { startTripSweep } from '../workers/trips/sweep.js';
 import { startGateway } from '../gateway/gateway.js';
+import { assertPortsFree, mqttPorts } from '../gateway/listeners.js';
 
 export type { Part, PartDeps };
 
@@ -40,6 +41,10 @@ export interface Platform {
  * `all`/`api`, only /health and /metrics for the gateway or workers alone.
  */
 export async function startPlatform(config: Config, log: Logger, opts: { db?: Db } = {}): Promise<Platform> {
+  await assertPortsFree([
+    { port: config.httpPort, host: config.host, what: 'HTTP API', flag: '--http-port' },
+    ...(runs(config, 'gateway') ? mqttPorts(config) : []),
+  ]);
   const db = opts.db ?? await openConfiguredDatabase(config, (m) => log.warn(m));
   const parts: Part[] = [];
   let api: FastifyInstance | undefined;

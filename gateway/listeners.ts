@@ -60,6 +60,29 @@ const closeServer = (server: net.Server) => new Promise<void>((resolve) => {
   if (server instanceof http.Server) server.closeAllConnections();
 });
 
+/** The MQTT transports a gateway of this configuration listens on: port, flag and name of each. */
+export function mqttPorts(config: Config): { port: number; host: string; what: string; flag: string }[] {
+  const host = config.mqttHost;
+  return [
+    { port: config.mqttPort, host, what: 'MQTT', flag: '--mqtt-port' },
+    ...(config.mqttWsPort !== null ? [{ port: config.mqttWsPort, host, what: 'MQTT over WebSocket', flag: '--mqtt-ws-port' }] : []),
+    ...(config.mqttTlsCert !== null ? [{ port: config.mqttTlsPort ?? MQTTS_PORT, host, what: 'MQTT over TLS', flag: '--mqtt-tls-port' }] : []),
+  ];
+}
+
+/**
+ * Fails at once, with the message a listener would give, when one of these ports is taken: a start checks before it
+ * opens (or creates) its database, so a busy port stops it in a moment, not after the database's first start.
+ */
+export async function assertPortsFree(wanted: { port: number; host: string; what: string; flag: string }[]): Promise<void> {
+  for (const { port, host, what, flag } of wanted) {
+    if (port === 0) continue;
+    const probe = net.createServer();
+    await listen(probe, port, host, what, flag);
+    await closeServer(probe);
+  }
+}
+
 /** Starts every configured transport; if one cannot start, the others are closed again. */
 export async function startListeners(broker: Aedes, config: Config, onCut: OnPacketCut = () => {}): Promise<Listeners> {
   const tlsOpts = tlsOptions(config);

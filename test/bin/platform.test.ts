@@ -190,4 +190,20 @@ describe('startPlatform', () => {
       blocker.close();
     }
   });
+
+  it('checks its ports before it opens the database: a taken MQTT port leaves a new data dir without a database', async () => {
+    const blocker = net.createServer();
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', () => r()));
+    const port = (blocker.address() as net.AddressInfo).port;
+    const fresh = fs.mkdtempSync(path.join(os.tmpdir(), 'dw-ports-'));
+    try {
+      // no `db`: the platform would open (and first create) the embedded database in the data dir
+      await expect(startPlatform(config({ mqttPort: port, dataDir: fresh, databaseUrl: null }), silentLogger))
+        .rejects.toThrow(`Port ${port} (MQTT) is already in use; choose another with --mqtt-port`);
+      expect(fs.readdirSync(fresh)).toEqual([]);
+    } finally {
+      blocker.close();
+      fs.rmSync(fresh, { recursive: true, force: true });
+    }
+  });
 });
