@@ -146,6 +146,15 @@ describe('notification delivery', () => {
     await waitFor(async () => (await kit.read(slow.app, slowId)).state === 'complete', 'the slow delivery');
   });
 
+  it("drains one application's backlog past its share without waiting for the poll, as its fast receiver answers", async () => {
+    const { device } = await kit.subscribed(`${rx.base}/ok/backlog`);
+    // queued while no worker runs: more than the application's share (32) and the worker's slots (64) together
+    await kit.fire(Array.from({ length: 300 }, () => ({ deviceId: device.id })));
+    await kit.worker({}, { pollMs: 60_000 }); // its start claims once; every later claim must come from answers
+    await waitFor(() => rx.on('/ok/backlog').length === 300, 'the whole backlog delivered', 10_000);
+    expect(rx.on('/ok/backlog')).toHaveLength(300);
+  });
+
   // PostgreSQL only: on PGlite's one connection the held lock would hold up the worker's claim as well.
   it.skipIf(!process.env.TEST_DATABASE_URL)('frees a call\'s slot once it has its answer, and holds at most 4 unrecorded per slot', async () => {
     const { app, device } = await kit.subscribed(`${rx.base}/ok/slot`);

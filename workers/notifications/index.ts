@@ -93,6 +93,12 @@ class NotificationWorker {
   private handed: { n: ReadyNotification; at: number }[] = [];
   /** The queue may hold due rows this worker has not claimed: set by whatever may add them, cleared by a claim. */
   private dirty = true;
+  /**
+   * Endpoints (`e:`) and applications (`a:`) a claim filled to their limit: the queue may hold more of their due rows
+   * than it took, so the first of their calls to answer makes the queue worth claiming again. Remembered by key, not
+   * by comparing calls with the limit at the answer: a receiver that answers fast meanwhile has a higher limit then.
+   */
+  private readonly crowded = new Set<string>();
   private readonly recordQueue: { item: AttemptRecord; resolve(recorded: boolean): void; reject(err: unknown): void }[] = [];
   private recording: Promise<void> | null = null;
   private again = false;
@@ -251,10 +257,17 @@ class NotificationWorker {
       for (const n of ready) {
         if (this.full(n)) over.push(n.id); else this.launch(n);
       }
+      for (const n of ready) this.markCrowded(n);
       if (over.length) await notifications.release(over);
       // all it had room for, or fewer than were due (another worker's claim locked some, or some were held): claim again
       if (claimed.length === free || claimed.length < wanted) this.again = this.dirty = true;
     } while (this.again);
+  }
+
+  /** Remembers the notification's endpoint and application if the claim left them at their limit (crowded). */
+  private markCrowded(n: ClaimedNotification): void {
+    if ((this.endpointCalls.get(n.endpoint) ?? 0) >= this.endpointLimit(n.endpoint)) this.crowded.add(`e:${n.endpoint}`);
+    if ((this.applicationCalls.get(n.applicationId) ?? 0) >= this.applicationLimit(n.applicationId)) this.crowded.add(`a:${n.applicationId}`);
   }
 
   private launch(n: ReadyNotification): void {
@@ -281,6 +294,8 @@ class NotificationWorker {
       const appLeft = (this.applicationCalls.get(n.applicationId) ?? 1) - 1;
       if (appLeft > 0) this.applicationCalls.set(n.applicationId, appLeft); else this.applicationCalls.delete(n.applicationId);
       // an endpoint or application that was full may have due notifications the last claim left for want of room
+      const wasCrowded = this.crowded.delete(`e:${n.endpoint}`);
+      if (this.crowded.delete(`a:${n.applicationId}`) || wasCrowded) this.dirty = true;
       if (left === this.endpointLimit(n.endpoint) - 1 || appLeft === this.applicationLimit(n.applicationId) - 1) this.dirty = true;
       if (this.calls <= this.refillBelow) this.wake(false);
     };
