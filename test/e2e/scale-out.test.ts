@@ -79,9 +79,9 @@ describe.runIf(enabled)('scale-out: api + two gateways + two workers as separate
     client.publishAsync(`devices/${id}/frames`, JSON.stringify(frames.map((f) => ({ ...f, pids: { '0D': '3C' } }))), { qos: 1 });
 
   it('configures each part without breaking the others: no rotation, URLs merged by role, per-role banners', async () => {
-    expect(creds).toMatchObject({ apiUrl: api.http, mqttUrl: null, adminToken: expect.any(String), application: { secret: expect.any(String) } });
+    expect(creds).toMatchObject({ database: expect.stringMatching(/^\d+\/.+/), apiUrl: api.http, mqttUrl: null, adminToken: expect.any(String), application: { secret: expect.any(String) } });
     for (const gw of [gw1, gw2]) {
-      expect(readCredentials(gw.dataDir)).toEqual({ apiUrl: null, mqttUrl: gw.mqtt, adminToken: null, application: null });
+      expect(readCredentials(gw.dataDir)).toEqual({ database: creds.database, apiUrl: null, mqttUrl: gw.mqtt, adminToken: null, application: null });
     }
     for (const w of workers) expect(fs.existsSync(`${w.dataDir}/credentials.json`)).toBe(false);
     // The secret the API's clients hold still works after every other part started.
