@@ -94,8 +94,8 @@ class NotificationWorker {
   /** The queue may hold due rows this worker has not claimed: set by whatever may add them, cleared by a claim. */
   private dirty = true;
   /**
-   * Endpoints (`e:`) and applications (`a:`) a claim filled to their limit: the queue may hold more of their due rows
-   * than it took, so the first of their calls to answer makes the queue worth claiming again. Remembered by key, not
+   * Endpoints (`e:`) and applications (`a:`) a launch (claimed or handed over) filled to their limit: the queue may
+   * hold more of their due rows than was taken, so the first of their calls to answer makes it worth claiming again. Remembered by key, not
    * by comparing calls with the limit at the answer: a receiver that answers fast meanwhile has a higher limit then.
    */
   private readonly crowded = new Set<string>();
@@ -257,14 +257,13 @@ class NotificationWorker {
       for (const n of ready) {
         if (this.full(n)) over.push(n.id); else this.launch(n);
       }
-      for (const n of ready) this.markCrowded(n);
       if (over.length) await notifications.release(over);
       // all it had room for, or fewer than were due (another worker's claim locked some, or some were held): claim again
       if (claimed.length === free || claimed.length < wanted) this.again = this.dirty = true;
     } while (this.again);
   }
 
-  /** Remembers the notification's endpoint and application if the claim left them at their limit (crowded). */
+  /** Remembers the notification's endpoint and application if its launch left them at their limit (crowded). */
   private markCrowded(n: ClaimedNotification): void {
     if ((this.endpointCalls.get(n.endpoint) ?? 0) >= this.endpointLimit(n.endpoint)) this.crowded.add(`e:${n.endpoint}`);
     if ((this.applicationCalls.get(n.applicationId) ?? 0) >= this.applicationLimit(n.applicationId)) this.crowded.add(`a:${n.applicationId}`);
@@ -275,6 +274,7 @@ class NotificationWorker {
     const endpointCalls = (this.endpointCalls.get(n.endpoint) ?? 0) + 1;
     this.endpointCalls.set(n.endpoint, endpointCalls);
     this.applicationCalls.set(n.applicationId, (this.applicationCalls.get(n.applicationId) ?? 0) + 1);
+    this.markCrowded(n);
     let answered = false;
     const started = Date.now();
     const slow = () => { this.fast.delete(`e:${n.endpoint}`); this.fast.delete(`a:${n.applicationId}`); };
@@ -296,7 +296,6 @@ class NotificationWorker {
       // an endpoint or application that was full may have due notifications the last claim left for want of room
       const wasCrowded = this.crowded.delete(`e:${n.endpoint}`);
       if (this.crowded.delete(`a:${n.applicationId}`) || wasCrowded) this.dirty = true;
-      if (left === this.endpointLimit(n.endpoint) - 1 || appLeft === this.applicationLimit(n.applicationId) - 1) this.dirty = true;
       if (this.calls <= this.refillBelow) this.wake(false);
     };
     const run = this.deliverOne(n, answer)
