@@ -43,7 +43,7 @@ function tlsOptions(config: Config): tls.TlsOptions | null {
   return options;
 }
 
-async function listen(server: net.Server, port: number, host: string, what: string, flag: string): Promise<number> {
+async function listen(server: net.Server, { port, host, what, flag }: PortSpec): Promise<number> {
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -60,25 +60,33 @@ const closeServer = (server: net.Server) => new Promise<void>((resolve) => {
   if (server instanceof http.Server) server.closeAllConnections();
 });
 
-/** The MQTT transports a gateway of this configuration listens on: port, flag and name of each. */
-export function mqttPorts(config: Config): { port: number; host: string; what: string; flag: string }[] {
+export interface PortSpec { port: number; host: string; what: string; flag: string }
+
+/** The MQTT transports a gateway of this configuration listens on (null: off): port, flag and name of each. */
+function transports(config: Config): { mqtt: PortSpec; ws: PortSpec | null; tls: PortSpec | null } {
   const host = config.mqttHost;
-  return [
-    { port: config.mqttPort, host, what: 'MQTT', flag: '--mqtt-port' },
-    ...(config.mqttWsPort !== null ? [{ port: config.mqttWsPort, host, what: 'MQTT over WebSocket', flag: '--mqtt-ws-port' }] : []),
-    ...(config.mqttTlsCert !== null ? [{ port: config.mqttTlsPort ?? MQTTS_PORT, host, what: 'MQTT over TLS', flag: '--mqtt-tls-port' }] : []),
-  ];
+  return {
+    mqtt: { port: config.mqttPort, host, what: 'MQTT', flag: '--mqtt-port' },
+    ws: config.mqttWsPort !== null ? { port: config.mqttWsPort, host, what: 'MQTT over WebSocket', flag: '--mqtt-ws-port' } : null,
+    tls: config.mqttTlsCert !== null ? { port: config.mqttTlsPort ?? MQTTS_PORT, host, what: 'MQTT over TLS', flag: '--mqtt-tls-port' } : null,
+  };
+}
+
+/** Every port a gateway of this configuration listens on. */
+export function mqttPorts(config: Config): PortSpec[] {
+  const t = transports(config);
+  return [t.mqtt, t.ws, t.tls].filter((p): p is PortSpec => p !== null);
 }
 
 /**
  * Fails at once, with the message a listener would give, when one of these ports is taken: a start checks before it
  * opens (or creates) its database, so a busy port stops it in a moment, not after the database's first start.
  */
-export async function assertPortsFree(wanted: { port: number; host: string; what: string; flag: string }[]): Promise<void> {
-  for (const { port, host, what, flag } of wanted) {
-    if (port === 0) continue;
+export async function assertPortsFree(wanted: PortSpec[]): Promise<void> {
+  for (const spec of wanted) {
+    if (spec.port === 0) continue;
     const probe = net.createServer();
-    await listen(probe, port, host, what, flag);
+    await listen(probe, spec);
     await closeServer(probe);
   }
 }
@@ -86,6 +94,7 @@ export async function assertPortsFree(wanted: { port: number; host: string; what
 /** Starts every configured transport; if one cannot start, the others are closed again. */
 export async function startListeners(broker: Aedes, config: Config, onCut: OnPacketCut = () => {}): Promise<Listeners> {
   const tlsOpts = tlsOptions(config);
+  const spec = transports(config);
   const max = config.mqttMaxPacketBytes;
   const limits = { maxBytes: max, maxFilters: config.mqttMaxSubscribeFilters };
   const handle = (conn: Duplex, req?: http.IncomingMessage) => {
@@ -101,21 +110,21 @@ export async function startListeners(broker: Aedes, config: Config, onCut: OnPac
   try {
     const tcp = net.createServer((socket) => handle(socket));
     servers.push(tcp);
-    ports.mqtt = await listen(tcp, config.mqttPort, config.mqttHost, 'MQTT', '--mqtt-port');
+    ports.mqtt = await listen(tcp, spec.mqtt);
     urls.mqtt = `mqtt://${host}:${ports.mqtt}`;
-    if (config.mqttWsPort !== null) {
+    if (spec.ws) {
       const web = http.createServer((_req, res) => { res.writeHead(426, { 'content-type': 'text/plain' }).end('MQTT over WebSocket only\n'); });
       servers.push(web);
       // ws buffers a whole message before the stream sees it (default up to 100 MiB): bound it too.
       wss = new WebSocketServer({ server: web, maxPayload: max + MAX_FIXED_HEADER });
       wss.on('connection', (socket, req) => handle(createWebSocketStream(socket), req));
-      ports.ws = await listen(web, config.mqttWsPort, config.mqttHost, 'MQTT over WebSocket', '--mqtt-ws-port');
+      ports.ws = await listen(web, spec.ws);
       urls['mqtt-ws'] = `ws://${host}:${ports.ws}`;
     }
-    if (tlsOpts) {
+    if (tlsOpts && spec.tls) {
       const secure = tls.createServer(tlsOpts, (socket) => handle(socket));
       servers.push(secure);
-      ports.tls = await listen(secure, config.mqttTlsPort ?? MQTTS_PORT, config.mqttHost, 'MQTT over TLS', '--mqtt-tls-port');
+      ports.tls = await listen(secure, spec.tls);
       urls.mqtts = `mqtts://${host}:${ports.tls}`;
     }
   } catch (err) {
