@@ -234,7 +234,7 @@ export const RECORD_ATTEMPTS = `
     SELECT * FROM json_to_recordset(?::json) AS v(id uuid, prev int, state text, response_code int,
       response text, notified_at timestamptz, responded_at timestamptz, retry_ms bigint, payload_at int, payload_bytes int)),
   n AS (
-    UPDATE notifications n SET state = v.state, attempts = v.prev + 1, response_code = v.response_code, response = v.response,
+    UPDATE notifications n SET state = CASE WHEN v.state = 'error' AND v.retry_ms IS NOT NULL THEN 'queued' ELSE v.state END, attempts = v.prev + 1, response_code = v.response_code, response = v.response,
       payload = coalesce(n.payload, convert_from(substring(?::bytea FROM v.payload_at + 1 FOR v.payload_bytes), 'UTF8')),
       notified_at = v.notified_at, responded_at = CASE WHEN v.state = 'complete' THEN v.responded_at END, locked_until = NULL,
       next_attempt_at = CASE WHEN v.retry_ms IS NULL THEN NULL

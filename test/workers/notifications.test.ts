@@ -95,20 +95,21 @@ describe('notification delivery', () => {
     await kit.worker({ webhookMaxAttempts: 3, webhookBackoffMs: 20 });
     const [{ id }] = await kit.notificationsOf(event.id);
     const n = await waitFor(async () => { const x = await kit.read(app, id); return x.attempts === 3 && x; }, '3 attempts');
-    expect(n).toMatchObject({ state: 'error', responseCode: 500, response: 'receiver failed', respondedAt: null, nextAttemptAt: null, attempts: 3 });
+    expect(n).toMatchObject({ state: 'error', responseCode: 500, response: 'receiver failed', respondedAt: null, attempts: 3 });
+    expect(n).not.toHaveProperty('nextAttemptAt'); // error is final (spec 3.1)
     expect(rx.on('/fail/retries').map((r) => r.body)).toEqual([n.payload, n.payload, n.payload]);
     expect((await attemptsOf(id)).map((a) => [a.attempt, a.outcome, a.responseCode, a.response])).toEqual([
       [1, 'error', 500, 'receiver failed'], [2, 'error', 500, 'receiver failed'], [3, 'error', 500, 'receiver failed'],
     ]);
   });
 
-  it('shows a pending retry as error with nextAttemptAt, and completes on the retry', async () => {
+  it('keeps a delivery that will be retried queued, with its attempt and nextAttemptAt, and completes on the retry', async () => {
     const { app, device } = await kit.subscribed(`${rx.base}/flaky/once`);
     const [event] = await kit.fire([{ deviceId: device.id }]);
     const worker = await kit.worker({ webhookBackoffMs: 60_000 });
     const [{ id }] = await kit.notificationsOf(event.id);
-    const pending = await waitFor(async () => { const x = await kit.read(app, id); return x.state === 'error' && x; }, 'first error');
-    expect(pending).toMatchObject({ responseCode: 500, response: 'not yet', attempts: 1 });
+    const pending = await waitFor(async () => { const x = await kit.read(app, id); return x.attempts === 1 && x; }, 'first attempt');
+    expect(pending).toMatchObject({ state: 'queued', responseCode: 500, response: 'not yet', attempts: 1 });
     expect(Date.parse(pending.nextAttemptAt)).toBeGreaterThan(Date.parse(pending.notifiedAt));
     await worker.close();
     await t.db.knex('notifications').where({ id }).update({ next_attempt_at: new Date() }); // the backoff has passed
@@ -127,7 +128,8 @@ describe('notification delivery', () => {
     await kit.worker({ webhookTimeoutMs: 250, webhookMaxAttempts: 1 });
     const [{ id }] = await kit.notificationsOf(event.id);
     const n = await waitFor(async () => { const x = await kit.read(app, id); return x.state === 'error' && x; }, 'error');
-    expect(n).toMatchObject({ responseCode: null, response: 'no answer within 250 ms', respondedAt: null, nextAttemptAt: null, attempts: 1 });
+    expect(n).toMatchObject({ responseCode: null, response: 'no answer within 250 ms', respondedAt: null, attempts: 1 });
+    expect(n).not.toHaveProperty('nextAttemptAt');
     expect(rx.on(path)).toHaveLength(1);
   });
 

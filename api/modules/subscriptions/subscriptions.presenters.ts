@@ -44,18 +44,19 @@ export function notificationPayload(links: LinkBuilder, event: EventRecord, subs
 }
 
 /**
- * Notification: responseCode, response, notifiedAt and respondedAt only in the states
- * complete and error; nextAttemptAt only in error (null when no retry is left).
+ * Notification (spec 3.1): `complete` and `error` are final; a delivery that failed and will be tried again stays
+ * `queued`. responseCode, response, notifiedAt and respondedAt once an attempt was made (the latest attempt's);
+ * nextAttemptAt while queued (null while its subscription is paused).
  */
 export function presentNotification(links: LinkBuilder, n: NotificationRecord) {
-  const done = n.state === 'complete' || n.state === 'error';
+  const attempted = n.state === 'complete' || n.state === 'error' || n.attempts > 0;
   return {
     id: n.id, eventId: n.eventId, eventType: n.eventType, eventTimestamp: iso(n.eventTimestamp)!,
     subscriptionId: n.subscriptionId, url: n.url, payload: n.payload, state: n.state,
-    ...(done ? {
+    ...(attempted ? {
       responseCode: n.responseCode, response: n.response, notifiedAt: iso(n.notifiedAt), respondedAt: iso(n.respondedAt),
     } : {}),
-    ...(n.state === 'error' ? { nextAttemptAt: iso(n.nextAttemptAt) } : {}),
+    ...(n.state === 'queued' ? { nextAttemptAt: iso(n.nextAttemptAt) } : {}),
     createdAt: iso(n.createdAt)!, attempts: n.attempts,
     links: {
       self: links.url('event', `/api/v1/notifications/${n.id}`),
