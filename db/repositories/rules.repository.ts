@@ -103,6 +103,8 @@ export function rulesRepository(knex: Knex) {
     async delete(app: Principal, id: string, trx: Knex = knex): Promise<boolean> {
       const owned = await visible(trx, app).select('r.id').where('r.id', id).first();
       if (!owned) return false;
+      // a subscription to a rule's events lives and dies with the rule (its notifications go with it; events stay)
+      await trx('subscriptions').where({ object_type: 'rule', object_id: id }).delete();
       return (await trx('rules').where('id', id).delete()) > 0;
     },
 

@@ -92,10 +92,11 @@ export function telemetryRepository(knex: Knex) {
      * Snapshots: messages holding at least one of `fields` (jsonb `?|`), each with
      * only those of `fields` it holds.
      */
-    async listSnapshots(deviceId: string, w: StreamWindow, fields: string[], trx: Knex = knex) {
-      const page = await streamPage<MessageRow>(() => ofDevice(trx, deviceId)
-        .whereRaw('m.data \\?| ?::text[]', [fields])
-        .select('m.id', 'm.device_id', 'm.ts', pickData(trx, fields)), 'm.ts', w, 'm.id');
+    async listSnapshots(deviceId: string, w: StreamWindow, fields: FieldSelection, trx: Knex = knex) {
+      const page = await streamPage<MessageRow>(() => (fields === 'all'
+        ? ofDevice(trx, deviceId).whereRaw(`m.data <> '{}'::jsonb`).select('m.id', 'm.device_id', 'm.ts', 'm.data')
+        : ofDevice(trx, deviceId).whereRaw('m.data \\?| ?::text[]', [fields])
+          .select('m.id', 'm.device_id', 'm.ts', pickData(trx, fields))), 'm.ts', w, 'm.id');
       return { remaining: page.remaining, snapshots: page.rows.map(toMessage) };
     },
   };

@@ -74,6 +74,7 @@ describe('GET /api/v1/devices/{deviceId}/events', () => {
 
   const typeCases: [string, string[]][] = [
     ['startup', ['startup']], ['rule-enter', ['enter']], ['rule-*', ['leave', 'enter']], ['rule', ['leave', 'enter']],
+    ['trip-*', []],
   ];
   for (const [type, expected] of typeCases) {
     it(`filters by type=${type}`, async () => {
@@ -109,6 +110,17 @@ describe('GET /api/v1/devices/{deviceId}/events', () => {
       .toEqual({ statusCode: 404, error: 'Not Found', message: 'Not found' });
     expect((await get(s.app.auth, `/api/v1/devices/${s.device.id}/events?objectId=abc`)).json())
       .toEqual({ statusCode: 400, error: 'Bad Request', message: 'objectId must be a UUID, got "abc"' });
+  });
+
+  it('answers 400 for a type or objectType no event has, as a subscription does for an unknown eventType', async () => {
+    const s = await setup();
+    for (const type of ['startups', 'nope-*', '-*', '*', '%']) {
+      const res = await get(s.app.auth, `/api/v1/devices/${s.device.id}/events?type=${encodeURIComponent(type)}`);
+      expect(res.statusCode, type).toBe(400);
+      expect(res.json().message).toMatch(new RegExp(`^type must be an event type \\(startup, .*\\); got "${type.replace(/[*%]/g, '\\$&')}"$`));
+    }
+    const res = await get(s.app.auth, `/api/v1/vehicles/${s.vehicle.id}/events?objectType=car`);
+    expect(res.json()).toEqual({ statusCode: 400, error: 'Bad Request', message: 'objectType must be one of vehicle, trip, rule, odometer-trigger; got "car"' });
   });
 });
 

@@ -182,6 +182,21 @@ describe('reading and deleting rules', () => {
     expect(await t.db.knex('rule_boundaries').where('rule_id', rule.id).count({ n: '*' })).toEqual([{ n: 0 }]);
   });
 
+  it("deletes a rule's subscriptions with it, and leaves the device's others", async () => {
+    const { app, device } = await setup();
+    const { rule } = (await post(app.auth, device.id, { name: 'watched', boundaries })).json();
+    const subscribe = async (subscription: object) => (await t.app.inject({
+      method: 'POST', url: `/api/v1/devices/${device.id}/subscriptions`, headers: { authorization: app.auth }, payload: { subscription },
+    })).json().subscription.id as string;
+    const onRule = await subscribe({ eventType: 'rule-*', url: 'https://receiver.example.com/r', object: { type: 'rule', id: rule.id } });
+    const onStartup = await subscribe({ eventType: 'startup', url: 'https://receiver.example.com/s' });
+    await t.app.inject({ method: 'DELETE', url: `/api/v1/rules/${rule.id}`, headers: { authorization: app.auth } });
+    expect((await get(app.auth, `/api/v1/subscriptions/${onRule}`)).statusCode).toBe(404);
+    expect((await get(app.auth, `/api/v1/subscriptions/${onStartup}`)).statusCode).toBe(200);
+    expect((await get(app.auth, `/api/v1/devices/${device.id}/subscriptions`)).json().subscriptions.map((x: { id: string }) => x.id))
+      .toEqual([onStartup]);
+  });
+
   it('removes the application\'s rules of a device on deregistration, not another application\'s', async () => {
     const { app, device } = await setup();
     const other = await t.make.application();

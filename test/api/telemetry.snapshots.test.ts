@@ -62,15 +62,24 @@ describe('GET /api/v1/devices/{deviceId}/snapshots', () => {
     expect(empty.statusCode).toBe(400);
     expect(empty.json()).toEqual({
       statusCode: 400, error: 'Bad Request',
-      message: 'fields is required: a comma-separated list of parameter keys (e.g. fields=rpm,vehicleSpeed)',
+      message: 'fields is required: `all`, or a comma-separated list of parameter keys (e.g. fields=rpm,vehicleSpeed)',
     });
   });
 
   it('refuses an unknown parameter key with 400 naming it', async () => {
     const { app, url } = await fixture();
-    const res = await t.get(`${url}&fields=rpm,all`, app.auth);
+    const res = await t.get(`${url}&fields=rpm,bogus`, app.auth);
     expect(res.statusCode).toBe(400);
-    expect(res.json().message).toBe('fields: unknown parameter "all"');
+    expect(res.json().message).toBe('fields: unknown parameter "bogus"');
+  });
+
+  it('answers every parameter of each message for fields=all', async () => {
+    const { app, device } = await fixture();
+    const all = (await t.get(`/api/v1/devices/${device.id}/snapshots?fields=all`, app.auth)).json();
+    const messages = (await t.get(`/api/v1/devices/${device.id}/messages`, app.auth)).json();
+    expect(all.snapshots.map((x: { id: string }) => x.id)).toEqual(messages.messages.map((x: { id: string }) => x.id));
+    expect(all.snapshots.map((x: { data: object }) => x.data)).toEqual(messages.messages.map((x: { data: object }) => x.data));
+    expect(all.meta.pagination.links).toEqual({});
   });
 
   it('pages over matching messages only and prior links keep fields', async () => {

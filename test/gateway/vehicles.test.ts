@@ -54,6 +54,10 @@ describe('vehicles from VINs', () => {
       ['VV0HXNZW2E4UAVB1L', null, null, null], // no manufacturer known: nothing but the VIN
       ['WVWZZZ1JZXW000001', '1999', 'Volkswagen', null], // European VIN: manufacturer and year from WMI and position 10
     ]);
+    // what is not known is absent, not null ("may be absent"), in lists and on the single vehicle
+    expect(Object.keys(list[0]).filter((k) => ['year', 'make', 'model', 'trim'].includes(k))).toEqual([]);
+    expect(Object.keys(list[1]).filter((k) => ['year', 'make', 'model', 'trim'].includes(k))).toEqual(['year', 'make']);
+    expect((await api(`/api/v1/vehicles/${list[0].id}`)).vehicle).not.toHaveProperty('year');
   });
 
   it('adds an association when the VIN changes, and none when it repeats', async () => {

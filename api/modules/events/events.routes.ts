@@ -7,12 +7,15 @@ import { streamList, type Query } from '../../plugins/pagination.js';
 import { presentEvent } from './events.presenters.js';
 import { EventIdParams, EventList, EventListQuery, EventResponse } from './events.schemas.js';
 import { isUuid } from '../../../lib/uuid.js';
+import { checkEventTypeFilter, checkObjectTypeFilter } from '../../../lib/event-types.js';
 
 
 /** Filters of the event lists; empty values count as absent (the SDK sends `since=`). */
 function parseFilters(q: Query): EventFilters {
   const pick = (v: string | undefined) => (v === undefined || v.trim() === '' ? undefined : v.trim());
   const f = { type: pick(q.type), objectId: pick(q.objectId), objectType: pick(q.objectType) };
+  if (f.type) checkEventTypeFilter(f.type);
+  if (f.objectType) checkObjectTypeFilter(f.objectType);
   if (f.objectId && !isUuid(f.objectId)) throw new ValidationError(`objectId must be a UUID, got "${f.objectId}"`);
   return f;
 }

@@ -5,7 +5,7 @@ import { deregisterDevice } from '../../../db/deregistration.js';
 import { DeviceIdParams, errorResponses, NoContent, OffsetQuery } from '../../schemas/common.js';
 import { offsetMeta, parseOffsetWindow } from '../../plugins/pagination.js';
 import { presentDevice, presentRegisteredDevice } from './platform.presenters.js';
-import { DeviceList, DeviceResponse, RegisterBody } from './platform.schemas.js';
+import { DeviceGroupList, DeviceList, DeviceResponse, RegisterBody } from './platform.schemas.js';
 
 /** Devices: the calling application's, one by id, registration and deregistration (Enterprise applications). */
 export default async function devicesRoutes(app: App) {
@@ -38,6 +38,21 @@ export default async function devicesRoutes(app: App) {
     const device = await repos.devices.get(request.principal!, deviceId);
     if (!device) throw new NotFound();
     return { device: presentDevice(app.links, device) };
+  });
+
+  // The registration record links here, as the original platform's does. Device groups were withdrawn from its
+  // documented API and drivewire has none, so every device is in no group: an empty list, not a dead link.
+  app.get('/api/v1/devices/:deviceId/groups', {
+    config,
+    schema: {
+      tags: ['platform'], summary: "The device's groups (always none: drivewire has no device groups)", params: DeviceIdParams,
+      querystring: Type.Object(OffsetQuery), response: { 200: DeviceGroupList, ...errorResponses(404) },
+    },
+  }, async (request) => {
+    const { deviceId } = request.params;
+    if (!(await repos.devices.get(request.principal!, deviceId))) throw new NotFound();
+    const w = parseOffsetWindow(request.query);
+    return { groups: [], meta: offsetMeta(app.links, 'platform', `/api/v1/devices/${deviceId}/groups`, { total: 0, ...w }) };
   });
 
   app.post('/api/v1/devices', {

@@ -32,9 +32,12 @@ export function presentRegisteredDevice(links: LinkBuilder, d: Device) {
   return { ...presentDevice(links, d), links: { self, groups, vehicles, latestVehicle } };
 }
 
+/** year, make, model and trim "may be absent" (spec): a VIN that does not decode leaves them out, not null. */
 function basic(v: Vehicle) {
   return {
-    id: v.id, vin: v.vin, year: v.year, make: v.make, model: v.model, trim: v.trim,
+    id: v.id, vin: v.vin,
+    ...(v.year != null && { year: v.year }), ...(v.make != null && { make: v.make }),
+    ...(v.model != null && { model: v.model }), ...(v.trim != null && { trim: v.trim }),
     createdAt: iso(v.createdAt)!, lastStartup: iso(v.lastStartup),
   };
 }

@@ -13,10 +13,10 @@ export const Device = Type.Object({
 const VehicleBasicFields = {
   id: Uuid('Vehicle id'),
   vin: Type.String({ description: 'Vehicle identification number' }),
-  year: Nullable(Type.String({ description: 'Model year' })),
-  make: Nullable(Type.String({ description: 'Make' })),
-  model: Nullable(Type.String({ description: 'Model' })),
-  trim: Nullable(Type.String({ description: 'Trim' })),
+  year: Type.Optional(Type.String({ description: 'Model year (absent when the VIN does not decode it)' })),
+  make: Type.Optional(Type.String({ description: 'Make (absent when the VIN does not decode it)' })),
+  model: Type.Optional(Type.String({ description: 'Model (absent when the VIN does not decode it)' })),
+  trim: Type.Optional(Type.String({ description: 'Trim (absent when the VIN does not decode it)' })),
   createdAt: Timestamp("When the vehicle was first seen by one of the caller's devices"),
   lastStartup: Nullable(Timestamp("Last startup event of the vehicle from the caller's devices (another application's devices in the same vehicle are not counted)")),
 };
@@ -41,6 +41,10 @@ export const Transaction = Type.Object({
 
 export const DeviceList = Type.Object({ devices: Type.Array(Device), meta: OffsetMeta });
 export const DeviceResponse = Type.Object({ device: Device });
+export const DeviceGroup = Type.Object({
+  id: Uuid('Group id'), name: Type.String({ description: 'Group name' }), links: Links('self'),
+}, { description: 'A group of devices (drivewire has no groups: every device is in none)' });
+export const DeviceGroupList = Type.Object({ groups: Type.Array(DeviceGroup), meta: OffsetMeta });
 export const VehicleList = Type.Object({ vehicles: Type.Array(VehicleBasic), meta: OffsetMeta });
 export const LatestVehicleResponse = Type.Object({ vehicle: Nullable(VehicleBasic) });
 export const VehicleResponse = Type.Object({ vehicle: Vehicle });

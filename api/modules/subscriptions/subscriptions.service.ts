@@ -3,15 +3,10 @@ import { assertPublicHost, PrivateAddressError } from '../../../lib/net-guard.js
 import type { Principal, Repositories } from '../../../db/index.js';
 import { SubscriptionCapReached, type EventObject, type Subscription } from '../../../db/repositories/subscriptions.repository.js';
 import { isUuid } from '../../../lib/uuid.js';
+import { OBJECT_TYPE_OF as STORED_OBJECT_TYPE_OF } from '../../../lib/event-types.js';
 
-/** The object type each event type carries; `rule-*` is subscription-only. */
-const OBJECT_TYPE_OF: Record<string, string> = {
-  startup: 'vehicle', shutdown: 'vehicle', 'phone-home': 'vehicle',
-  'trip-started': 'trip', 'trip-stopped': 'trip', 'trip-completed': 'trip', 'trip-orphaned': 'trip',
-  'dtc-on': 'vehicle', 'dtc-off': 'vehicle', collision: 'vehicle',
-  'rule-enter': 'rule', 'rule-leave': 'rule', 'rule-*': 'rule',
-  'distance-trigger': 'odometer-trigger',
-};
+/** The object type each event type of a subscription carries (lib/event-types.ts); `rule-*` is subscription-only. */
+const OBJECT_TYPE_OF: Record<string, string> = { ...STORED_OBJECT_TYPE_OF, 'rule-*': 'rule' };
 export const EVENT_TYPES = Object.keys(OBJECT_TYPE_OF);
 const MAX_URL = 2048;
 /** appData is echoed in every notification body: bounded so one subscription cannot bloat every delivery. */

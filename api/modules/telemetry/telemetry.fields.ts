@@ -28,12 +28,16 @@ export function parseLocationFields(raw: string | undefined): FieldSelection {
   return checkKnown(keys);
 }
 
-/** Snapshots `fields`: a comma-separated list of parameter keys, required. */
-export function parseSnapshotFields(raw: string | undefined): string[] {
-  const keys = splitList(raw);
+/**
+ * Snapshots `fields`: `all` (every parameter the message holds) or a comma-separated list of parameter keys,
+ * required. Given twice (a trip's `snapshots` link carries `fields=all`, and the SDK appends its own), the last wins.
+ */
+export function parseSnapshotFields(raw: string | string[] | undefined): FieldSelection {
+  const keys = splitList(Array.isArray(raw) ? raw[raw.length - 1] : raw);
   if (!keys.length) {
-    throw new ValidationError('fields is required: a comma-separated list of parameter keys (e.g. fields=rpm,vehicleSpeed)');
+    throw new ValidationError('fields is required: `all`, or a comma-separated list of parameter keys (e.g. fields=rpm,vehicleSpeed)');
   }
+  if (keys.includes('all')) return 'all';
   return checkKnown(keys);
 }
 

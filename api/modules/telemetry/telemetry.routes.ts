@@ -98,7 +98,7 @@ export default async function telemetryRoutes(app: App) {
   }, async (request) => {
     const deviceId = await readableDevice(request);
     const fields = parseSnapshotFields((request.query).fields);
-    const { w, meta } = page(request.query, `/api/v1/devices/${deviceId}/snapshots`);
+    const { w, meta } = page({ ...request.query, fields: undefined }, `/api/v1/devices/${deviceId}/snapshots`);
     const { remaining, snapshots } = await repos.telemetry.listSnapshots(deviceId, w, fields);
     return {
       snapshots: snapshots.map((s) => presentSnapshot(app.links, s)),

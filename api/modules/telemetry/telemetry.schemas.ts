@@ -65,7 +65,8 @@ export const LocationsQuery = Type.Object({
 });
 export const SnapshotsQuery = Type.Object({
   ...StreamQuery,
-  fields: Type.String({
-    description: 'Comma-separated parameter keys (required): only messages holding at least one of them are returned',
+  fields: Type.Union([Type.String(), Type.Array(Type.String(), { maxItems: 4 })], {
+    description: 'Required: `all` (every parameter of the message) or comma-separated parameter keys; only messages ' +
+      'holding at least one of them are returned. Given more than once, the last one counts',
   }),
 });

@@ -6,7 +6,8 @@ const geo = (p: [number, number] | null) => (p ? { type: 'Point' as const, coord
 /**
  * Trip: links to the trip's telemetry and events carry since/until in epoch
  * ms and already hold a `?` (the SDK appends `&limit=…`); `since` is exclusive, so it is start − 1 ms.
- * `snapshots` is there for the SDK's trip.snapshots(). An open trip's links have no `until`.
+ * `snapshots` is there for the SDK's trip.snapshots(), with `fields=all` (the endpoint requires a selection). An open
+ * trip's links have no `until`, and no `reportCard` until it closes.
  */
 export function presentTrip(links: LinkBuilder, t: Trip) {
   const window = { since: t.start.getTime() - 1, until: t.stop?.getTime() };
@@ -16,10 +17,11 @@ export function presentTrip(links: LinkBuilder, t: Trip) {
     device: links.url('platform', dev),
     locations: links.url('telemetry', `${dev}/locations`, window),
     messages: links.url('telemetry', `${dev}/messages`, window),
-    snapshots: links.url('telemetry', `${dev}/snapshots`, window),
+    snapshots: links.url('telemetry', `${dev}/snapshots`, { ...window, fields: 'all' }),
     events: links.url('event', `${dev}/events`, window),
-    reportCard: links.url('behavioral', `/api/v1/trips/${t.id}/report_cards/_current`),
   };
+  // a trip's report card is made when it closes: an open trip has no card to link to yet
+  if (t.stop) out.reportCard = links.url('behavioral', `/api/v1/trips/${t.id}/report_cards/_current`);
   if (t.vehicleId) out.vehicle = links.url('platform', `/api/v1/vehicles/${t.vehicleId}`);
   return {
     id: t.id, start: t.start.toISOString(), stop: t.stop?.toISOString() ?? null,

@@ -45,7 +45,7 @@ export const Trip = Type.Object({
     startReason: Type.String({ description: 'startup (ignition frame) or motion (no ignition: speed ≥ 5 km/h)' }),
     endReason: Nullable(Type.String({ description: 'shutdown, stationary, gap, startup (a new one without shutdown) or silent (closed by the sweep); null while open' })),
   }, { description: 'Why the trip started and ended (drivewire extension)' }),
-  links: Links('self, device, vehicle, locations, messages, events, snapshots (the last four with since/until of the trip in epoch ms)'),
+  links: Links('self, device, vehicle, locations, messages, events, snapshots (the last four with since/until of the trip in epoch ms; snapshots with fields=all), reportCard (once the trip is closed)'),
 }, { description: 'Trip' });
 
 export const TripList = Type.Object({ trips: Type.Array(Trip), meta: StreamMeta });
