@@ -33,19 +33,21 @@ function pickData(knex: Knex, keys: string[]): Knex.Raw {
 /**
  * What a page of a device's messages without `since` selects besides the messages, for its `remaining` (as a second
  * statement it would be a second round trip, and under ingest each round trip waits on a busy core): the device's
- * stored total (migration 013) and its messages above the window, counted up to REMAINING_CAP: newer than `until`,
- * or dated `until` with an id at or after the window's `before` cursor (none when it has no cursor: `id >= NULL` is
- * never true). The messages the prior link does not reach are those plus the page's own; one statement, so the page
- * and its count share a snapshot. The ORDER BY is messages_device_ts_id's: without it, when other devices' messages
- * are newer, the planner (which cannot know a device's rows and timestamps go together) took `ts > ?` to match a
- * third of the device's rows and scanned the whole table. Bindings: messageTotalsBindings.
+ * stored total (migration 013) and its messages above the window, each part counted up to REMAINING_CAP: those newer
+ * than `until`, and those dated `until` with an id at or after the window's `before` cursor (none without a cursor:
+ * `id >= NULL` is never true). The messages the prior link does not reach are those plus the page's own; one
+ * statement, so the page and its count share a snapshot. Two counts, each an index range of messages_device_ts_id
+ * (one `ts > ?` or'ed with the cursor's test made the planner scan and sort). The first one's ORDER BY is that index's: without
+ * it, when other devices' messages are newer, the planner (which cannot know a device's rows and timestamps go
+ * together) took `ts > ?` to match a third of the device's rows and scanned the whole table.
+ * Bindings: messageTotalsBindings.
  */
 export const MESSAGE_TOTALS = `(SELECT n FROM device_message_counts WHERE device_id = ?) AS dw_total,
-  (SELECT count(*) FROM (SELECT 1 FROM messages WHERE device_id = ? AND ts >= ? AND (ts > ? OR id >= ?::uuid)
-    ORDER BY device_id, ts DESC, id DESC LIMIT ?) x) AS dw_newer`;
+  (SELECT count(*) FROM (SELECT 1 FROM messages WHERE device_id = ? AND ts > ? ORDER BY device_id, ts DESC, id DESC LIMIT ?) x)
+  + (SELECT count(*) FROM (SELECT 1 FROM messages WHERE device_id = ? AND ts = ? AND id >= ?::uuid LIMIT ?) y) AS dw_newer`;
 
 export const messageTotalsBindings = (deviceId: string, until: Date, before?: string) =>
-  [deviceId, deviceId, until, until, before ?? null, REMAINING_CAP];
+  [deviceId, deviceId, until, REMAINING_CAP, deviceId, until, before ?? null, REMAINING_CAP];
 
 /**
  * `remaining` from MESSAGE_TOTALS' columns (those of the page's first row) and the page's length; null without a
