@@ -4,7 +4,6 @@ import type { App, LinkBuilder, RequestOf } from '../../context.js';
 import { errorResponses, NoContent, StreamQuery, VehicleIdParams } from '../../schemas/common.js';
 import { streamList, type ListPage, type StreamParams } from '../../plugins/pagination.js';
 import { currentState } from '../../../db/distance/estimate.sql.js';
-import type { Odometer, OdometerTrigger } from '../../../db/distance/odometers.repository.js';
 import type { StreamCursor } from '../../../db/paging.js';
 import {
   CreateOdometerBody, CreateTriggerBody, OdometerIdParams, OdometerList, OdometerResponse, TriggerIdParams, TriggerList, TriggerResponse,
