@@ -131,6 +131,9 @@ describe('the before cursor', () => {
     expect(alone.json()).toEqual({ statusCode: 400, error: 'Bad Request', message: 'before needs until (the millisecond it splits)' });
     const messages = await t.get(`/api/v1/devices/${device.id}/messages?until=1&before=${'f'.repeat(36)}`, app.auth);
     expect(messages.statusCode).toBe(400);
+    const twice = await t.get(`${path}?until=${AT.getTime()}&before=${randomUUID()}&before=${randomUUID()}`, app.auth);
+    expect(twice.statusCode).toBe(400);
+    expect(twice.json()).toMatchObject({ statusCode: 400, error: 'Bad Request' });
     // empty counts as absent, as for the other parameters
     expect((await t.get(`${path}?before=`, app.auth)).statusCode).toBe(200);
   });
