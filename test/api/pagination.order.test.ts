@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { insertMessages } from '../helpers/telemetry.factory.js';
+import { createRule, depotRule, ingest, insideDepot, outsideDepot } from '../db/rules.fixtures.js';
 
 // Stream lists page in the total order timestamp desc, id desc: a page never holds more than `limit` records, even
 // when one millisecond holds more, and following `links.prior` returns each record exactly once.
@@ -280,5 +281,26 @@ describe('the other stream lists sharing one millisecond', () => {
     })));
     const w = await walk(app.auth, `/api/v1/transactions?limit=2&until=${UNTIL}`, (b) => b.transactions.map((x: any) => x.id));
     expectWalk(w, 2, ordered(lines));
+  });
+
+  it("rule events' notifications: stored to the millisecond, so paging by their time neither skips nor repeats", async () => {
+    const { app, device } = await setup();
+    const rule = await createRule(t, app, device.id, depotRule);
+    const res = await t.app.inject({
+      method: 'POST', url: `/api/v1/devices/${device.id}/subscriptions`, headers: { authorization: app.auth },
+      payload: { subscription: { eventType: 'rule-*', url: 'http://127.0.0.1:9/hook', object: { type: 'rule', id: rule.id } } },
+    });
+    expect(res.statusCode).toBe(201);
+    const subscription = res.json().subscription.id;
+    const events = await ingest(t, device.id, [insideDepot(1), outsideDepot(2), insideDepot(3), outsideDepot(4), insideDepot(5)]);
+    expect(events).toHaveLength(5);
+    const rows = await t.db.knex('notifications').where({ subscription_id: subscription }).select('id', 'created_at',
+      t.db.knex.raw("created_at = date_trunc('milliseconds', created_at) AS whole_ms"));
+    expect(rows.map((r) => r.whole_ms)).toEqual(Array(5).fill(true));
+    const stored = await t.db.knex('events').whereIn('id', events.map((e) => e.id))
+      .select(t.db.knex.raw("stored = date_trunc('milliseconds', stored) AS whole_ms"));
+    expect(stored.map((r) => r.whole_ms)).toEqual(Array(5).fill(true));
+    const w = await walk(app.auth, `/api/v1/subscriptions/${subscription}/notifications?limit=2`, (b) => b.notifications.map((n: any) => n.id));
+    expectWalk(w, 2, ordered(rows.map((r) => ({ id: r.id, ts: new Date(r.created_at) }))));
   });
 });
