@@ -47,10 +47,8 @@ export interface StreamParams { since?: Date; until: Date; before?: string; limi
 function parseBefore(raw: string | undefined, until: string | undefined): string | undefined {
   if (raw === undefined || raw === '') return undefined;
   const text = String(raw).trim();
-  if (!isUuid(text)) {
-    const shown = String(raw).trim();
-    throw new ValidationError(`before must be a record id (UUID), got "${shown.length > 60 ? `${shown.slice(0, 60)}...` : shown}"`);
-  }
+  const shown = text.length > 60 ? `${text.slice(0, 60)}...` : text;
+  if (!isUuid(text)) throw new ValidationError(`before must be a record id (UUID), got "${shown}"`);
   if (until === undefined || until === '') throw new ValidationError('before needs until (the millisecond it splits)');
   return text.toLowerCase();
 }

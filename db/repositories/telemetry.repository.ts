@@ -37,9 +37,9 @@ function pickData(knex: Knex, keys: string[]): Knex.Raw {
  * than `until`, and those dated `until` with an id at or after the window's `before` cursor (none without a cursor:
  * `id >= NULL` is never true). The messages the prior link does not reach are those plus the page's own; one
  * statement, so the page and its count share a snapshot. Two counts, each an index range of messages_device_ts_id
- * (one `ts > ?` or'ed with the cursor's test made the planner scan and sort). The first one's ORDER BY is that index's: without
- * it, when other devices' messages are newer, the planner (which cannot know a device's rows and timestamps go
- * together) took `ts > ?` to match a third of the device's rows and scanned the whole table.
+ * (one `ts > ?` or'ed with the cursor's test made the planner scan and sort). The first one's ORDER BY is that
+ * index's: without it, when other devices' messages are newer, the planner (which cannot know a device's rows and
+ * timestamps go together) took `ts > ?` to match a third of the device's rows and scanned the whole table.
  * Bindings: messageTotalsBindings.
  */
 export const MESSAGE_TOTALS = `(SELECT n FROM device_message_counts WHERE device_id = ?) AS dw_total,
