@@ -1,6 +1,8 @@
 import type { ServiceKind } from '../../lib/services.js';
 import { ValidationError } from '../../lib/errors.js';
 import { EPOCH, parseTimeParam } from '../../lib/time.js';
+import { isUuid } from '../../lib/uuid.js';
+import type { StreamCursor } from '../../db/paging.js';
 import type { LinkBuilder } from '../context.js';
 
 export const DEFAULT_LIMIT = 20;
@@ -36,7 +38,20 @@ export function offsetMeta(links: LinkBuilder, service: ServiceKind, path: strin
   return { pagination: { total: p.total, offset: p.offset, limit: p.limit, links: out } };
 }
 
-export interface StreamParams { since?: Date; until: Date; limit: number }
+export interface StreamParams { since?: Date; until: Date; before?: string; limit: number }
+
+/**
+ * `before`: the cursor of a prior link whose page ended inside a millisecond, an id (UUID) that only narrows the
+ * records dated exactly `until`, so it needs `until`.
+ */
+function parseBefore(raw: string | undefined, until: string | undefined): string | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  const text = String(raw).trim();
+  const shown = text.length > 60 ? `${text.slice(0, 60)}...` : text;
+  if (!isUuid(text)) throw new ValidationError(`before must be a record id (UUID), got "${shown}"`);
+  if (until === undefined || until === '') throw new ValidationError('before needs until (the millisecond it splits)');
+  return text.toLowerCase();
+}
 
 export function parseStreamWindow(q: Query, now = new Date()): StreamParams {
   const since = parseTimeParam('since', q.since);
@@ -46,19 +61,21 @@ export function parseStreamWindow(q: Query, now = new Date()): StreamParams {
   if (since && since.getTime() > until.getTime()) {
     throw new ValidationError(`since (${since.toISOString()}) must not be after until (${until.toISOString()})`);
   }
-  return { since, until, limit: parseLimit(q.limit) };
+  const before = parseBefore(q.before, q.until);
+  return { since, until, ...(before ? { before } : {}), limit: parseLimit(q.limit) };
 }
 
 /**
- * Stream meta (docs/reference/rest-api.md#pagination): `prior` = same path and filters with `until` = last item − 1 ms,
- * as epoch milliseconds; `links` is `{}` when nothing remains.
+ * Stream meta (docs/reference/rest-api.md#pagination): `prior` = same path and filters with the page's prior cursor:
+ * `until` = last item − 1 ms (epoch milliseconds), or, when the page ended inside a millisecond, `until` = that
+ * millisecond and `before` = the last item's id; `links` is `{}` when nothing remains.
  */
 export function streamMeta(links: LinkBuilder, service: ServiceKind, path: string, w: StreamParams,
-  page: { remaining: number; lastTimestamp: Date | null }, extra: Extra = {}) {
+  page: { remaining: number; prior: StreamCursor | null }, extra: Extra = {}) {
   const out: { prior?: string } = {};
-  if (page.remaining > 0 && page.lastTimestamp) {
+  if (page.prior) {
     out.prior = links.url(service, path, {
-      ...extra, limit: w.limit, since: w.since?.getTime(), until: page.lastTimestamp.getTime() - 1,
+      ...extra, limit: w.limit, since: w.since?.getTime(), until: page.prior.until.getTime(), before: page.prior.before,
     });
   }
   return {
@@ -69,8 +86,8 @@ export function streamMeta(links: LinkBuilder, service: ServiceKind, path: strin
   };
 }
 
-/** A page as the repositories return it: `remaining`, and the items under the list's own name. */
-export type ListPage<K extends string, T> = { remaining: number } & { [P in K]: T[] };
+/** A page as the repositories return it: `remaining`, the prior cursor, and the items under the list's own name. */
+export type ListPage<K extends string, T> = { remaining: number; prior: StreamCursor | null } & { [P in K]: T[] };
 
 /**
  * One stream-paginated list of a module: where it is, how its caller is checked, how it loads and shows its items.
@@ -83,8 +100,6 @@ export interface StreamList<K extends string, T, R, C, Q extends Query> {
   /** The list's path; the `prior` link repeats it. */
   path: string;
   present: (item: T) => R;
-  /** The item's place in the stream (newest first): the `prior` link continues just before the last one's. */
-  at: (item: T) => Date;
   /**
    * Runs once the window is valid: the list's own query parameters, then the 404 when the caller cannot read
    * what the list belongs to. What it returns goes to `load`.
@@ -106,9 +121,7 @@ export async function streamList<K extends string, T, R, C = void, Q extends Que
   const checked = (await list.check?.(q)) as C;
   const page = await list.load(w, checked);
   const items: T[] = page[list.key];
-  const last = items.at(-1);
-  const meta = streamMeta(links, list.service, list.path, w, { remaining: page.remaining, lastTimestamp: last ? list.at(last) : null },
-    list.keep?.(q, checked));
+  const meta = streamMeta(links, list.service, list.path, w, page, list.keep?.(q, checked));
   // A computed key is typed `{ [x: string]: R[] }`: the answer's type names `key` itself.
   return { [list.key]: items.map(list.present), meta } as StreamListAnswer<K, R>;
 }

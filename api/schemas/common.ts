@@ -33,6 +33,8 @@ export const OffsetQuery = {
 export const StreamQuery = {
   since: QueryString('Exclusive lower bound: ISO 8601, YYYY-MM-DD or epoch milliseconds'),
   until: QueryString('Inclusive upper bound (default now): ISO 8601, YYYY-MM-DD or epoch milliseconds'),
+  before: QueryString('Cursor of a prior link whose page ended inside a millisecond: a record id (UUID); of the records '
+    + 'dated exactly `until`, only those whose id sorts before it. Needs `until`'),
   limit: QueryString('Page size (default 20, at most 100; larger values are clamped)'),
 };
 
@@ -48,13 +50,19 @@ export const OffsetPagination = Type.Object({
 }, { description: 'Offset pagination' });
 
 export const StreamPagination = Type.Object({
-  remaining: Type.Integer({ description: 'Records older than the last one returned' }),
+  remaining: Type.Integer({ description: 'Records the `prior` link reaches (exact up to 10,000; 10,000 beyond, '
+    + "except a device's messages without `since`, exact at any size)" }),
   limit: Type.Integer(),
   until: Type.String({ description: 'Upper bound used (ISO 8601)' }),
   since: Type.String({ description: 'Lower bound used (ISO 8601; the epoch when not given)' }),
   sortDir: Type.Literal('desc'),
-  links: Type.Object({ prior: Type.Optional(Type.String({ description: 'Next older page' })) }),
-}, { description: 'Stream pagination; `links` is empty when nothing remains' });
+  links: Type.Object({ prior: Type.Optional(Type.String({
+    description: 'Next older page: the same path and filters with `until` = the last item\'s timestamp − 1 ms (epoch ms), or, '
+      + 'when the next older record shares the last item\'s millisecond, `until` = that millisecond and `before` = the '
+      + 'last item\'s id',
+  })) }),
+}, { description: 'Stream pagination, newest first (timestamp desc, then id desc); a page holds at most `limit` items; '
+  + '`links` is empty when nothing remains' });
 
 export const OffsetMeta = Type.Object({ pagination: OffsetPagination });
 export const StreamMeta = Type.Object({ pagination: StreamPagination });

@@ -33,17 +33,21 @@ function pickData(knex: Knex, keys: string[]): Knex.Raw {
 /**
  * What a page of a device's messages without `since` selects besides the messages, for its `remaining` (as a second
  * statement it would be a second round trip, and under ingest each round trip waits on a busy core): the device's
- * stored total (migration 013) and its messages newer than `until`, counted up to REMAINING_CAP. The messages newer
- * than the prior link's `until` are those plus the page's own (a page holds every message from its oldest one's
- * millisecond to `until`); one statement, so the page and its count share a snapshot. The ORDER BY is
- * messages_device_ts_id's: without it, when other devices' messages are newer, the planner (which cannot know a
- * device's rows and timestamps go together) took `ts > ?` to match a third of the device's rows and scanned the whole
- * table. Bindings: messageTotalsBindings.
+ * stored total (migration 013) and its messages above the window, each part counted up to REMAINING_CAP: those newer
+ * than `until`, and those dated `until` with an id at or after the window's `before` cursor (none without a cursor:
+ * `id >= NULL` is never true). The messages the prior link does not reach are those plus the page's own; one
+ * statement, so the page and its count share a snapshot. Two counts, each an index range of messages_device_ts_id
+ * (one `ts > ?` or'ed with the cursor's test made the planner scan and sort). The first one's ORDER BY is that
+ * index's: without it, when other devices' messages are newer, the planner (which cannot know a device's rows and
+ * timestamps go together) took `ts > ?` to match a third of the device's rows and scanned the whole table.
+ * Bindings: messageTotalsBindings.
  */
 export const MESSAGE_TOTALS = `(SELECT n FROM device_message_counts WHERE device_id = ?) AS dw_total,
-  (SELECT count(*) FROM (SELECT 1 FROM messages WHERE device_id = ? AND ts > ? ORDER BY device_id, ts DESC, id DESC LIMIT ?) x) AS dw_newer`;
+  (SELECT count(*) FROM (SELECT 1 FROM messages WHERE device_id = ? AND ts > ? ORDER BY device_id, ts DESC, id DESC LIMIT ?) x)
+  + (SELECT count(*) FROM (SELECT 1 FROM messages WHERE device_id = ? AND ts = ? AND id >= ?::uuid LIMIT ?) y) AS dw_newer`;
 
-export const messageTotalsBindings = (deviceId: string, until: Date) => [deviceId, deviceId, until, REMAINING_CAP];
+export const messageTotalsBindings = (deviceId: string, until: Date, before?: string) =>
+  [deviceId, deviceId, until, REMAINING_CAP, deviceId, until, before ?? null, REMAINING_CAP];
 
 /**
  * `remaining` from MESSAGE_TOTALS' columns (those of the page's first row) and the page's length; null without a
@@ -62,11 +66,11 @@ export function telemetryRepository(knex: Knex) {
     /** Messages of a device, newest first (stream pagination). */
     async listMessages(deviceId: string, w: StreamWindow, trx: Knex = knex) {
       // without `since`, remaining comes with the page (MESSAGE_TOTALS)
-      const totals = w.since ? [] : [trx.raw(MESSAGE_TOTALS, messageTotalsBindings(deviceId, w.until))];
+      const totals = w.since ? [] : [trx.raw(MESSAGE_TOTALS, messageTotalsBindings(deviceId, w.until, w.before))];
       const page = await streamPage<MessageRow>(
         () => ofDevice(trx, deviceId).select('m.id', 'm.device_id', 'm.ts', 'm.data', ...totals), 'm.ts', w, 'm.id',
         (rows) => remainingFromTotals(rows[0], rows.length));
-      return { remaining: page.remaining, messages: page.rows.map(toMessage) };
+      return { remaining: page.remaining, prior: page.prior, messages: page.rows.map(toMessage) };
     },
 
     async getMessage(id: string, trx: Knex = knex): Promise<MessageRecord | undefined> {
@@ -85,7 +89,7 @@ export function telemetryRepository(knex: Knex) {
         .select('m.id', 'm.device_id', 'm.ts', data, trx.raw('ST_X(m.location) as lon'), trx.raw('ST_Y(m.location) as lat')),
       'm.ts', w, 'm.id');
       const locations: LocationRecord[] = page.rows.map((r) => ({ ...toMessage(r), lon: Number(r.lon), lat: Number(r.lat) }));
-      return { remaining: page.remaining, locations };
+      return { remaining: page.remaining, prior: page.prior, locations };
     },
 
     /**
@@ -97,7 +101,7 @@ export function telemetryRepository(knex: Knex) {
         ? ofDevice(trx, deviceId).whereRaw(`m.data <> '{}'::jsonb`).select('m.id', 'm.device_id', 'm.ts', 'm.data')
         : ofDevice(trx, deviceId).whereRaw('m.data \\?| ?::text[]', [fields])
           .select('m.id', 'm.device_id', 'm.ts', pickData(trx, fields))), 'm.ts', w, 'm.id');
-      return { remaining: page.remaining, snapshots: page.rows.map(toMessage) };
+      return { remaining: page.remaining, prior: page.prior, snapshots: page.rows.map(toMessage) };
     },
   };
 }

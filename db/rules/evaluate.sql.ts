@@ -200,10 +200,12 @@ superseded AS (
   WHERE e.id = s.id AND NOT EXISTS (SELECT 1 FROM transitions t WHERE ${SAME_EVENT('t', 's')})
   RETURNING 1
 ),
+-- \`stored\` to the millisecond like every stored time: it is the notifications' created_at, which their stream pages
+-- compare in epoch milliseconds
 ev AS (
   INSERT INTO events (id, device_id, vehicle_id, application_id, ts, stored, event_type, object_type, object_id, meta)
-  SELECT gen_random_uuid(), r.device_id, ${vehicleAt('r.device_id', 't.ts')}, r.application_id, t.ts, statement_timestamp(),
-    t.event_type, 'rule', r.id, ${RULE_EVENT_META}
+  SELECT gen_random_uuid(), r.device_id, ${vehicleAt('r.device_id', 't.ts')}, r.application_id, t.ts,
+    date_trunc('milliseconds', statement_timestamp()), t.event_type, 'rule', r.id, ${RULE_EVENT_META}
   FROM transitions t
   -- the rule by its key: joined to plan (two CTEs, their rows estimated at a few), the join became a nested loop
   -- comparing every transition with every planned rule

@@ -77,10 +77,10 @@ describe('GET /api/v1/devices/{deviceId}/messages', () => {
     expect((await page('limit=20&until=2024-08-01T00:00:00.000Z')).remaining).toBe(10_005);
   });
 
-  it('says how many messages the prior links still reach, without since, when pages end before a shared millisecond', async () => {
+  it('says how many messages the prior links still reach, without since, when pages end inside a shared millisecond', async () => {
     const { app, device } = await setup();
     const start = new Date('2024-06-01T00:00:00.000Z');
-    // three messages per millisecond (a page of 5 cannot end inside one), and four newer than `until`
+    // three messages per millisecond (pages of 5 end inside them, on a before cursor), and four newer than `until`
     const inWindow = await insertMessages(t.db.knex, Array.from({ length: 30 }, (_, i) => ({ deviceId: device.id, ts: new Date(start.getTime() + Math.floor(i / 3) * 1000) })));
     await insertMessages(t.db.knex, series(device.id, new Date('2024-06-03T00:00:00.000Z'), 4));
     let url = `/api/v1/devices/${device.id}/messages?limit=5&until=2024-06-02T00:00:00.000Z`;
@@ -91,6 +91,7 @@ describe('GET /api/v1/devices/{deviceId}/messages', () => {
       url = body.meta.pagination.links.prior;
     }
     expect(pages.reduce((sum, p) => sum + p.n, 0)).toBe(inWindow.length);
+    expect(pages.map((p) => p.n)).toEqual([5, 5, 5, 5, 5, 5]);
     // each page's remaining is what the pages after it hold
     pages.forEach((p, k) => expect(p.remaining, `page ${k}`).toBe(pages.slice(k + 1).reduce((sum, q) => sum + q.n, 0)));
   });

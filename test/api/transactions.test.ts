@@ -83,7 +83,7 @@ describe('GET /api/v1/transactions', () => {
 });
 
 describe('stream pagination with records sharing a millisecond', () => {
-  it('never ends a page inside a millisecond, so walking prior links returns every record once', async () => {
+  it('ends a page at limit even inside a millisecond, and walking prior links returns every record once', async () => {
     const app = await t.make.application();
     const at = (s: number) => Date.parse('2026-06-01T00:00:00Z') + s * 1000;
     const stamps = [at(1), at(2), at(2), at(2), at(3), at(4), at(4), at(4), at(4), at(4), at(5)];
@@ -91,15 +91,21 @@ describe('stream pagination with records sharing a millisecond', () => {
       await t.repos.transactions.record({ applicationId: app.id, timestamp: new Date(ts), path: `/p/${i}`, statusCode: 200, method: 'GET', service: 'acme-platform-service' });
     }
     let url: string | undefined = `/api/v1/transactions?limit=3&until=${at(10)}`;
-    const pages: string[][] = [];
+    const pages: { paths: string[]; remaining: number; prior?: string }[] = [];
     while (url) {
       const body: any = (await get(app.auth, url.replace(BASE, ''))).json();
-      pages.push(body.transactions.map((x: any) => x.path));
+      pages.push({ paths: body.transactions.map((x: any) => x.path), remaining: body.meta.pagination.remaining, prior: body.meta.pagination.links.prior });
       url = body.meta.pagination.links.prior;
     }
-    // 5 | 4 4 4 4 4 (one millisecond holds more than a page: all of it) | 3 | 2 2 2 | 1
-    expect(pages.map((p) => p.length)).toEqual([1, 5, 1, 3, 1]);
-    expect(pages.flat().sort()).toEqual(stamps.map((_, i) => `/p/${i}`).sort());
+    // 5 4 4 | 4 4 4 | 3 2 2 | 2 1
+    expect(pages.map((p) => p.paths.length)).toEqual([3, 3, 3, 2]);
+    expect(pages.map((p) => p.remaining)).toEqual([8, 5, 2, 0]);
+    expect(pages.flat().flatMap((p) => p.paths).sort()).toEqual(stamps.map((_, i) => `/p/${i}`).sort());
+    // inside a millisecond the link carries the last one's id; before an earlier one it is the spec's until − 1 ms
+    expect(pages[0].prior).toMatch(new RegExp(`until=${at(4)}&before=[0-9a-f-]{36}$`));
+    expect(pages[1].prior).toBe(`${BASE}/api/v1/transactions?limit=3&until=${at(4) - 1}`);
+    expect(pages[2].prior).toMatch(new RegExp(`until=${at(2)}&before=[0-9a-f-]{36}$`));
+    expect(pages[3].prior).toBeUndefined();
   });
 });
 

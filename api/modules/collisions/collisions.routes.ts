@@ -26,7 +26,7 @@ export default async function collisionsRoutes(app: App) {
   const { repos } = app.deps;
   const config = { service: 'safety' as const };
   const collisions = {
-    service: 'safety', key: 'collisions', present: (c: Collision) => presentCollision(app.links, c), at: (c: Collision) => c.timestamp,
+    service: 'safety', key: 'collisions', present: (c: Collision) => presentCollision(app.links, c),
   } as const;
 
   app.get('/api/v1/devices/:deviceId/collisions', {

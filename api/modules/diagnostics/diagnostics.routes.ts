@@ -32,7 +32,7 @@ export default async function diagnosticsRoutes(app: App) {
     const { vehicleId } = request.params;
     return streamList(app.links, request.query, {
       service: 'diagnostic', key: 'codes' as const, path: `/api/v1/vehicles/${vehicleId}/codes`,
-      present: (o: DtcOccurrence) => presentOccurrence(app.links, o), at: (o: DtcOccurrence) => o.start,
+      present: (o: DtcOccurrence) => presentOccurrence(app.links, o),
       check: async (q) => {
         const state = parseState(q.state);
         await repos.vehicles.requireReadable(request.principal!, vehicleId);

@@ -4,7 +4,7 @@ import type { App, LinkBuilder, RequestOf } from '../../context.js';
 import { errorResponses, NoContent, StreamQuery, VehicleIdParams } from '../../schemas/common.js';
 import { streamList, type ListPage, type StreamParams } from '../../plugins/pagination.js';
 import { currentState } from '../../../db/distance/estimate.sql.js';
-import type { Odometer, OdometerTrigger } from '../../../db/distance/odometers.repository.js';
+import type { StreamCursor } from '../../../db/paging.js';
 import {
   CreateOdometerBody, CreateTriggerBody, OdometerIdParams, OdometerList, OdometerResponse, TriggerIdParams, TriggerList, TriggerResponse,
 } from './distance.schemas.js';
@@ -24,8 +24,6 @@ interface RecordKind<K extends string, T extends { id: string; vehicleId: string
   one: string;
   many: K;
   present: (links: LinkBuilder, record: T) => unknown;
-  /** The record's place in its list, newest first. */
-  at: (record: T) => Date;
   /** `params` has the one path parameter `idParam`. */
   schemas: { params: TObject<Record<string, TString>>; one: TSchema; list: TSchema };
   summaries: { list: string; get: string; delete: string };
@@ -33,20 +31,20 @@ interface RecordKind<K extends string, T extends { id: string; vehicleId: string
 
 /** Where a kind of record is kept (the odometers repository's functions for it). */
 interface RecordStore<T> {
-  list: (appId: string, vehicleId: string, w: StreamParams) => Promise<{ remaining: number; rows: T[] }>;
+  list: (appId: string, vehicleId: string, w: StreamParams) => Promise<{ remaining: number; prior: StreamCursor | null; rows: T[] }>;
   get: (appId: string, id: string) => Promise<T | undefined>;
   delete: (appId: string, id: string) => Promise<boolean>;
 }
 
 const READINGS = {
-  segment: 'odometers', idParam: 'odometerId', one: 'odometer', many: 'odometers', present: presentOdometer, at: (o: Odometer) => o.date,
+  segment: 'odometers', idParam: 'odometerId', one: 'odometer', many: 'odometers', present: presentOdometer,
   schemas: { params: OdometerIdParams, one: OdometerResponse, list: OdometerList },
   summaries: { list: "The application's readings of a vehicle, newest date first", get: 'One reading', delete: 'Delete a reading' },
 } as const;
 
 const TRIGGERS = {
   segment: 'odometer_triggers', idParam: 'triggerId', one: 'odometerTrigger', many: 'odometerTriggers', present: presentTrigger,
-  at: (t: OdometerTrigger) => t.createdAt, schemas: { params: TriggerIdParams, one: TriggerResponse, list: TriggerList },
+  schemas: { params: TriggerIdParams, one: TriggerResponse, list: TriggerList },
   summaries: { list: "The application's triggers on a vehicle, newest first", get: 'One trigger', delete: 'Delete a trigger (its events stay)' },
 } as const;
 
@@ -71,11 +69,11 @@ function appRecordRoutes<K extends string, T extends { id: string; vehicleId: st
     const { vehicleId } = request.params;
     return streamList(app.links, request.query, {
       service: 'distance', key: kind.many, path: `/api/v1/vehicles/${vehicleId}/${kind.segment}`,
-      present: (r: T) => kind.present(app.links, r), at: kind.at,
+      present: (r: T) => kind.present(app.links, r),
       check: () => repos.vehicles.requireReadable(request.principal!, vehicleId),
       load: async (w) => {
-        const { remaining, rows } = await store.list(request.principal!.id, vehicleId, w);
-        return { remaining, [kind.many]: rows } as ListPage<K, T>;
+        const { remaining, prior, rows } = await store.list(request.principal!.id, vehicleId, w);
+        return { remaining, prior, [kind.many]: rows } as ListPage<K, T>;
       },
     });
   });

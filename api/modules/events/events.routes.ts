@@ -25,7 +25,7 @@ export default async function eventsRoutes(app: App) {
   const { repos } = app.deps;
   const config = { service: 'event' as const };
   const events = {
-    service: 'event', key: 'events', present: (e: EventRecord) => presentEvent(app.links, e), at: (e: EventRecord) => e.timestamp,
+    service: 'event', key: 'events', present: (e: EventRecord) => presentEvent(app.links, e),
     keep: (_q: Query, f: EventFilters) => ({ ...f }),
   } as const;
   /** The filters, checked before whether the caller can read the device or vehicle. */

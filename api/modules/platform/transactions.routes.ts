@@ -17,13 +17,12 @@ export default async function transactionsRoutes(app: App) {
     const appId = request.principal!.id;
     const w = parseStreamWindow(request.query);
     const [page, stats] = await Promise.all([repos.transactions.list(appId, w), repos.transactions.stats(appId, w)]);
-    const last = page.transactions.at(-1);
     return {
       transactions: page.transactions.map((t) => ({ ...t, timestamp: t.timestamp.toISOString() })),
       meta: {
         stats,
         pagination: streamMeta(app.links, 'platform', '/api/v1/transactions', w,
-          { remaining: page.remaining, lastTimestamp: last?.timestamp ?? null }).pagination,
+          page).pagination,
       },
     };
   });

@@ -25,7 +25,7 @@ export default async function reportCardsRoutes(app: App) {
   const { repos } = app.deps;
   const config = { service: 'behavioral' as const };
   const cards = {
-    service: 'behavioral', key: 'reportCards', present: (c: ReportCard) => presentReportCard(app.links, c), at: (c: ReportCard) => c.ts,
+    service: 'behavioral', key: 'reportCards', present: (c: ReportCard) => presentReportCard(app.links, c),
   } as const;
   const schema = <P extends TSchema, Q extends TSchema, R extends TSchema>(summary: string, params: P, querystring: Q, ok: R) =>
     ({ tags: ['report cards'], summary, params, querystring, response: { 200: ok, ...errorResponses(404) } });

@@ -19,7 +19,6 @@ export default async function notificationsRoutes(app: App) {
   const tags = ['event'];
   const notifications = {
     service: 'event', key: 'notifications', present: (n: NotificationRecord) => presentNotification(app.links, n),
-    at: (n: NotificationRecord) => n.createdAt,
   } as const;
 
   app.get('/api/v1/notifications/:notificationId', {

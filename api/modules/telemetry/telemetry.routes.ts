@@ -4,6 +4,7 @@ import { Type } from 'typebox';
 import { NotFound } from '../../../lib/errors.js';
 import { DeviceIdParams, errorResponses, StreamQuery } from '../../schemas/common.js';
 import { parseStreamWindow, streamMeta, type Query } from '../../plugins/pagination.js';
+import type { StreamCursor } from '../../../db/paging.js';
 import { fieldsParam, parseLocationFields, parseSnapshotFields } from './telemetry.fields.js';
 import { presentFeature, presentMessage, presentSnapshot } from './telemetry.presenters.js';
 import {
@@ -24,8 +25,7 @@ export default async function telemetryRoutes(app: App) {
   };
   const page = (query: Query, path: string) => {
     const w = parseStreamWindow(query);
-    const meta = (p: { remaining: number; rows: { timestamp: Date }[] }, extra = {}) => streamMeta(app.links, 'telemetry',
-      path, w, { remaining: p.remaining, lastTimestamp: p.rows.at(-1)?.timestamp ?? null }, extra);
+    const meta = (p: { remaining: number; prior: StreamCursor | null }, extra = {}) => streamMeta(app.links, 'telemetry', path, w, p, extra);
     return { w, meta };
   };
   /** A message the caller may read, optionally required to belong to `deviceId`. */
@@ -45,8 +45,8 @@ export default async function telemetryRoutes(app: App) {
   }, async (request) => {
     const deviceId = await readableDevice(request);
     const { w, meta } = page(request.query, `/api/v1/devices/${deviceId}/messages`);
-    const { remaining, messages } = await repos.telemetry.listMessages(deviceId, w);
-    return { messages: messages.map((m) => presentMessage(app.links, m)), meta: meta({ remaining, rows: messages }) };
+    const { messages, ...p } = await repos.telemetry.listMessages(deviceId, w);
+    return { messages: messages.map((m) => presentMessage(app.links, m)), meta: meta(p) };
   });
 
   app.get('/api/v1/messages/:messageId', {
@@ -81,11 +81,11 @@ export default async function telemetryRoutes(app: App) {
     const deviceId = await readableDevice(request);
     const fields = parseLocationFields((request.query).fields);
     const { w, meta } = page(request.query, `/api/v1/devices/${deviceId}/locations`);
-    const { remaining, locations } = await repos.telemetry.listLocations(deviceId, w, fields);
+    const { locations, ...p } = await repos.telemetry.listLocations(deviceId, w, fields);
     const withFields = fields === 'all' || fields.length > 0;
     return {
       locations: { type: 'FeatureCollection' as const, features: locations.map((l) => presentFeature(l, withFields)) },
-      meta: meta({ remaining, rows: locations }, { fields: fieldsParam(fields) }),
+      meta: meta(p, { fields: fieldsParam(fields) }),
     };
   });
 
@@ -99,10 +99,10 @@ export default async function telemetryRoutes(app: App) {
     const deviceId = await readableDevice(request);
     const fields = parseSnapshotFields((request.query).fields);
     const { w, meta } = page({ ...request.query, fields: undefined }, `/api/v1/devices/${deviceId}/snapshots`);
-    const { remaining, snapshots } = await repos.telemetry.listSnapshots(deviceId, w, fields);
+    const { snapshots, ...p } = await repos.telemetry.listSnapshots(deviceId, w, fields);
     return {
       snapshots: snapshots.map((s) => presentSnapshot(app.links, s)),
-      meta: meta({ remaining, rows: snapshots }, { fields: fieldsParam(fields) }),
+      meta: meta(p, { fields: fieldsParam(fields) }),
     };
   });
 

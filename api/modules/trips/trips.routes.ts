@@ -14,7 +14,7 @@ const ListQuery = Type.Object(StreamQuery);
 export default async function tripsRoutes(app: App) {
   const { repos } = app.deps;
   const config = { service: 'trip' as const };
-  const trips = { service: 'trip', key: 'trips', present: (t: Trip) => presentTrip(app.links, t), at: (t: Trip) => t.start } as const;
+  const trips = { service: 'trip', key: 'trips', present: (t: Trip) => presentTrip(app.links, t) } as const;
 
   app.get('/api/v1/devices/:deviceId/trips', {
     config,
