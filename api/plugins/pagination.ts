@@ -1,7 +1,6 @@
 import type { ServiceKind } from '../../lib/services.js';
 import { ValidationError } from '../../lib/errors.js';
 import { EPOCH, parseTimeParam } from '../../lib/time.js';
-import { isUuid } from '../../lib/uuid.js';
 import type { StreamCursor } from '../../db/paging.js';
 import type { LinkBuilder } from '../context.js';
 
@@ -41,41 +40,54 @@ export function offsetMeta(links: LinkBuilder, service: ServiceKind, path: strin
 export interface StreamParams { since?: Date; until: Date; before?: string; limit: number }
 
 /**
- * `before`: the cursor of a prior link whose page ended inside a millisecond, an id (UUID) that only narrows the
- * records dated exactly `until`, so it needs `until`.
+ * The `until` of a prior link whose page ended inside a millisecond: that millisecond in ISO 8601, its fraction
+ * extended by the last record's id written as 39 decimal digits (the UUID's 128 bits). A date parser reads it as that
+ * millisecond, so a client that re-validates a link's query as dates and refuses keys it does not know (the original
+ * platform's SDK does both) follows it unchanged; the platform reads the id back and continues after that record.
  */
-function parseBefore(raw: string | undefined, until: string | undefined): string | undefined {
-  if (raw === undefined || raw === '') return undefined;
-  const text = String(raw).trim();
-  const shown = text.length > 60 ? `${text.slice(0, 60)}...` : text;
-  if (!isUuid(text)) throw new ValidationError(`before must be a record id (UUID), got "${shown}"`);
-  if (until === undefined || until === '') throw new ValidationError('before needs until (the millisecond it splits)');
-  return text.toLowerCase();
+const CURSOR_UNTIL = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3})(\d{39})Z$/i;
+const UUID_SPACE = 1n << 128n;
+
+export function cursorUntil(cursor: StreamCursor): string | number {
+  if (cursor.before === undefined) return cursor.until.getTime();
+  const digits = BigInt(`0x${cursor.before.replace(/-/g, '')}`).toString().padStart(39, '0');
+  return `${cursor.until.toISOString().slice(0, -1)}${digits}Z`;
+}
+
+/** `until` as a cursor (cursorUntil), or null when it is a plain date. */
+function parseCursorUntil(raw: string | undefined): StreamCursor | null {
+  const m = raw === undefined ? null : CURSOR_UNTIL.exec(String(raw).trim());
+  if (!m) return null;
+  const n = BigInt(m[2]);
+  if (n >= UUID_SPACE) throw new ValidationError(`until "${String(raw).trim().slice(0, 60)}..." is not a cursor of a prior link`);
+  const hex = n.toString(16).padStart(32, '0');
+  const before = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  return { until: parseTimeParam('until', `${m[1]}Z`)!, before };
 }
 
 export function parseStreamWindow(q: Query, now = new Date()): StreamParams {
   const since = parseTimeParam('since', q.since);
-  const until = parseTimeParam('until', q.until) ?? now;
+  const cursor = parseCursorUntil(q.until);
+  const until = cursor?.until ?? parseTimeParam('until', q.until) ?? now;
   // an inverted window is a client mistake, refused naming both bounds; since = until is a valid empty window
   // (since is exclusive, until inclusive), which a poller asking "anything since my last look?" produces
   if (since && since.getTime() > until.getTime()) {
     throw new ValidationError(`since (${since.toISOString()}) must not be after until (${until.toISOString()})`);
   }
-  const before = parseBefore(q.before, q.until);
-  return { since, until, ...(before ? { before } : {}), limit: parseLimit(q.limit) };
+  return { since, until, ...(cursor ? { before: cursor.before } : {}), limit: parseLimit(q.limit) };
 }
 
 /**
  * Stream meta (docs/reference/rest-api.md#pagination): `prior` = same path and filters with the page's prior cursor:
- * `until` = last item − 1 ms (epoch milliseconds), or, when the page ended inside a millisecond, `until` = that
- * millisecond and `before` = the last item's id; `links` is `{}` when nothing remains.
+ * `until` = last item − 1 ms (epoch milliseconds), or, when the page ended inside a millisecond, that millisecond
+ * with the last item's id (cursorUntil); `links` is `{}` when nothing remains.
  */
 export function streamMeta(links: LinkBuilder, service: ServiceKind, path: string, w: StreamParams,
   page: { remaining: number; prior: StreamCursor | null }, extra: Extra = {}) {
   const out: { prior?: string } = {};
   if (page.prior) {
     out.prior = links.url(service, path, {
-      ...extra, limit: w.limit, since: w.since?.getTime(), until: page.prior.until.getTime(), before: page.prior.before,
+      ...extra, limit: w.limit, since: w.since?.getTime(), until: cursorUntil(page.prior),
     });
   }
   return {

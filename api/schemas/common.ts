@@ -32,9 +32,8 @@ export const OffsetQuery = {
 
 export const StreamQuery = {
   since: QueryString('Exclusive lower bound: ISO 8601, YYYY-MM-DD or epoch milliseconds'),
-  until: QueryString('Inclusive upper bound (default now): ISO 8601, YYYY-MM-DD or epoch milliseconds'),
-  before: QueryString('Cursor of a prior link whose page ended inside a millisecond: a record id (UUID); of the records '
-    + 'dated exactly `until`, only those whose id sorts before it. Needs `until`'),
+  until: QueryString('Inclusive upper bound (default now): ISO 8601, YYYY-MM-DD or epoch milliseconds; in a prior link '
+    + 'whose page ended inside a millisecond, that millisecond followed by the last record\'s id in 39 digits (a cursor)'),
   limit: QueryString('Page size (default 20, at most 100; larger values are clamped)'),
 };
 
@@ -58,8 +57,8 @@ export const StreamPagination = Type.Object({
   sortDir: Type.Literal('desc'),
   links: Type.Object({ prior: Type.Optional(Type.String({
     description: 'Next older page: the same path and filters with `until` = the last item\'s timestamp − 1 ms (epoch ms), or, '
-      + 'when the next older record shares the last item\'s millisecond, `until` = that millisecond and `before` = the '
-      + 'last item\'s id',
+      + 'when the next older record shares the last item\'s millisecond, `until` = that millisecond with the last '
+      + 'item\'s id in 39 more fractional digits (a cursor any date parser reads as the millisecond)',
   })) }),
 }, { description: 'Stream pagination, newest first (timestamp desc, then id desc); a page holds at most `limit` items; '
   + '`links` is empty when nothing remains' });

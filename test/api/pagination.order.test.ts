@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { insertMessages } from '../helpers/telemetry.factory.js';
 import { createRule, depotRule, ingest, insideDepot, outsideDepot } from '../db/rules.fixtures.js';
+import { cursorUntil } from '../../api/plugins/pagination.js';
 
 // Stream lists page in the total order timestamp desc, id desc: a page never holds more than `limit` records, even
 // when one millisecond holds more, and following `links.prior` returns each record exactly once.
@@ -49,6 +50,9 @@ function expectWalk(w: Walked, limit: number, expected: string[]) {
 const ordered = (records: { id: string; ts: Date }[]) => [...records]
   .sort((a, b) => b.ts.getTime() - a.ts.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)).map((r) => r.id);
 
+/** The `until` of a prior link continuing after record `id` of millisecond `at`, percent-encoded as in a link. */
+const cursor = (id: string, at = AT) => encodeURIComponent(String(cursorUntil({ until: at, before: id })));
+
 const sameMs = (n: number, ts = AT) => Array.from({ length: n }, () => ({ id: randomUUID(), ts }));
 
 let vins = 0;
@@ -83,10 +87,12 @@ describe('events sharing one millisecond', () => {
     expect(w.pages.map((p) => p.length)).toEqual(Array(30).fill(1));
     expect(w.remaining).toEqual(Array.from({ length: 30 }, (_, k) => 29 - k));
     expectWalk(w, 1, ordered(events));
-    // inside the millisecond the link names it and the last event's id; the spec's form is not enough there
+    // inside the millisecond the link's until names it and the last event's id; the spec's form is not enough there
     const ids = w.pages.flat();
-    expect(w.priors[0]).toMatch(new RegExp(`[?&]until=${AT.getTime()}&before=${ids[0]}$`));
-    expect(w.priors[28]).toMatch(new RegExp(`before=${ids[28]}$`));
+    expect(w.priors[0]).toBe(`http://localhost:3999/api/v1/devices/${device.id}/events?limit=1&until=${cursor(ids[0])}`);
+    expect(w.priors[28]).toMatch(new RegExp(`until=${cursor(ids[28])}$`));
+    // a date parser reads that until as the millisecond (the SDK re-validates a link's until as a date)
+    expect(new Date(decodeURIComponent(w.priors[0]!.split('until=')[1])).getTime()).toBe(AT.getTime());
   });
 
   it('limit=2 over 31 events (an odd number): pages of 2 and a last page of 1', async () => {
@@ -115,36 +121,31 @@ describe('events sharing one millisecond', () => {
     await insertEvents(device.id, vehicle.id, [...events, ...sameMs(4, older)]);
     const since = older.getTime();
     const w = await walk(app.auth, `/api/v1/devices/${device.id}/events?limit=3&type=startup&since=${since}&until=${UNTIL}`, eventIds);
-    expect(w.priors[0]).toMatch(new RegExp(`type=startup&limit=3&since=${since}&until=${AT.getTime()}&before=`));
+    expect(w.priors[0]).toMatch(new RegExp(`type=startup&limit=3&since=${since}&until=2026-04-01T12%3A00%3A00\\.123\\d{39}Z$`));
     expectWalk(w, 3, ordered(events));
   });
 });
 
-describe('the before cursor', () => {
-  it('refuses a malformed cursor and a cursor without until with a 400 and the error body', async () => {
+describe('the cursor in until', () => {
+  it('refuses a cursor no id can make with a 400 and the error body, and reads other until values as dates', async () => {
     const { app, device } = await setup();
     const path = `/api/v1/devices/${device.id}/events`;
-    const bad = await t.get(`${path}?until=${AT.getTime()}&before=nope'--`, app.auth);
-    expect(bad.statusCode).toBe(400);
-    expect(bad.json()).toEqual({ statusCode: 400, error: 'Bad Request', message: `before must be a record id (UUID), got "nope'--"` });
-    const alone = await t.get(`${path}?before=${randomUUID()}`, app.auth);
-    expect(alone.statusCode).toBe(400);
-    expect(alone.json()).toEqual({ statusCode: 400, error: 'Bad Request', message: 'before needs until (the millisecond it splits)' });
-    const messages = await t.get(`/api/v1/devices/${device.id}/messages?until=1&before=${'f'.repeat(36)}`, app.auth);
+    const tooLarge = await t.get(`${path}?until=${encodeURIComponent(`2026-04-01T12:00:00.123${'9'.repeat(39)}Z`)}`, app.auth);
+    expect(tooLarge.statusCode).toBe(400);
+    expect(tooLarge.json()).toMatchObject({ statusCode: 400, error: 'Bad Request' });
+    expect(tooLarge.json().message).toMatch(/^until ".*\.\.\." is not a cursor of a prior link$/);
+    const messages = await t.get(`/api/v1/devices/${device.id}/messages?until=${encodeURIComponent(`2026-04-01T12:00:00.123${'9'.repeat(39)}Z`)}`, app.auth);
     expect(messages.statusCode).toBe(400);
-    const twice = await t.get(`${path}?until=${AT.getTime()}&before=${randomUUID()}&before=${randomUUID()}`, app.auth);
-    expect(twice.statusCode).toBe(400);
-    expect(twice.json()).toMatchObject({ statusCode: 400, error: 'Bad Request' });
-    // empty counts as absent, as for the other parameters
-    expect((await t.get(`${path}?before=`, app.auth)).statusCode).toBe(200);
+    // a plain ISO date with up to 9 fractional digits is still a date
+    expect((await t.get(`${path}?until=2026-04-01T12:00:00.123456789Z`, app.auth)).statusCode).toBe(200);
   });
 
-  it('takes an upper-case id as the same cursor', async () => {
+  it('continues after the record the cursor names, whatever the case of its digits and Z', async () => {
     const { app, device, vehicle } = await setup();
     const events = sameMs(4);
     await insertEvents(device.id, vehicle.id, events);
     const ids = ordered(events);
-    const res = await t.get(`/api/v1/devices/${device.id}/events?limit=10&until=${AT.getTime()}&before=${ids[1].toUpperCase()}`, app.auth);
+    const res = await t.get(`/api/v1/devices/${device.id}/events?limit=10&until=${cursor(ids[1]).replace(/Z$/, 'z')}`, app.auth);
     expect(res.json().events.map((e: any) => e.id)).toEqual(ids.slice(2));
   });
 });
@@ -165,7 +166,7 @@ describe('telemetry lists sharing one millisecond', () => {
       expectWalk(w, limit, all);
     }
     // starting inside the millisecond from a cursor: the messages after it, and a remaining that counts the rest
-    const from = await walk(app.auth, `/api/v1/devices/${device.id}/messages?limit=2&until=${AT.getTime()}&before=${all[3]}`, ids);
+    const from = await walk(app.auth, `/api/v1/devices/${device.id}/messages?limit=2&until=${cursor(all[3])}`, ids);
     expectWalk(from, 2, all.slice(4));
     // with since the count is made by the statement, not the stored total: the same answers
     const since = await walk(app.auth, `/api/v1/devices/${device.id}/messages?limit=2&since=${AT.getTime() - 10}&until=${UNTIL}`, ids);

@@ -93,7 +93,6 @@ const HINTS: Record<string, (o: GenOptions) => fc.Arbitrary<unknown>> = {
   offset: () => size,
   since: () => time,
   until: () => time,
-  before: (o) => uuidArb(o),
   fields: () => fc.constantFrom('vehicleSpeed,rpm', 'location', 'vehicleSpeed', ',,', 'nope', 'location,location', '*', 'data'),
   objectId: (o) => uuidArb(o, 'rule'),
   deviceId: (o) => uuidArb(o, 'device'),
