@@ -4,6 +4,7 @@ import type { App, LinkBuilder, RequestOf } from '../../context.js';
 import { errorResponses, NoContent, StreamQuery, VehicleIdParams } from '../../schemas/common.js';
 import { streamList, type ListPage, type StreamParams } from '../../plugins/pagination.js';
 import { currentState } from '../../../db/distance/estimate.sql.js';
+import { vehicleNow } from '../../../db/vehicle-clock.js';
 import type { Odometer, OdometerTrigger } from '../../../db/distance/odometers.repository.js';
 import {
   CreateOdometerBody, CreateTriggerBody, OdometerIdParams, OdometerList, OdometerResponse, TriggerIdParams, TriggerList, TriggerResponse,
@@ -110,8 +111,9 @@ export default async function odometersRoutes(app: App) {
     config, schema: { tags, summary: 'Record an odometer reading (stored in meters)', params: VehicleIdParams,
       body: CreateOdometerBody, response: { 200: OdometerResponse, ...errorResponses(404, 415) } },
   }, async (request) => {
-    const input = parseReading(request.body.odometer);
+    parseReading(request.body.odometer); // a bad body is a 400 before the vehicle is looked up
     const vehicleId = await readableVehicle(request);
+    const input = parseReading(request.body.odometer, await vehicleNow(db.knex, vehicleId));
     const odometer = await repos.odometers.createOdometer(request.principal!.id, vehicleId, input.readingM, input.date);
     return { odometer: presentOdometer(app.links, odometer) };
   });
@@ -126,7 +128,7 @@ export default async function odometersRoutes(app: App) {
     const vehicleId = await readableVehicle(request);
     const appId = request.principal!.id;
     const trigger = await db.knex.transaction(async (trx) => repos.odometers.createTrigger(
-      appId, vehicleId, input.type, input.thresholdM, await currentState(trx, appId, vehicleId), trx));
+      appId, vehicleId, input.type, input.thresholdM, await currentState(trx, appId, vehicleId, await vehicleNow(trx, vehicleId)), trx));
     return { odometerTrigger: presentTrigger(app.links, trigger) };
   });
 
