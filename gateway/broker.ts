@@ -27,7 +27,7 @@ export interface BrokerDeps {
   maxTopicBytes: number;
   /** ms a frame's ts may be ahead of the gateway's clock (default: the decoder's, 60 s). */
   maxFutureSkewMs?: number;
-  /** ms a dummy's frame may be ahead (its runs stamp ahead of the wall clock; docs/concepts/simulator.md#time); default maxFutureSkewMs. */
+  /** ms a dummy's frame may be ahead (its runs stamp ahead of the wall clock; docs/concepts/simulator.md (Time)); default maxFutureSkewMs. */
   dummyMaxLeadMs?: number;
   /** A connection that sends no complete CONNECT within this time is closed (Aedes' connectTimeout). */
   connectTimeoutMs: number;

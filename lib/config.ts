@@ -291,7 +291,7 @@ export const SETTINGS = {
     description: "how far ahead of the gateway's clock a dummy's frame may be stamped (a real device keeps --max-future-skew-ms); "
       + 'the run scheduler waits rather than run a dummy further ahead',
     notes: 'A run at speed N stamps its frames from its start on at N times real time, so a dummy\'s clock runs ahead of '
-      + 'the wall clock by up to (1 − 1/N) of the drive time of its runs back to back (docs/concepts/simulator.md#time). '
+      + 'the wall clock by up to (1 − 1/N) of the drive time of its runs back to back (docs/concepts/simulator.md (Time)). '
       + '6 h holds a day of repeated 8-minute drives at speed 50 without a wait, and bounds what a dummy can stamp ahead.',
   },
   deviceFramesPerSecond: {

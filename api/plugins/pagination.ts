@@ -51,7 +51,7 @@ export function parseStreamWindow(q: Query, now = new Date()): StreamParams {
 
 /**
  * Where a list asked without `until` ends: after every stored stamp. "The time of the call" is read on the clock of
- * what is listed: a dummy's runs at a speed factor stamp ahead of the wall clock (docs/concepts/simulator.md#time), and
+ * what is listed: a dummy's runs at a speed factor stamp ahead of the wall clock (docs/concepts/simulator.md (Time)), and
  * nothing is stamped after a device's latest stamp, so no upper bound is that bound without a query for it.
  * The answer's `until` is the time of the call, or the newest item's stamp when that is later.
  */

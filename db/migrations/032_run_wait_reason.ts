@@ -4,7 +4,7 @@ import { runStatements } from '../sql.js';
 /**
  * Why a run waits before its next pass (`next_pass_at`), in words for `runs status` and the console; null when it
  * does not wait. A dummy's device gets an index on `dummies.device_id`: the gateway asks at each CONNECT whether the
- * device is a dummy's (its frames may be stamped ahead; docs/concepts/simulator.md#time).
+ * device is a dummy's (its frames may be stamped ahead; docs/concepts/simulator.md (Time)).
  */
 export async function up(knex: Knex): Promise<void> {
   await runStatements(knex, `
