@@ -38,7 +38,12 @@ export interface DeviceOptions {
   route: StoredRoute;
   vin: string;
   /** 1 = real time; N plays the drive in 1/N of its duration (see clock.ts). */ speed?: number;
-  /** epoch ms stamped on the first frame (the dummy's clock, clock.ts); default the moment the device connects. */ startTs?: number;
+  /**
+   * epoch ms stamped on the first frame: a dummy's clock (clock.ts), its stamps running ahead of the wall clock at a
+   * speed factor. Without it the drive is laid onto the immediate past (its last frame stamped when it is sent), as
+   * any device not a dummy needs: the gateway refuses its frames more than --max-future-skew-ms ahead.
+   */
+  startTs?: number;
   scenarios?: readonly Scenario[];
   intervalMs?: number;
   seed?: number;
@@ -95,7 +100,8 @@ export function startDevice(opts: DeviceOptions): DeviceHandle {
   const play = async (): Promise<DeviceSummary> => {
     await firstConnect(client, opts.connectTimeoutMs ?? 30_000, abort.signal);
     state.startedAt = Date.now();
-    state.startTs = opts.startTs ?? state.startedAt;
+    const driveMs = frames.at(-1)!.t - frames[0].t;
+    state.startTs = opts.startTs ?? Math.floor(state.startedAt + driveMs / speed - driveMs);
     state.schedule = scheduleFor(frames, speed, state.startedAt, state.startTs);
     const held: GatewayFrame[] = [];
     for (let i = 0; i < frames.length && !abort.signal.aborted; i++) {

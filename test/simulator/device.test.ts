@@ -87,15 +87,13 @@ describe('startDevice', () => {
     expect(device.progress()).toMatchObject({ framesSent: summary.framesSent, framesTotal: summary.framesSent, lastSpeed: 0 });
   });
 
-  it('stamps a compressed drive from its start on at the pace of the drive: ts spacing = drive time', async () => {
+  it('without a clock, stamps a compressed drive into the past: no ts after its arrival, ts spacing = drive time', async () => {
     const summary = await start(backHome).done;
     await receivedCount(summary.framesSent);
+    for (const r of received) expect((r.payload as GatewayFrame).ts).toBeLessThanOrEqual(r.at);
     const frames = framesOf(received);
-    expect(frames[0].ts).toBe(summary.startedAt.getTime());
     expect(frames.at(-1)!.ts - frames[0].ts).toBe(summary.duration);
-    expect(summary.lastTs).toBe(frames.at(-1)!.ts);
-    // Ahead of the wall clock by most of the drive: 87 s of drive sent in under half a second.
-    expect(frames.at(-1)!.ts - summary.endedAt.getTime()).toBeGreaterThan(summary.duration * 0.9);
+    expect(Math.abs(frames.at(-1)!.ts - summary.endedAt.getTime())).toBeLessThan(1000);
   });
 
   it("stamps from the dummy's clock when given one", async () => {
