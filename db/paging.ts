@@ -6,8 +6,11 @@ import type { Knex } from 'knex';
  */
 export interface StreamCursor { until: Date; before?: string }
 export interface StreamWindow extends StreamCursor { since?: Date; limit: number }
-/** `prior`: where the next older page ends, or null when nothing older matches (no `prior` link). */
-export interface StreamPage<T> { rows: T[]; remaining: number; prior: StreamCursor | null }
+/**
+ * `prior`: where the next older page ends, or null when nothing older matches (no `prior` link); `newest`: the first
+ * record's time (an answer without `until` reports it when it is ahead of the wall clock).
+ */
+export interface StreamPage<T> { rows: T[]; remaining: number; prior: StreamCursor | null; newest: Date | null }
 
 const msOf = (v: unknown) => new Date(v as Date).getTime();
 
@@ -54,7 +57,8 @@ export async function streamPage<T>(
   };
   const order = [{ column: tsColumn, order: 'desc' as const }, { column: idColumn, order: 'desc' as const }];
   const fetched = (await bounded(w).orderBy(order).limit(w.limit + 1)) as Record<string, unknown>[];
-  if (fetched.length <= w.limit) return { rows: fetched as T[], remaining: 0, prior: null };
+  const newest = fetched.length ? new Date(msOf(fetched[0][key])) : null;
+  if (fetched.length <= w.limit) return { rows: fetched as T[], remaining: 0, prior: null, newest };
   const rows = fetched.slice(0, w.limit);
   const last = rows[w.limit - 1];
   const lastMs = msOf(last[key]);
@@ -63,10 +67,10 @@ export async function streamPage<T>(
     ? { until: new Date(lastMs - 1) }
     : { until: new Date(lastMs), before: String(last[idKey]) };
   const exact = exactRemaining && !w.since ? exactRemaining(rows) : null;
-  if (exact !== null) return { rows: rows as T[], remaining: exact, prior };
+  if (exact !== null) return { rows: rows as T[], remaining: exact, prior, newest };
   const capped = bounded(prior).clearSelect().select(tsColumn).limit(REMAINING_CAP);
   const [{ n }] = await freshBuilder(capped).from(capped.as('r')).count({ n: '*' });
-  return { rows: rows as T[], remaining: Number(n), prior };
+  return { rows: rows as T[], remaining: Number(n), prior, newest };
 }
 
 /** An empty builder on the same connection or transaction as `q`. */

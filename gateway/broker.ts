@@ -27,6 +27,8 @@ export interface BrokerDeps {
   maxTopicBytes: number;
   /** ms a frame's ts may be ahead of the gateway's clock (default: the decoder's, 60 s). */
   maxFutureSkewMs?: number;
+  /** ms a dummy's frame may be ahead (its runs stamp ahead of the wall clock; docs/concepts/simulator.md (Time)); default maxFutureSkewMs. */
+  dummyMaxLeadMs?: number;
   /** A connection that sends no complete CONNECT within this time is closed (Aedes' connectTimeout). */
   connectTimeoutMs: number;
   /** Frames queued beyond which QoS 0 publishers also wait for their commit (backpressure). */
@@ -77,6 +79,8 @@ const waiterOf = (client: Client): Waiter => {
 
 export async function createBroker(d: BrokerDeps): Promise<Aedes> {
   const deviceOf = new WeakMap<Client, string>();
+  /** Sessions of dummies: their frames may be stamped up to dummyMaxLeadMs ahead. */
+  const dummies = new WeakSet<Client>();
   const ignoredFields = createIgnoredFieldsTracker(d.metrics, d.log);
   const refuseConnection = (reason: string, returnCode: number) => {
     d.metrics.connectionsRefused.inc({ reason });
@@ -93,7 +97,8 @@ export async function createBroker(d: BrokerDeps): Promise<Aedes> {
     done: (err: AuthenticateError | null, ok: boolean | null) => void) => {
     // Not a UUID: no device can have that id, and the database must not see it.
     if (!isUuid(username) || !password) return done(refuseConnection('not_authorized', NOT_AUTHORIZED), null);
-    d.repos.devices.credentials(username, password.toString('utf8')).then((hash) => {
+    d.repos.devices.credentials(username, password.toString('utf8')).then(async (hash) => {
+      const dummy = hash !== null && await d.repos.dummies.isDevice(username);
       if (hash === null) {
         d.throttle.warn(remoteOf(client), 'not_authorized', { username, clientId: client.id.slice(0, ID_CHARS), remote: remoteOf(client) },
           'MQTT connection refused: wrong device id or secret');
@@ -105,6 +110,7 @@ export async function createBroker(d: BrokerDeps): Promise<Aedes> {
         return done(refuseConnection('client_id', IDENTIFIER_REJECTED), null);
       }
       deviceOf.set(client, username.toLowerCase());
+      if (dummy) dummies.add(client);
       d.credentials?.authenticated(client, username, hash);
       done(null, true);
     }, (err) => {
@@ -127,9 +133,10 @@ export async function createBroker(d: BrokerDeps): Promise<Aedes> {
   const ingest = (client: Client, deviceId: string, packet: PublishPacket): Promise<void> => {
     const payload = Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload);
     const over = limiter.over(deviceId);
-    if (!over) return admit(deviceId, packet, payload);
+    const skewMs = dummies.has(client) ? Math.max(d.dummyMaxLeadMs ?? 0, d.maxFutureSkewMs ?? 0) : d.maxFutureSkewMs;
+    if (!over) return admit(deviceId, packet, payload, skewMs);
     if (packet.qos === 0 && over !== 'queued') return refuseOverRate(deviceId, packet.topic, payload, over);
-    return limiter.wait(deviceId, payload.length, waiterOf(client), () => admit(deviceId, packet, payload)).then(({ value, waitedMs }) => {
+    return limiter.wait(deviceId, payload.length, waiterOf(client), () => admit(deviceId, packet, payload, skewMs)).then(({ value, waitedMs }) => {
       d.metrics.delayed.inc({ reason: over });
       d.metrics.delaySeconds.inc(waitedMs / 1000);
       return value;
@@ -158,9 +165,9 @@ export async function createBroker(d: BrokerDeps): Promise<Aedes> {
   };
 
   /** A frames payload settles when committed: the QoS 1 PUBACK goes out only then (Aedes acks after this hook). */
-  const admit = (deviceId: string, packet: PublishPacket, payload: Buffer): Promise<void> => {
+  const admit = (deviceId: string, packet: PublishPacket, payload: Buffer, maxFutureSkewMs: number | undefined): Promise<void> => {
     if (d.log.isLevelEnabled('trace')) d.log.trace({ deviceId, payload: payload.toString('hex') }, 'frames payload');
-    const { job, received, refusals, ignoredFields: ignored } = uplinkJob(deviceId, packet.topic, payload, d.maxPayloadBytes, new Date(), d.maxFutureSkewMs);
+    const { job, received, refusals, ignoredFields: ignored } = uplinkJob(deviceId, packet.topic, payload, d.maxPayloadBytes, new Date(), maxFutureSkewMs);
     limiter.take(deviceId, received, payload.length);
     d.metrics.payloads.inc();
     d.metrics.received.inc(received);

@@ -75,7 +75,7 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
   try {
     broker = await createBroker({
       repos, pipeline: p, metrics, log, throttle, maxPayloadBytes: config.maxPayloadBytes, maxTopicBytes: config.mqttMaxTopicBytes,
-      maxFutureSkewMs: config.maxFutureSkewMs, connectTimeoutMs: config.mqttConnectTimeoutMs,
+      maxFutureSkewMs: config.maxFutureSkewMs, dummyMaxLeadMs: config.dummyMaxLeadMs, connectTimeoutMs: config.mqttConnectTimeoutMs,
       highWater: HIGH_WATER_BATCHES * Math.max(1, config.ingestBatchSize),
       rateLimits: {
         framesPerSecond: config.deviceFramesPerSecond, framesBurst: config.deviceFramesBurst,

@@ -286,6 +286,14 @@ export const SETTINGS = {
       + "allows is also what it costs: a frame stamped ahead is the device's newest until real time passes it, and the "
       + "device's real frames meanwhile are late.",
   },
+  dummyMaxLeadMs: {
+    kind: 'int', env: 'DRIVEWIRE_DUMMY_MAX_LEAD_MS', group: 'Ingest', def: 6 * 3_600_000, unit: 'ms',
+    description: "how far ahead of the gateway's clock a dummy's frame may be stamped (a real device keeps --max-future-skew-ms); "
+      + 'the run scheduler waits rather than run a dummy further ahead',
+    notes: 'A run at speed N stamps its frames from its start on at N times real time, so a dummy\'s clock runs ahead of '
+      + 'the wall clock by up to (1 − 1/N) of the drive time of its runs back to back (docs/concepts/simulator.md (Time)). '
+      + '6 h holds a day of repeated 8-minute drives at speed 50 without a wait, and bounds what a dummy can stamp ahead.',
+  },
   deviceFramesPerSecond: {
     kind: 'number', env: 'DRIVEWIRE_DEVICE_FRAMES_PER_SECOND', group: 'Ingest', def: 500, unit: 'frames/s', arg: 'n',
     description: 'frames a device may publish per second in the long run; over it QoS 0 is dropped and counted, a QoS 1/2 acknowledgement waits; 0 = no limit',

@@ -19,6 +19,7 @@ export interface DeviceSummary {
   /** Frames published (a duplicate counts once; a gap array counts its frames). */ framesSent: number;
   /** m driven. */ distance: number;
   /** ms of drive time covered (not wall-clock). */ duration: number;
+  /** epoch ms stamped on the last frame sent; null when none was. */ lastTs: number | null;
   startedAt: Date;
   endedAt: Date;
   /** True when stop() ended the run early. */ stopped: boolean;
@@ -37,6 +38,12 @@ export interface DeviceOptions {
   route: StoredRoute;
   vin: string;
   /** 1 = real time; N plays the drive in 1/N of its duration (see clock.ts). */ speed?: number;
+  /**
+   * epoch ms stamped on the first frame: a dummy's clock (clock.ts), its stamps running ahead of the wall clock at a
+   * speed factor. Without it the drive is laid onto the immediate past (its last frame stamped when it is sent), as
+   * any device not a dummy needs: the gateway refuses its frames more than --max-future-skew-ms ahead.
+   */
+  startTs?: number;
   scenarios?: readonly Scenario[];
   intervalMs?: number;
   seed?: number;
@@ -67,7 +74,7 @@ export function startDevice(opts: DeviceOptions): DeviceHandle {
   const frames = buildRunFrames(opts.route, { vin: opts.vin, intervalMs: opts.intervalMs, scenarios: opts.scenarios, seed: opts.seed, runId });
   const topic = `devices/${opts.deviceId}/frames`;
   const abort = new AbortController();
-  const state = { sent: 0, index: -1, schedule: [] as ScheduledSend[], startedAt: 0, lastFrame: undefined as GatewayFrame | undefined };
+  const state = { sent: 0, index: -1, schedule: [] as ScheduledSend[], startedAt: 0, startTs: 0, lastFrame: undefined as GatewayFrame | undefined };
   const acks: Promise<void>[] = [];
   const client = connect(opts.mqttUrl, clientOptions(opts));
   client.on('error', (err) => log.warn({ err, deviceId: opts.deviceId }, 'mqtt client error'));
@@ -93,7 +100,9 @@ export function startDevice(opts: DeviceOptions): DeviceHandle {
   const play = async (): Promise<DeviceSummary> => {
     await firstConnect(client, opts.connectTimeoutMs ?? 30_000, abort.signal);
     state.startedAt = Date.now();
-    state.schedule = scheduleFor(frames, speed, state.startedAt);
+    const driveMs = frames.at(-1)!.t - frames[0].t;
+    state.startTs = opts.startTs ?? Math.floor(state.startedAt + driveMs / speed - driveMs);
+    state.schedule = scheduleFor(frames, speed, state.startedAt, state.startTs);
     const held: GatewayFrame[] = [];
     for (let i = 0; i < frames.length && !abort.signal.aborted; i++) {
       await sleepUntil(state.schedule[i].sendAt, abort.signal);
@@ -110,6 +119,7 @@ export function startDevice(opts: DeviceOptions): DeviceHandle {
     const last = frames[Math.max(0, state.index)];
     return {
       framesSent: state.sent, distance: state.index >= 0 ? last.distance : 0, duration: state.index >= 0 ? last.t - frames[0].t : 0,
+      lastTs: state.lastFrame?.ts ?? null,
       startedAt: new Date(state.startedAt || Date.now()), endedAt: new Date(), stopped: abort.signal.aborted,
     };
   };
@@ -133,8 +143,9 @@ export function startDevice(opts: DeviceOptions): DeviceHandle {
     flushHeld(held);
     if (!state.lastFrame || state.lastFrame.kind === 'shutdown') return;
     const driveT = Math.min(frames.at(-1)!.t, (Date.now() - state.startedAt) * speed);
-    const ts = Math.max(state.lastFrame.ts, tsAt(driveT, frames.at(-1)!.t, speed, state.startedAt));
-    publish(shutdownAfter(state.lastFrame, `${runId}-${state.index + 1}`, ts));
+    const ts = Math.max(state.lastFrame.ts, tsAt(driveT, state.startTs));
+    state.lastFrame = shutdownAfter(state.lastFrame, `${runId}-${state.index + 1}`, ts);
+    publish(state.lastFrame);
     state.sent += 1;
   };
 

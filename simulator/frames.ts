@@ -44,7 +44,7 @@ export interface RunOptions {
 
 export const DTC_CODE = 'P0300';
 /** Fractions of the drive time. */
-const WINDOWS = { dtcOn: 0.4, dtcOff: 0.7, gapFrom: 0.45, gapTo: 0.65, collision: 0.5 };
+const WINDOWS = { dtcOn: 0.4, dtcOff: 0.7, gapFrom: 0.45, gapTo: 0.65 };
 const G = 9.80665;
 const VIN = /^[A-HJ-NPR-Z0-9]{17}$/;
 
@@ -53,7 +53,7 @@ export function buildRunFrames(route: MotionRoute, opts: RunOptions): RunFrame[]
   const scenarios = opts.scenarios ?? [];
   const runId = opts.runId ?? randomUUID();
   const seed = opts.seed ?? seedFromString(runId);
-  const plan = planDrive(route, { intervalMs: opts.intervalMs, scenarios });
+  const plan = planDrive(route, { intervalMs: opts.intervalMs, scenarios, seed });
   const model = createObdModel({ seed, scenarios });
   const start = (opts.startTime ?? new Date()).getTime();
   const last = plan.samples.length - 1;
@@ -82,7 +82,8 @@ function applyScenarios(frames: RunFrame[], plan: DrivePlan, scenarios: readonly
   if (scenarios.includes('dtc')) {
     for (const f of frames.filter((x) => x.t >= WINDOWS.dtcOn * D)) f.frame.dtcs = f.t < WINDOWS.dtcOff * D ? [DTC_CODE] : [];
   }
-  if (scenarios.includes('collision')) markCollision(telemetry, D, rng.uniform(4.2, 6));
+  const peakG = rng.uniform(4.2, 6);
+  if (scenarios.includes('collision') && plan.events.collisionAt !== undefined) markCollision(frames[plan.events.collisionAt], peakG);
   if (scenarios.includes('gps-gap')) {
     for (const f of telemetry) if (f.t >= WINDOWS.gapFrom * D && f.t < WINDOWS.gapTo * D) f.buffered = true;
   }
@@ -93,11 +94,8 @@ function applyScenarios(frames: RunFrame[], plan: DrivePlan, scenarios: readonly
   }
 }
 
-/** A spike of peakG (g) on the first moving telemetry frame from mid-drive on. */
-function markCollision(telemetry: RunFrame[], durationMs: number, peakG: number): void {
-  const after = telemetry.filter((f) => f.t >= WINDOWS.collision * durationMs);
-  const target = after.find((f) => f.speed > 5) ?? after[0] ?? telemetry.at(-1);
-  if (!target) return;
+/** A spike of peakG (g) on the frame of the impact (motion.ts places it; the car stands from the next frame on). */
+function markCollision(target: RunFrame, peakG: number): void {
   const g = Math.round(peakG * 100) / 100;
   const a = target.frame.accel;
   Object.assign(a, { minX: Math.round(-g * G * 1000) / 1000, maxY: Math.round(0.8 * G * 1000) / 1000, maxZ: Math.round(1.6 * G * 1000) / 1000 });

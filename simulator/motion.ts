@@ -4,15 +4,21 @@ import { along } from '@turf/along';
 import { cumulativeDistances, headingAt, type LonLat } from './geo.js';
 import { decodeRoute, type StoredRoute } from './route.js';
 import type { Scenario } from './scenarios.js';
+import { createRng, seedFromString } from './prng.js';
 import { addStop, buildGrid, cellTime, MOTION, solveScale, speedsFor, totalTime, type Grid } from './speed-profile.js';
+import { applyTraffic, TRAFFIC } from './traffic.js';
 
 export type MotionRoute = Pick<StoredRoute, 'polyline' | 'duration'> & Partial<Pick<StoredRoute, 'profile' | 'stops'>>;
 
 export interface PlanOptions {
   /** ms between samples; default 1000, at most 5000. */
   intervalMs?: number;
-  /** Only hard-brake and hard-accel change the motion. */
+  /** hard-brake and hard-accel add their standstill; collision ends the drive where it happens. */
   scenarios?: readonly Scenario[];
+  /** Draws the traffic (speed drift, junction stops); one seed gives one drive. Default: from the polyline. */
+  seed?: number;
+  /** false: the bare profile, without traffic (turns, stops and limits only). Default true. */
+  traffic?: boolean;
 }
 
 export interface DriveSample {
@@ -39,12 +45,16 @@ export interface DrivePlan {
   note?: string;
   /** km/h cruise (no profile) or the factor applied to the profile's speeds. */ scale: number;
   /** km/h. */ maxSpeed: number;
-  /** m along the route where a scenario's standstill was placed. */
-  events: { hardBrakeAtM?: number; hardAccelAtM?: number };
+  /** m along the route where a scenario's standstill was placed; the index of the sample of the collision. */
+  events: { hardBrakeAtM?: number; hardAccelAtM?: number; collisionAt?: number };
+  /** m along the route of the junction stops the traffic added. */
+  junctionStopsAtM: number[];
 }
 
 export const MAX_INTERVAL_MS = 5000;
 const HARD = { brake: 6.0, accel: 4.5, zoneM: 110, lookM: 60, dwellS: 2 };
+/** After a collision the car stands where it hit for this long (hazard lights, engine running), then the engine stops. */
+export const COLLISION = { fromShare: 0.5, minKmh: 15, standS: 30 };
 
 export function planDrive(route: MotionRoute, opts: PlanOptions = {}): DrivePlan {
   const intervalMs = opts.intervalMs ?? 1000;
@@ -53,22 +63,58 @@ export function planDrive(route: MotionRoute, opts: PlanOptions = {}): DrivePlan
   }
   const { coordinates, lengthM } = decodeRoute(route);
   const cum = cumulativeDistances(coordinates);
-  const grid = buildGrid({ coordinates, cum, lengthM, profile: route.profile, stops: route.stops });
-  const events = addScenarioEvents(grid, opts.scenarios ?? []);
-  const solution = solveScale(grid, route.duration / 1000);
+  const seed = opts.seed ?? seedFromString(route.polyline);
+  const prepare = (junctionStops: boolean) => {
+    const grid = buildGrid({ coordinates, cum, lengthM, profile: route.profile, stops: route.stops });
+    const traffic = opts.traffic === false ? { stopsAtM: [], dwellS: 0 } : applyTraffic(grid, createRng(seed), {
+      shape: !route.profile?.length,
+      dwellBudgetS: junctionStops && !route.stops?.length ? (TRAFFIC.dwellShare * route.duration) / 1000 : 0,
+    });
+    const events = addScenarioEvents(grid, opts.scenarios ?? []);
+    return { grid, traffic, events, solution: solveScale(grid, route.duration / 1000) };
+  };
+  let prepared = prepare(true);
+  // Junction stops never make a drive miss its recorded duration: without them the cruise may reach it.
+  if (!prepared.solution.feasible && prepared.traffic.stopsAtM.length) prepared = prepare(false);
+  const { grid, traffic, events, solution } = prepared;
   const timeline = buildTimeline(grid, solution.speeds);
-  const durationMs = Math.round(timeline.end * 1000);
-  const samples: DriveSample[] = [];
+  let durationMs = Math.round(timeline.end * 1000);
+  let samples: DriveSample[] = [];
   for (let t = 0; t < durationMs; t += intervalMs) samples.push(sampleAt(timeline, t, samples.at(-1)?.t ?? 0, coordinates, cum));
   samples.push(sampleAt(timeline, durationMs, samples.at(-1)?.t ?? 0, coordinates, cum));
+  if (opts.scenarios?.includes('collision')) {
+    ({ samples, at: events.collisionAt } = stopAtCollision(samples, durationMs, intervalMs));
+    durationMs = samples.at(-1)!.t;
+  }
   const durationError = durationMs / route.duration - 1;
   return {
     samples, intervalMs, lengthM, durationMs, targetDurationMs: route.duration, durationError,
-    feasible: solution.feasible, scale: solution.k, events,
+    feasible: solution.feasible, scale: solution.k, events, junctionStopsAtM: traffic.stopsAtM,
     maxSpeed: solution.speeds.reduce((a, b) => Math.max(a, b), 0) * 3.6,
     note: solution.feasible ? undefined
       : `recorded duration ${route.duration} ms is out of reach within ${MOTION.minKmh}..${MOTION.maxKmh} km/h; planned ${durationMs} ms`,
   };
+}
+
+/**
+ * The collision: the first sample from COLLISION.fromShare of the drive on at a speed of at least minKmh
+ * (else at any motion) is the impact; the car is standing at the next sample, stays there standS seconds,
+ * and the drive ends.
+ */
+function stopAtCollision(samples: DriveSample[], durationMs: number, intervalMs: number): { samples: DriveSample[]; at: number } {
+  const from = Math.max(1, samples.findIndex((s) => s.t >= COLLISION.fromShare * durationMs));
+  const moving = (kmh: number) => samples.findIndex((s, i) => i >= from && i < samples.length - 1 && s.speed >= kmh);
+  let at = moving(COLLISION.minKmh);
+  if (at < 0) at = moving(5);
+  if (at < 1) return { samples, at: Math.min(from, samples.length - 2) };
+  const hit = samples[at];
+  const out = samples.slice(0, at + 1);
+  const stopRate = -(hit.speed / 3.6) / (intervalMs / 1000);
+  for (let t = hit.t + intervalMs, n = 0; t <= hit.t + COLLISION.standS * 1000; t += intervalMs, n++) {
+    const accel = n === 0 ? stopRate : 0;
+    out.push({ ...hit, t, speed: 0, accel: 0, accelMin: accel, accelMax: 0 });
+  }
+  return { samples: out, at };
 }
 
 function addScenarioEvents(grid: Grid, scenarios: readonly Scenario[]): DrivePlan['events'] {

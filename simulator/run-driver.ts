@@ -1,5 +1,6 @@
-// Drives one leased run: waits until the dummy's next pass may start, plays the route with a real
-// MQTT device, repeats when asked, and records the outcome. The scheduler owns the lease and the
+// Drives one leased run: stamps each pass on the dummy's clock (clock.ts), waiting only when that would lead
+// real time by more than the gateway accepts, plays the route with a real MQTT device, repeats when asked, and
+// records the outcome. The scheduler owns the lease and the
 // polling; a driver only reports progress when asked (heartbeat) and stops when told.
 import { randomUUID } from 'node:crypto';
 import type { Repositories } from '../db/index.js';
@@ -8,7 +9,7 @@ import type { ClaimedRun } from '../db/repositories/run-leases.repository.js';
 import type { RunOutcome, RunProgress } from '../db/repositories/runs.repository.js';
 import type { Logger } from '../lib/logger.js';
 import { startDevice, type DeviceHandle } from './device.js';
-import { estimateRun, passDelayMs, type RunEstimate } from './runs.js';
+import { estimateRun, leadProblem, passWait, type PassWait, type RunEstimate } from './runs.js';
 import type { StoredRoute } from './route.js';
 import type { Scenario } from './scenarios.js';
 import { sleepUntil } from '../lib/sleep.js';
@@ -23,6 +24,7 @@ export interface DriverDeps {
   workerId: string;
   leaseMs: number;
   connectTimeoutMs: number;
+  /** ms a dummy's frames may lead the wall clock (lib/config.ts dummyMaxLeadMs). */ maxLeadMs: number;
   /** Frames of a pass the platform stored (stored-frames.ts); without it a pass is not checked. */
   storedFrames?: (deviceId: string, runId: string) => Promise<number>;
 }
@@ -48,6 +50,7 @@ export function driveRun(run: ClaimedRun, deps: DriverDeps): RunDriver {
   let device: DeviceHandle | null = null;
   let estimate: RunEstimate | null = null;
   let waitUntil = Date.now();
+  let waitReason: string | null = null;
   let lastSpeed = run.lastSpeed;
   let repeatCount = run.repeatCount;
   const totals = { framesSent: run.framesSent, distance: run.distance, driveMs: run.driveMs };
@@ -56,7 +59,7 @@ export function driveRun(run: ClaimedRun, deps: DriverDeps): RunDriver {
   let leftover: number | null = null;
 
   const progress = (): RunProgress => {
-    const base = { repeatCount, ...totals, lastSpeed, nextPassAt: null };
+    const base = { repeatCount, ...totals, lastSpeed, nextPassAt: null, waitReason: null };
     if (leftover !== null) return { ...base, remainingSeconds: 0, remainingMessages: leftover };
     if (!estimate) return { ...base, remainingSeconds: run.remainingSeconds ?? 0, remainingMessages: run.remainingMessages ?? 0 };
     const p = device?.progress();
@@ -64,13 +67,13 @@ export function driveRun(run: ClaimedRun, deps: DriverDeps): RunDriver {
       const wait = Math.max(0, waitUntil - Date.now());
       return {
         ...base, remainingSeconds: (wait + estimate.driveMs / run.speed) / 1000, remainingMessages: estimate.framesTotal,
-        nextPassAt: wait > 0 ? new Date(waitUntil) : null,
+        nextPassAt: wait > 0 ? new Date(waitUntil) : null, waitReason: wait > 0 ? waitReason : null,
       };
     }
     if (p.framesSent > 0) lastSpeed = p.lastSpeed;
     const passDriveMs = Math.max(0, estimate.driveMs - p.remainingSeconds * 1000 * run.speed);
     return {
-      repeatCount, lastSpeed, nextPassAt: null, remainingSeconds: p.remainingSeconds, remainingMessages: p.framesTotal - p.framesSent,
+      repeatCount, lastSpeed, nextPassAt: null, waitReason: null, remainingSeconds: p.remainingSeconds, remainingMessages: p.framesTotal - p.framesSent,
       framesSent: totals.framesSent + p.framesSent, distance: totals.distance + p.distance, driveMs: totals.driveMs + passDriveMs,
     };
   };
@@ -91,11 +94,14 @@ export function driveRun(run: ClaimedRun, deps: DriverDeps): RunDriver {
   };
 
   /** One pass over the route; resolves with the summary once every frame is acknowledged. */
-  const playPass = async (dummy: DummyDevice, route: StoredRoute, scenarios: Scenario[]) => {
+  const playPass = async (dummy: DummyDevice, route: StoredRoute, scenarios: Scenario[], startTs: number) => {
     const passId = randomUUID();
+    // The pass's stamps are taken before its first frame is sent: a worker that dies mid-pass leaves them taken,
+    // and the pass that replays the run starts after them.
+    await repos.dummies.recordLastFrame(run.dummyId, new Date(startTs + estimate!.driveMs));
     device = startDevice({
       mqttUrl: deps.mqttUrl!, deviceId: dummy.deviceId, secret: dummy.secret, route, vin: run.vin, speed: run.speed,
-      scenarios, intervalMs: run.intervalMs, runId: passId, connectTimeoutMs: deps.connectTimeoutMs, logger: log,
+      scenarios, intervalMs: run.intervalMs, runId: passId, connectTimeoutMs: deps.connectTimeoutMs, logger: log, startTs,
     });
     device.done.catch(() => undefined); // a refused connection is thrown by the await below, not left unhandled meanwhile
     await repos.runLeases.markRunning(run.id, workerId);
@@ -107,12 +113,12 @@ export function driveRun(run: ClaimedRun, deps: DriverDeps): RunDriver {
     Object.assign(totals, {
       framesSent: totals.framesSent + summary.framesSent, distance: totals.distance + summary.distance, driveMs: totals.driveMs + summary.duration,
     });
-    await repos.dummies.recordLastFrame(run.dummyId, summary.endedAt);
+    if (summary.lastTs !== null) await repos.dummies.recordLastFrame(run.dummyId, new Date(summary.lastTs));
     if (deps.storedFrames && summary.framesSent > 0 && !reason) {
       const stored = await deps.storedFrames(dummy.deviceId, passId);
       if (stored < summary.framesSent) throw new Error(notStored(deps.mqttUrl!, summary.framesSent, stored));
     }
-    return { endedAt: summary.endedAt.getTime(), left: last.framesTotal - last.framesSent };
+    return { lastTs: Math.max(summary.lastTs ?? startTs, startTs + estimate!.driveMs), left: last.framesTotal - last.framesSent };
   };
 
   const playPasses = async (): Promise<void> => {
@@ -122,17 +128,21 @@ export function driveRun(run: ClaimedRun, deps: DriverDeps): RunDriver {
     if (!deps.mqttUrl) throw new Error(NO_GATEWAY);
     const scenarios = run.scenarios as Scenario[];
     estimate = estimateRun(route, { scenarios, intervalMs: run.intervalMs });
+    const tooFast = leadProblem(estimate.driveMs, run.speed, deps.maxLeadMs);
+    if (tooFast) throw new Error(tooFast);
+    // Stamps a worker that died mid-pass may have sent are in lastFrameAt: each pass takes its stamps before it starts.
     let lastStamp = dummy.lastFrameAt;
-    // A worker died mid-pass: it may have stamped frames up to the end of its lease.
-    if (run.previousState === 'running' && run.previousLeaseUntil) {
-      lastStamp = Math.max(lastStamp ?? 0, Math.min(run.previousLeaseUntil.getTime(), Date.now()));
-    }
     for (;;) {
-      waitUntil = Date.now() + passDelayMs(lastStamp, estimate.driveMs, run.speed);
+      let wait: PassWait = passWait(lastStamp, estimate.driveMs, run.speed, deps.maxLeadMs);
+      waitUntil = Date.now() + wait.waitMs;
+      waitReason = wait.reason;
+      if (wait.waitMs > 0) await report();
       await sleepUntil(waitUntil, abort.signal);
       if (reason) return;
-      const pass = await playPass(dummy, route as StoredRoute, scenarios);
-      lastStamp = pass.endedAt;
+      wait = passWait(lastStamp, estimate.driveMs, run.speed, deps.maxLeadMs);
+      waitReason = null;
+      const pass = await playPass(dummy, route as StoredRoute, scenarios, wait.startTs);
+      lastStamp = pass.lastTs;
       if (reason || !run.repeat) {
         leftover = pass.left;
         return;

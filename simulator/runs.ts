@@ -1,6 +1,7 @@
 // Rules shared by the runs API, the run scheduler and the CLI: what a valid run is, what it will
-// send, and when a dummy's next pass may begin.
+// send, and when a dummy's next pass may begin (clock.ts).
 import { randomBytes } from 'node:crypto';
+import { leadWaitMs, passLeadMs, passStartTs } from './clock.js';
 import { planDrive, type MotionRoute } from './motion.js';
 import { parseScenarios, SCENARIOS, type Scenario } from './scenarios.js';
 
@@ -47,14 +48,41 @@ export function estimateRun(route: MotionRoute, opts: { scenarios?: readonly Sce
   return { framesTotal: plan.samples.length, driveMs: plan.durationMs };
 }
 
+export interface PassWait {
+  /** ms to wait before the pass starts (0: at once). */ waitMs: number;
+  /** Why, in words; null without a wait. */ reason: string | null;
+  /** epoch ms the pass's first frame is stamped with, if it started now (clock.ts passStartTs). */ startTs: number;
+}
+
+const duration = (ms: number) => {
+  const s = Math.round(ms / 1000);
+  if (s < 120) return `${s} s`;
+  if (s < 7200) return `${Math.round(s / 60)} min`;
+  return `${(s / 3600).toFixed(1)} h`;
+};
+
 /**
- * ms to wait before a pass may start. With speed N a pass stamps its first frame
- * `driveMs·(1 − 1/N)` before the moment it starts (clock.ts); so that a dummy's passes never
- * overlap in time, it starts no earlier than that much after the dummy's last frame stamp.
+ * When a dummy's next pass may start. A pass is stamped on the dummy's clock (clock.ts): from now, or just after
+ * its last stamp when earlier runs at a speed factor left that ahead of the wall clock; it waits only while its
+ * last frame would lead the wall clock by more than the gateway accepts of a dummy (`maxLeadMs`).
  */
-export function passDelayMs(lastFrameAt: number | null, driveMs: number, speed: number, now = Date.now()): number {
-  if (lastFrameAt === null) return 0;
-  return Math.max(0, lastFrameAt + driveMs * (1 - 1 / speed) - now);
+export function passWait(lastFrameAt: number | null, driveMs: number, speed: number, maxLeadMs: number, now = Date.now()): PassWait {
+  const waitMs = leadWaitMs(lastFrameAt, driveMs, speed, maxLeadMs, now);
+  const ahead = (lastFrameAt ?? now) - now;
+  const reason = waitMs > 0
+    ? `the dummy's clock is ${duration(ahead)} ahead of real time after its earlier runs; this pass would end `
+      + `${duration(ahead + passLeadMs(driveMs, speed))} ahead, and the gateway accepts a dummy's frames at most ${duration(maxLeadMs)} ahead `
+      + '(--dummy-max-lead-ms)'
+    : null;
+  return { waitMs, reason, startTs: passStartTs(lastFrameAt, now) };
+}
+
+/** Why no wait can make this pass fit: on its own it leads the wall clock by more than `maxLeadMs`; null when it fits. */
+export function leadProblem(driveMs: number, speed: number, maxLeadMs: number): string | undefined {
+  const lead = passLeadMs(driveMs, speed);
+  if (lead <= maxLeadMs) return undefined;
+  return `at speed ${speed} this drive of ${duration(driveMs)} would stamp its last frame ${duration(lead)} ahead of real time; `
+    + `the gateway accepts a dummy's frames at most ${duration(maxLeadMs)} ahead (--dummy-max-lead-ms): choose a lower speed`;
 }
 
 export { SCENARIOS };

@@ -9,7 +9,7 @@ import type { Repositories } from '../db/index.js';
 import type { ClaimedRun } from '../db/repositories/run-leases.repository.js';
 import type { Run, RunProgress } from '../db/repositories/runs.repository.js';
 import type { Config } from '../lib/config.js';
-import { ConfigError } from '../lib/config.js';
+import { ConfigError, configDefault } from '../lib/config.js';
 import type { Logger } from '../lib/logger.js';
 import { driveRun, type RunDriver } from './run-driver.js';
 import { seedStoredRoutes } from './routes-seed.js';
@@ -32,6 +32,7 @@ export interface RunSchedulerOptions {
   /** ms between progress writes (and lease renewals). */ progressMs?: number;
   /** Runs one worker drives at once. */ maxRuns?: number;
   connectTimeoutMs?: number;
+  /** ms a dummy's frames may lead the wall clock (lib/config.ts dummyMaxLeadMs). */ maxLeadMs?: number;
 }
 
 export interface RunScheduler {
@@ -42,11 +43,13 @@ export interface RunScheduler {
   close(): Promise<void>;
 }
 
-export const SCHEDULER_DEFAULTS = { pollMs: 500, leaseMs: 15_000, progressMs: 2000, maxRuns: 200, connectTimeoutMs: 30_000 };
+export const SCHEDULER_DEFAULTS = {
+  pollMs: 500, leaseMs: 15_000, progressMs: 2000, maxRuns: 200, connectTimeoutMs: 30_000, maxLeadMs: configDefault('dummyMaxLeadMs'),
+};
 
 const rowProgress = (r: Run): RunProgress => ({
   repeatCount: r.repeatCount, lastSpeed: r.lastSpeed, remainingSeconds: 0, remainingMessages: r.remainingMessages ?? 0,
-  framesSent: r.framesSent, distance: r.distance, driveMs: r.driveMs, nextPassAt: null,
+  framesSent: r.framesSent, distance: r.distance, driveMs: r.driveMs, nextPassAt: null, waitReason: null,
 });
 
 export function createRunScheduler(opts: RunSchedulerOptions): RunScheduler {
@@ -79,7 +82,7 @@ export function createRunScheduler(opts: RunSchedulerOptions): RunScheduler {
     log.info({ runId: run.id, dummyId: run.dummyId, takeover: run.previousState !== 'starting' }, 'driving run');
     const mqttUrl = o.mqttUrl ?? (await o.resolveMqttUrl?.()) ?? null;
     const driver = driveRun(run, {
-      repos, log, mqttUrl, workerId, leaseMs: o.leaseMs, connectTimeoutMs: o.connectTimeoutMs, storedFrames: o.storedFrames,
+      repos, log, mqttUrl, workerId, leaseMs: o.leaseMs, connectTimeoutMs: o.connectTimeoutMs, storedFrames: o.storedFrames, maxLeadMs: o.maxLeadMs,
     });
     drivers.set(run.id, driver);
     void driver.done.finally(() => drivers.delete(run.id));
@@ -144,7 +147,7 @@ export async function startRunScheduler(
   const { knex } = deps.db;
   await seedStoredRoutes(deps.repos.routes);
   const scheduler = createRunScheduler({
-    repos: deps.repos, log: deps.log.child({ part: 'run-scheduler' }), mqttUrl,
+    repos: deps.repos, log: deps.log.child({ part: 'run-scheduler' }), mqttUrl, maxLeadMs: deps.config.dummyMaxLeadMs,
     resolveMqttUrl: () => announcedUrl(knex, 'mqtt'),
     storedFrames: (deviceId, runId) => storedPassFrames(knex, deviceId, runId),
   });

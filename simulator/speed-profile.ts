@@ -28,6 +28,8 @@ export interface Grid {
   cells: number;
   /** m/s cap from curvature, per point. */
   turnCap: Float64Array;
+  /** Degrees of heading change over the turn window, per point. */
+  turnDeg: Float64Array;
   /** km/h (with a profile) or 1 (without), per point; the cap is clamp(k · base). */
   base: Float64Array;
   /** Forced standstill at a point. */
@@ -42,9 +44,11 @@ export interface Grid {
 export function buildGrid(input: GridInput): Grid {
   const cells = Math.max(2, Math.min(MOTION.maxCells, Math.ceil(input.lengthM)));
   const ds = input.lengthM / cells;
+  const turns = turnCaps(input, cells, ds);
   const grid: Grid = {
     ds, cells,
-    turnCap: turnCaps(input, cells, ds),
+    turnCap: turns.caps,
+    turnDeg: turns.degrees,
     base: baseSpeeds(input.profile, cells, ds),
     zero: new Uint8Array(cells + 1),
     dwell: new Float64Array(cells + 1),
@@ -69,8 +73,9 @@ export function addStop(grid: Grid, atM: number, seconds: number): number {
   return i;
 }
 
-function turnCaps(input: GridInput, cells: number, ds: number): Float64Array {
+function turnCaps(input: GridInput, cells: number, ds: number): { caps: Float64Array; degrees: Float64Array } {
   const caps = new Float64Array(cells + 1);
+  const degrees = new Float64Array(cells + 1);
   const half = MOTION.turnWindowM / 2;
   const at = (d: number) => pointAtLinear(input.coordinates, input.cum, d);
   for (let i = 0; i <= cells; i++) {
@@ -78,13 +83,14 @@ function turnCaps(input: GridInput, cells: number, ds: number): Float64Array {
     const [a, p, b] = [at(s - half), at(s), at(s + half)];
     let turnRad = 0;
     if (haversineM(a, p) > 1 && haversineM(p, b) > 1) {
-      turnRad = Math.abs(bearingDelta(bearingDeg(a, p), bearingDeg(p, b))) * (Math.PI / 180);
+      degrees[i] = Math.abs(bearingDelta(bearingDeg(a, p), bearingDeg(p, b)));
+      turnRad = degrees[i] * (Math.PI / 180);
     }
     // Mean radius of the window's arc; a straight gives an infinite cap.
     const radius = turnRad > 0 ? MOTION.turnWindowM / turnRad : Infinity;
     caps[i] = Math.max(Math.sqrt(MOTION.lateral * radius), MOTION.minTurnKmh / 3.6);
   }
-  return caps;
+  return { caps, degrees };
 }
 
 function baseSpeeds(profile: SpeedPoint[] | undefined, cells: number, ds: number): Float64Array {

@@ -78,12 +78,31 @@ export function parseStreamWindow(q: Query, now = new Date()): StreamParams {
 }
 
 /**
+ * Where a list asked without `until` ends: after every stored stamp. "The time of the call" is read on the clock of
+ * what is listed: a dummy's runs at a speed factor stamp ahead of the wall clock (docs/concepts/simulator.md (Time)), and
+ * nothing is stamped after a device's latest stamp, so no upper bound is that bound without a query for it.
+ * The answer's `until` is the time of the call, or the newest item's stamp when that is later.
+ */
+export const OPEN_UNTIL = new Date('9999-12-31T23:59:59.999Z');
+
+/** parseStreamWindow for a list of a device's or vehicle's data: without `until`, OPEN_UNTIL. */
+export function parseListWindow(q: Query): StreamParams {
+  return parseStreamWindow(q, OPEN_UNTIL);
+}
+
+function reportedUntil(until: Date, newest: Date | null): Date {
+  if (until !== OPEN_UNTIL) return until;
+  const now = new Date();
+  return newest && newest.getTime() > now.getTime() ? newest : now;
+}
+
+/**
  * Stream meta (docs/reference/rest-api.md#pagination): `prior` = same path and filters with the page's prior cursor:
  * `until` = last item − 1 ms (epoch milliseconds), or, when the page ended inside a millisecond, that millisecond
  * with the last item's id (cursorUntil); `links` is `{}` when nothing remains.
  */
 export function streamMeta(links: LinkBuilder, service: ServiceKind, path: string, w: StreamParams,
-  page: { remaining: number; prior: StreamCursor | null }, extra: Extra = {}) {
+  page: { remaining: number; prior: StreamCursor | null; newest?: Date | null }, extra: Extra = {}) {
   const out: { prior?: string } = {};
   if (page.prior) {
     out.prior = links.url(service, path, {
@@ -92,14 +111,14 @@ export function streamMeta(links: LinkBuilder, service: ServiceKind, path: strin
   }
   return {
     pagination: {
-      remaining: page.remaining, limit: w.limit, until: w.until.toISOString(),
+      remaining: page.remaining, limit: w.limit, until: reportedUntil(w.until, page.newest ?? null).toISOString(),
       since: (w.since ?? EPOCH).toISOString(), sortDir: 'desc' as const, links: out,
     },
   };
 }
 
 /** A page as the repositories return it: `remaining`, the prior cursor, and the items under the list's own name. */
-export type ListPage<K extends string, T> = { remaining: number; prior: StreamCursor | null } & { [P in K]: T[] };
+export type ListPage<K extends string, T> = { remaining: number; prior: StreamCursor | null; newest?: Date | null } & { [P in K]: T[] };
 
 /**
  * One stream-paginated list of a module: where it is, how its caller is checked, how it loads and shows its items.
@@ -129,7 +148,7 @@ export type StreamListAnswer<K extends string, R> = { [P in K]: R[] } & { meta: 
 export async function streamList<K extends string, T, R, C = void, Q extends Query = Query>(
   links: LinkBuilder, q: Q, list: StreamList<K, T, R, C, Q>,
 ): Promise<StreamListAnswer<K, R>> {
-  const w = parseStreamWindow(q);
+  const w = parseListWindow(q);
   const checked = (await list.check?.(q)) as C;
   const page = await list.load(w, checked);
   const items: T[] = page[list.key];

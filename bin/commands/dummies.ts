@@ -37,7 +37,7 @@ function describeRun(run: RunView, route?: RouteView): string {
     `  vin:       ${s.vin}   speed: x${s.speed}   repeat: ${s.repeat ? `yes (${s.repeatCount} done)` : 'no'}`,
     `  progress:  ${s.framesSent} frames, ${Math.round(s.distance)} m, last speed ${s.lastSpeed ?? '-'} km/h`,
     `  remaining: ${s.remainingMessages ?? '-'} frames, ${s.remainingSeconds ?? '-'} s`,
-    ...(s.nextPassAt ? [`  next pass: in ${((Date.parse(s.nextPassAt) - Date.now()) / 1000).toFixed(1)} s (a dummy's passes never overlap in time)`] : []),
+    ...(s.nextPassAt ? [`  next pass: in ${((Date.parse(s.nextPassAt) - Date.now()) / 1000).toFixed(1)} s${s.waitReason ? `: ${s.waitReason}` : ''}`] : []),
     ...(s.scenarios.length ? [`  scenarios: ${s.scenarios.join(', ')}`] : []),
     ...(s.error ? [`  error:     ${s.error}`] : []),
   ].join('\n');

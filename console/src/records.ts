@@ -42,6 +42,9 @@ export interface RunStatus {
   speed: number;
   lastSpeed: number | null;
   remainingSeconds: number | null;
+  /** While waiting: when the next pass starts, and why. */
+  nextPassAt: string | null;
+  waitReason: string | null;
   framesSent: number;
   distance: number;
   outcome: 'completed' | 'stopped' | 'failed' | null;

@@ -78,11 +78,12 @@ export async function estimates(trx: Knex, appId: string, vehicleId: string,
 }
 
 /**
- * Where a new trigger starts: the estimate now from the application's latest reading, and the vehicle's running
- * travelled total (all steps ingested so far, whatever their timestamps: triggers count what is ingested after them).
+ * Where a new trigger starts: the estimate at `now` (the vehicle's clock, db/vehicle-clock.ts) from the application's
+ * latest reading, and the vehicle's running travelled total (all steps ingested so far, whatever their timestamps:
+ * triggers count what is ingested after them).
  */
-export async function currentState(trx: Knex, appId: string, vehicleId: string) {
-  const [best] = await estimates(trx, appId, vehicleId, { until: new Date(), limit: 1 });
+export async function currentState(trx: Knex, appId: string, vehicleId: string, now = new Date()) {
+  const [best] = await estimates(trx, appId, vehicleId, { until: now, limit: 1 });
   const row = await trx('vehicle_distances').select('travelled_m').where({ vehicle_id: vehicleId }).first();
   return { estimateM: best.valueM, travelledM: Number(row?.travelled_m ?? 0) };
 }

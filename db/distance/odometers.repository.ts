@@ -47,7 +47,7 @@ function appRecords<R, T>(knex: Knex, table: string, columns: string[], map: (r:
     async list(appId: string, vehicleId: string, w: StreamWindow, trx: Knex = knex) {
       const p = await streamPage<R>(
         () => trx(table).select(columns).where({ application_id: appId, vehicle_id: vehicleId }), tsColumn, w);
-      return { remaining: p.remaining, prior: p.prior, rows: p.rows.map(map) };
+      return { remaining: p.remaining, prior: p.prior, newest: p.newest, rows: p.rows.map(map) };
     },
     async get(appId: string, id: string, trx: Knex = knex): Promise<T | undefined> {
       const row = await trx(table).select(columns).where({ id, application_id: appId }).first();

@@ -23,7 +23,7 @@ export interface TriggerFiring {
  * MAX_MILESTONES_PER_BATCH per batch; multiples a new reading jumped over, below the estimate before the batch, are
  * skipped) and moves `next_m` past them; the others are then `done`. A trigger sees the distance ingested after it was
  * set, whatever the frames' timestamps: a backlog uploaded later counts, and so do the simulator's time-compressed
- * runs, whose frames are stamped in the past (simulator/clock.ts); a batch still open when the trigger is set is
+ * runs, whose frames are stamped ahead of the wall clock (simulator/clock.ts); a batch still open when the trigger is set is
  * neither in its starting total nor evaluated for it. The UPDATE re-checks `next_m` and `done` on the row it locks,
  * so two batches committing concurrently cannot fire the same target twice.
  */

@@ -23,7 +23,7 @@ export function collisionsRepository(knex: Knex) {
   const visible = (trx: Knex, app: Principal) => trx('collisions as c').select(COLUMNS).whereIn('c.device_id', readableDeviceIds(trx, app));
   const page = async (base: () => Knex.QueryBuilder, w: StreamWindow) => {
     const p = await streamPage<CollisionRow>(base, 'c.ts', w, 'c.id');
-    return { remaining: p.remaining, prior: p.prior, collisions: p.rows.map(toCollision) };
+    return { remaining: p.remaining, prior: p.prior, newest: p.newest, collisions: p.rows.map(toCollision) };
   };
   return {
     listForDevice: (app: Principal, deviceId: string, w: StreamWindow, trx: Knex = knex) =>

@@ -44,7 +44,7 @@ export function diagnosticsRepository(knex: Knex) {
         return q;
       };
       const page = await streamPage<DtcOccurrenceRow>(base, 'o.start', w, 'o.id');
-      return { remaining: page.remaining, prior: page.prior, codes: page.rows.map(toOccurrence) };
+      return { remaining: page.remaining, prior: page.prior, newest: page.newest, codes: page.rows.map(toOccurrence) };
     },
 
     /** The newest reading of each kind for the vehicle, over the devices the application can read. */

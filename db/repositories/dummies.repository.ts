@@ -80,6 +80,11 @@ export function dummiesRepository(knex: Knex) {
       };
     },
 
+    /** True when the device is a dummy's (the gateway lets its frames be stamped ahead). */
+    async isDevice(deviceId: string, trx: Knex = knex): Promise<boolean> {
+      return Boolean(await trx('dummies').where({ device_id: deviceId }).first('id'));
+    },
+
     /** Moves `last_frame_at` forward (never back). */
     async recordLastFrame(id: string, at: Date, trx: Knex = knex): Promise<void> {
       await trx('dummies').where({ id }).update({

@@ -39,7 +39,7 @@ export function eventsQueryRepository(knex: Knex) {
 
   const page = async (base: () => Knex.QueryBuilder, w: StreamWindow) => {
     const p = await streamPage<EventRow>(base, 'e.ts', w, 'e.id');
-    return { remaining: p.remaining, prior: p.prior, events: p.rows.map(toEvent) };
+    return { remaining: p.remaining, prior: p.prior, newest: p.newest, events: p.rows.map(toEvent) };
   };
 
   return {

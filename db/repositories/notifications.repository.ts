@@ -288,7 +288,7 @@ export function notificationsRepository(knex: Knex) {
     .select(COLUMNS).where('n.application_id', app.id).whereIn('n.device_id', readableDeviceIds(trx, app));
   const page = async (base: () => Knex.QueryBuilder, w: StreamWindow) => {
     const p = await streamPage<NotificationRow>(base, 'n.created_at', w, 'n.id');
-    return { remaining: p.remaining, prior: p.prior, notifications: p.rows.map(toNotification) };
+    return { remaining: p.remaining, prior: p.prior, newest: p.newest, notifications: p.rows.map(toNotification) };
   };
 
   return {

@@ -70,7 +70,7 @@ export function telemetryRepository(knex: Knex) {
       const page = await streamPage<MessageRow>(
         () => ofDevice(trx, deviceId).select('m.id', 'm.device_id', 'm.ts', 'm.data', ...totals), 'm.ts', w, 'm.id',
         (rows) => remainingFromTotals(rows[0], rows.length));
-      return { remaining: page.remaining, prior: page.prior, messages: page.rows.map(toMessage) };
+      return { remaining: page.remaining, prior: page.prior, newest: page.newest, messages: page.rows.map(toMessage) };
     },
 
     async getMessage(id: string, trx: Knex = knex): Promise<MessageRecord | undefined> {
@@ -89,7 +89,7 @@ export function telemetryRepository(knex: Knex) {
         .select('m.id', 'm.device_id', 'm.ts', data, trx.raw('ST_X(m.location) as lon'), trx.raw('ST_Y(m.location) as lat')),
       'm.ts', w, 'm.id');
       const locations: LocationRecord[] = page.rows.map((r) => ({ ...toMessage(r), lon: Number(r.lon), lat: Number(r.lat) }));
-      return { remaining: page.remaining, prior: page.prior, locations };
+      return { remaining: page.remaining, prior: page.prior, newest: page.newest, locations };
     },
 
     /**
@@ -101,7 +101,7 @@ export function telemetryRepository(knex: Knex) {
         ? ofDevice(trx, deviceId).whereRaw(`m.data <> '{}'::jsonb`).select('m.id', 'm.device_id', 'm.ts', 'm.data')
         : ofDevice(trx, deviceId).whereRaw('m.data \\?| ?::text[]', [fields])
           .select('m.id', 'm.device_id', 'm.ts', pickData(trx, fields))), 'm.ts', w, 'm.id');
-      return { remaining: page.remaining, prior: page.prior, snapshots: page.rows.map(toMessage) };
+      return { remaining: page.remaining, prior: page.prior, newest: page.newest, snapshots: page.rows.map(toMessage) };
     },
   };
 }

@@ -87,7 +87,7 @@ export function transactionsRepository(knex: Knex) {
       const page = await streamPage<TransactionRow>(
         () => trx('transactions').select('id', 'ts', 'path', 'status_code', 'method', 'service').where('application_id', applicationId),
         'ts', w);
-      return { remaining: page.remaining, prior: page.prior, transactions: page.rows.map(toTxn) };
+      return { remaining: page.remaining, prior: page.prior, newest: page.newest, transactions: page.rows.map(toTxn) };
     },
 
     /** meta.stats: counts in the requested period, per service, and of all time. */

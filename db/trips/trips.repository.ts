@@ -53,12 +53,12 @@ export function tripsRepository(knex: Knex) {
     .whereIn('t.device_id', readableDeviceIds(trx, app));
   const tripPage = async (base: () => Knex.QueryBuilder, w: StreamWindow) => {
     const p = await streamPage<TripRow>(base, 't.start_ts', w, 't.id');
-    return { remaining: p.remaining, prior: p.prior, trips: p.rows.map(toTrip) };
+    return { remaining: p.remaining, prior: p.prior, newest: p.newest, trips: p.rows.map(toTrip) };
   };
   const cards = (trx: Knex, app: Principal) => trx('report_cards as c').select('c.*').whereIn('c.device_id', readableDeviceIds(trx, app));
   const cardPage = async (base: () => Knex.QueryBuilder, w: StreamWindow) => {
     const p = await streamPage<ReportCardRow>(base, 'c.ts', w, 'c.id');
-    return { remaining: p.remaining, prior: p.prior, reportCards: p.rows.map(toCard) };
+    return { remaining: p.remaining, prior: p.prior, newest: p.newest, reportCards: p.rows.map(toCard) };
   };
   return {
     listForDevice: (app: Principal, deviceId: string, w: StreamWindow, trx: Knex = knex) =>

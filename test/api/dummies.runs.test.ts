@@ -34,7 +34,7 @@ describe('runs', () => {
       status: {
         routeId: BACK_HOME, repeat: false, state: 'starting', repeatCount: 0, lastSpeed: null,
         remainingSeconds: Math.round(driveMs / 10) / 1000, remainingMessages: framesTotal, speed: 10, scenarios: ['dtc', 'hard-brake'],
-        vin: VIN, framesSent: 0, distance: 0, duration: 0, nextPassAt: null, outcome: null, error: null,
+        vin: VIN, framesSent: 0, distance: 0, duration: 0, nextPassAt: null, waitReason: null, outcome: null, error: null,
         createdAt: expect.any(String), startedAt: null, endedAt: null,
       },
       links: {
@@ -109,7 +109,7 @@ describe('runs', () => {
     const claimed = (await t.repos.runLeases.claim('test-worker', 60_000, 100)).find((r) => r.dummyId === dummy.id)!;
     expect(claimed).toMatchObject({ state: 'starting', previousState: 'starting', previousLeaseUntil: null });
     await t.repos.runLeases.renew(claimed.id, 'test-worker', 60_000, {
-      repeatCount: 0, lastSpeed: 31.2, remainingSeconds: 50, remainingMessages: 40, framesSent: 48, distance: 200, driveMs: 47000, nextPassAt: null,
+      repeatCount: 0, lastSpeed: 31.2, remainingSeconds: 50, remainingMessages: 40, framesSent: 48, distance: 200, driveMs: 47000, nextPassAt: null, waitReason: null,
     });
     await new Promise((r) => setTimeout(r, 300));
     const current = (await call(app.auth, 'GET', `${runs}/_current`)).json().run.status;

@@ -1,9 +1,11 @@
 // A frame stamped minutes ahead would be stored as the device's newest, and the device's real frames that follow
 // would be late ones until real time passed it. The gateway takes a frame at most
-// maxFutureSkewMs (default 60 s) ahead of its clock, and refuses one further ahead as any other bad frame.
+// maxFutureSkewMs (default 60 s) ahead of its clock, and refuses one further ahead as any other bad frame. A dummy's
+// device, whose runs stamp ahead of the wall clock at a speed factor, may lead by dummyMaxLeadMs.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { connectedDevice, metric } from './mqtt.helpers.js';
+import { createDummy } from '../../api/modules/dummies/dummies.service.js';
 
 let g: TestGateway;
 let strict: TestGateway;
@@ -24,6 +26,21 @@ describe('frames stamped ahead of the gateway\'s clock', () => {
     expect(letter.frameIndex).toBe(1);
     expect(letter.reason).toMatch(new RegExp(`^frame 1: ts ${future.replace(/[.]/g, '\\.')} is more than 60 s ahead of the gateway's clock \\(\\d{4}-.*Z\\)$`));
     expect(await tsRefusals(g)).toBe(before + 1);
+  });
+
+  it("lets a dummy's device stamp up to dummyMaxLeadMs ahead (its runs stamp ahead at a speed factor), no further", async () => {
+    const app = await g.t.make.application();
+    const dummy = await createDummy({ db: g.t.db, repos: g.t.repos }, app.principal, 'ahead');
+    const { secret } = (await g.t.repos.dummies.device(dummy.id))!;
+    const client = await g.connect({ id: dummy.deviceId, secret });
+    const far = ahead(g.t.config.dummyMaxLeadMs + 60_000);
+    await client.publishAsync(`devices/${dummy.deviceId}/frames`, JSON.stringify([
+      { ts: ahead(3_600_000), data: { rpm: 1 } }, { ts: ahead(g.t.config.dummyMaxLeadMs - 60_000), data: { rpm: 2 } }, { ts: far, data: { rpm: 3 } },
+    ]), { qos: 1 });
+    const stored = await g.t.db.knex('messages').where('device_id', dummy.deviceId).orderBy('ts');
+    expect(stored.map((r) => r.data.rpm)).toEqual([1, 2]);
+    const [letter] = await g.t.repos.ingest.deadLetters(dummy.deviceId);
+    expect(letter.reason).toContain(`ts ${far} is more than ${g.t.config.dummyMaxLeadMs / 1000} s ahead of the gateway's clock`);
   });
 
   it('takes the allowed skew from its setting', async () => {

@@ -87,13 +87,22 @@ describe('startDevice', () => {
     expect(device.progress()).toMatchObject({ framesSent: summary.framesSent, framesTotal: summary.framesSent, lastSpeed: 0 });
   });
 
-  it('stamps a compressed drive into the past: no ts after its arrival, ts spacing = drive time', async () => {
+  it('without a clock, stamps a compressed drive into the past: no ts after its arrival, ts spacing = drive time', async () => {
     const summary = await start(backHome).done;
     await receivedCount(summary.framesSent);
     for (const r of received) expect((r.payload as GatewayFrame).ts).toBeLessThanOrEqual(r.at);
     const frames = framesOf(received);
     expect(frames.at(-1)!.ts - frames[0].ts).toBe(summary.duration);
     expect(Math.abs(frames.at(-1)!.ts - summary.endedAt.getTime())).toBeLessThan(1000);
+  });
+
+  it("stamps from the dummy's clock when given one", async () => {
+    const startTs = Date.now() + 3_600_000;
+    const summary = await start(backHome, { startTs }).done;
+    await receivedCount(summary.framesSent);
+    const frames = framesOf(received);
+    expect(frames[0].ts).toBe(startTs);
+    expect(summary.lastTs).toBe(startTs + summary.duration);
   });
 
   it('gps-gap frames arrive late as one JSON array; duplicates arrive twice with the same id', async () => {

@@ -105,6 +105,19 @@ describe('scenarios', () => {
     expect(list.filter((f) => Math.abs(f.frame.accel.minX) >= 4 * G)).toHaveLength(1);
   });
 
+  it('collision: the car stands from the frame after the impact (speed 0 in location and PID 0D) until its shutdown', () => {
+    const list = build(['collision']);
+    const at = list.findIndex((f) => f.frame.collision);
+    const after = list.slice(at + 1);
+    expect(after.length).toBeGreaterThanOrEqual(30);
+    for (const f of after) {
+      expect(f.frame.location.speed).toBe(0);
+      expect(f.frame.pids['0D']).toBe('00');
+      expect([f.frame.location.lat, f.frame.location.lon]).toEqual([list[at].frame.location.lat, list[at].frame.location.lon]);
+    }
+    expect(after.at(-1)!.frame.kind).toBe('shutdown');
+  });
+
   it('gps-gap: ~20% of the drive (contiguous telemetry) is marked buffered', () => {
     const list = build(['gps-gap']);
     const held = list.filter((f) => f.buffered);

@@ -3,6 +3,7 @@ import { haversineM } from '../../simulator/geo.js';
 import { planDrive, estimateDurationMs } from '../../simulator/motion.js';
 import { loadStoredRoutes, decodeRoute } from '../../simulator/route.js';
 import { MOTION } from '../../simulator/speed-profile.js';
+import { HARD } from '../../db/trips/formulas.js';
 import { syntheticRoute } from './synthetic-route.js';
 
 const routes = await loadStoredRoutes();
@@ -58,7 +59,7 @@ describe('speed profile', () => {
   const lRoute = syntheticRoute([[600, 0], [0, 600]], 120_000);
 
   it('takes a sharp turn slower than the straights (turn ≤ 25 km/h, straights ≥ 35 km/h)', () => {
-    const plan = planDrive(lRoute, { intervalMs: 500 });
+    const plan = planDrive(lRoute, { intervalMs: 500, traffic: false });
     const near = (d: number) => plan.samples.reduce((a, b) => (Math.abs(b.distance - d) < Math.abs(a.distance - d) ? b : a));
     const turn = near(600);
     expect(turn.speed).toBeLessThanOrEqual(25);
@@ -86,7 +87,7 @@ describe('speed profile', () => {
   it("follows the route's profile shape: the 60 km/h half is driven twice as fast as the 30 km/h half", () => {
     const profile = [{ at: 0, speed: 30 }, { at: 1000, speed: 30 }, { at: 1001, speed: 60 }];
     const route = syntheticRoute([[2000, 0]], 200_000, { profile });
-    const plan = planDrive(route);
+    const plan = planDrive(route, { traffic: false });
     const speedAt = (d: number) => plan.samples.find((s) => s.distance >= d)!.speed;
     expect(speedAt(1500) / speedAt(500)).toBeCloseTo(2, 1);
     expect(Math.abs(plan.durationError)).toBeLessThan(0.01);
@@ -108,6 +109,61 @@ describe('speed profile', () => {
   });
 });
 
+describe('traffic', () => {
+  const route = routes.find((r) => r.name === 'DFW - Downtown Route 1')!;
+  const histogram = (plan: ReturnType<typeof planDrive>) => {
+    const counts = new Map<number, number>();
+    for (const s of plan.samples) counts.set(Math.round(s.speed), (counts.get(Math.round(s.speed)) ?? 0) + 1);
+    return counts;
+  };
+
+  it.each([1, 2, 3, 42, 1234])('seed %i: no km/h value holds more than 20% of the samples, and the car stops at junctions', (seed) => {
+    const plan = planDrive(route, { seed });
+    const most = Math.max(...histogram(plan).values());
+    expect(most / plan.samples.length).toBeLessThanOrEqual(0.2);
+    expect(plan.junctionStopsAtM.length).toBeGreaterThanOrEqual(2);
+    // Standing in the middle of the drive, not only at its ends.
+    const standing = plan.samples.filter((s) => s.speed === 0 && s.distance > 50 && s.distance < plan.lengthM - 50);
+    expect(standing.length).toBeGreaterThanOrEqual(5);
+    expect(Math.abs(plan.durationError)).toBeLessThan(0.01);
+  });
+
+  it('keeps acceleration and braking below the hard-event thresholds of the trips', () => {
+    for (const seed of [1, 2, 3, 42, 1234]) {
+      const plan = planDrive(route, { seed });
+      for (let i = 1; i < plan.samples.length; i++) {
+        const [a, b] = [plan.samples[i - 1], plan.samples[i]];
+        const dvdt = (b.speed - a.speed) / 3.6 / ((b.t - a.t) / 1000);
+        expect(dvdt).toBeGreaterThan(-HARD.brakeMs2);
+        expect(dvdt).toBeLessThan(HARD.accelMs2);
+        expect(b.accelMin).toBeGreaterThan(-HARD.brakeMs2);
+        expect(b.accelMax).toBeLessThan(HARD.accelMs2);
+      }
+    }
+  });
+
+  it('is the same drive for the same seed, another for another seed', () => {
+    expect(planDrive(route, { seed: 7 }).samples).toEqual(planDrive(route, { seed: 7 }).samples);
+    expect(planDrive(route, { seed: 8 }).samples.map((s) => s.speed)).not.toEqual(planDrive(route, { seed: 7 }).samples.map((s) => s.speed));
+  });
+
+  it('drives long straight stretches faster than short ones between turns', () => {
+    // 800 m straight, then four 90 m legs zigzagging, then 800 m straight again.
+    const zigzag = syntheticRoute([[800, 0], [0, 90], [90, 0], [0, -90], [90, 0], [800, 0]], 240_000);
+    const plan = planDrive(zigzag, { seed: 5, intervalMs: 500 });
+    const mean = (from: number, to: number) => {
+      const inside = plan.samples.filter((s) => s.distance >= from && s.distance <= to && s.speed > 0);
+      return inside.reduce((a, s) => a + s.speed, 0) / inside.length;
+    };
+    expect(mean(200, 600)).toBeGreaterThan(mean(800, 1160) * 1.2);
+  });
+
+  it('follows a route that lists its own stops without adding junction stops', () => {
+    const withStops = routes.find((r) => r.stops?.length)!;
+    expect(planDrive(withStops, { seed: 3 }).junctionStopsAtM).toEqual([]);
+  });
+});
+
 describe('scenario motion', () => {
   const route = routes.find((r) => r.name === 'DFW - Downtown Route 1')!;
 
@@ -119,6 +175,22 @@ describe('scenario motion', () => {
     expect(plan.events.hardBrakeAtM! / plan.lengthM).toBeGreaterThanOrEqual(0.49);
     expect(plan.events.hardBrakeAtM! / plan.lengthM).toBeLessThanOrEqual(0.76);
     expect(Math.abs(plan.durationMs / route.duration - 1)).toBeLessThan(0.05);
+  });
+
+  it('collision: the car stands where it hit from the next sample on, then the drive ends', () => {
+    const plan = planDrive(route, { scenarios: ['collision'], seed: 9 });
+    const at = plan.events.collisionAt!;
+    const hit = plan.samples[at];
+    expect(hit.speed).toBeGreaterThanOrEqual(15);
+    expect(hit.t / planDrive(route, { seed: 9 }).durationMs).toBeGreaterThanOrEqual(0.5);
+    const after = plan.samples.slice(at + 1);
+    expect(after.length).toBeGreaterThanOrEqual(30);
+    for (const s of after) {
+      expect(s.speed).toBe(0);
+      expect(s.distance).toBe(hit.distance);
+    }
+    expect(plan.durationMs).toBe(plan.samples.at(-1)!.t);
+    expect(plan.samples.at(-1)!.distance).toBeLessThan(plan.lengthM);
   });
 
   it('hard-accel: one pull-away at ≥ 3.5 m/s²', () => {

@@ -3,6 +3,7 @@ import type { App, RequestOf } from '../../context.js';
 import { errorResponses, VehicleIdParams } from '../../schemas/common.js';
 import { parseStreamWindow } from '../../plugins/pagination.js';
 import { estimates, type Estimate } from '../../../db/distance/estimate.sql.js';
+import { vehicleNow } from '../../../db/vehicle-clock.js';
 import { DistanceList, DistanceQuery, DistanceResponse } from './distance.schemas.js';
 import { presentDistance, unitFromHeaders } from './distance.service.js';
 import odometersRoutes from './odometers.routes.js';
@@ -11,7 +12,7 @@ import odometersRoutes from './odometers.routes.js';
 const best = (list: Estimate[]) => list.reduce((a, b) => (b.confidenceMaxM - b.confidenceMinM < a.confidenceMaxM - a.confidenceMinM ? b : a));
 
 /**
- * Distance (docs/concepts/distance-and-odometers.md): the odometer estimate at `until` (default now) from the application's
+ * Distance (docs/concepts/distance-and-odometers.md): the odometer estimate at `until` (default now: the vehicle's clock) from the application's
  * latest reading dated in (since, until], plus the vehicle's distance since; `distances` lists the estimate from each
  * such reading, `_best` the narrowest. Without a reading: what the platform saw (`basis: observed`), never an error.
  */
@@ -28,6 +29,8 @@ export default async function distanceRoutes(app: App) {
     const w = parseStreamWindow({ ...q, limit: q.limit ?? String(defaultLimit) });
     const unit = unitFromHeaders(request.headers);
     await repos.vehicles.requireReadable(request.principal!, vehicleId);
+    // "Now" is the vehicle's clock: a dummy's run stamps ahead of the wall clock (db/vehicle-clock.ts).
+    if (q.until === undefined) w.until = await vehicleNow(db.knex, vehicleId, w.until);
     const list = await estimates(db.knex, request.principal!.id, vehicleId, w);
     const self = (name: string) => app.links.url('distance', `/api/v1/vehicles/${vehicleId}/distances${name ? `/${name}` : ''}`, {
       since: w.since?.getTime().toString(), until: w.until.getTime().toString(),

@@ -21,7 +21,10 @@ export function unitFromHeaders(headers: Headers): DistanceUnit {
   return unitOf(name, value);
 }
 
-/** An odometer reading from a request: its unit checked, in meters, dated no later than now (a minute of skew allowed). */
+/**
+ * An odometer reading from a request: its unit checked, in meters, dated no later than `now` (a minute of skew allowed;
+ * the vehicle's clock, db/vehicle-clock.ts), by default at `now`.
+ */
 export function parseReading(input: { reading: number; unit: string; date?: string }, now = new Date()) {
   const unit = unitOf('odometer.unit', input.unit);
   if (!Number.isFinite(input.reading) || input.reading < 0) throw new ValidationError('odometer.reading must be a number ≥ 0');

@@ -5,6 +5,7 @@ import { errorResponses, NoContent, StreamQuery, VehicleIdParams } from '../../s
 import { streamList, type ListPage, type StreamParams } from '../../plugins/pagination.js';
 import { currentState } from '../../../db/distance/estimate.sql.js';
 import type { StreamCursor } from '../../../db/paging.js';
+import { vehicleNow } from '../../../db/vehicle-clock.js';
 import {
   CreateOdometerBody, CreateTriggerBody, OdometerIdParams, OdometerList, OdometerResponse, TriggerIdParams, TriggerList, TriggerResponse,
 } from './distance.schemas.js';
@@ -31,7 +32,7 @@ interface RecordKind<K extends string, T extends { id: string; vehicleId: string
 
 /** Where a kind of record is kept (the odometers repository's functions for it). */
 interface RecordStore<T> {
-  list: (appId: string, vehicleId: string, w: StreamParams) => Promise<{ remaining: number; prior: StreamCursor | null; rows: T[] }>;
+  list: (appId: string, vehicleId: string, w: StreamParams) => Promise<{ remaining: number; prior: StreamCursor | null; newest?: Date | null; rows: T[] }>;
   get: (appId: string, id: string) => Promise<T | undefined>;
   delete: (appId: string, id: string) => Promise<boolean>;
 }
@@ -108,8 +109,9 @@ export default async function odometersRoutes(app: App) {
     config, schema: { tags, summary: 'Record an odometer reading (stored in meters)', params: VehicleIdParams,
       body: CreateOdometerBody, response: { 200: OdometerResponse, ...errorResponses(404, 415) } },
   }, async (request) => {
-    const input = parseReading(request.body.odometer);
+    parseReading(request.body.odometer); // a bad body is a 400 before the vehicle is looked up
     const vehicleId = await readableVehicle(request);
+    const input = parseReading(request.body.odometer, await vehicleNow(db.knex, vehicleId));
     const odometer = await repos.odometers.createOdometer(request.principal!.id, vehicleId, input.readingM, input.date);
     return { odometer: presentOdometer(app.links, odometer) };
   });
@@ -124,7 +126,7 @@ export default async function odometersRoutes(app: App) {
     const vehicleId = await readableVehicle(request);
     const appId = request.principal!.id;
     const trigger = await db.knex.transaction(async (trx) => repos.odometers.createTrigger(
-      appId, vehicleId, input.type, input.thresholdM, await currentState(trx, appId, vehicleId), trx));
+      appId, vehicleId, input.type, input.thresholdM, await currentState(trx, appId, vehicleId, await vehicleNow(trx, vehicleId)), trx));
     return { odometerTrigger: presentTrigger(app.links, trigger) };
   });
 

@@ -48,7 +48,8 @@ export function presentRun(links: LinkBuilder, run: Run, now = Date.now()) {
       lastSpeed: run.lastSpeed === null ? null : round(run.lastSpeed, 1), remainingSeconds: remainingSeconds(run, now),
       remainingMessages: run.remainingMessages, speed: run.speed, scenarios: run.scenarios, vin: run.vin,
       framesSent: run.framesSent, distance: round(run.distance, 1), duration: Math.round(run.driveMs),
-      nextPassAt: run.state === 'finished' ? null : iso(run.nextPassAt), outcome: run.outcome, error: run.error,
+      nextPassAt: run.state === 'finished' ? null : iso(run.nextPassAt),
+      waitReason: run.state === 'finished' || !run.nextPassAt ? null : run.waitReason, outcome: run.outcome, error: run.error,
       createdAt: iso(run.createdAt)!, startedAt: iso(run.startedAt), endedAt: iso(run.endedAt),
     },
     links: {

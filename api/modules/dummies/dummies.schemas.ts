@@ -58,8 +58,9 @@ export const RunStatus = Type.Object({
   framesSent: Type.Integer({ description: 'Frames sent by the run so far (all passes)' }),
   distance: Type.Number({ description: 'm driven by the run so far (all passes)' }),
   duration: Type.Number({ description: 'ms of drive time covered so far (all passes; not wall-clock)' }),
-  nextPassAt: Nullable(Timestamp("While waiting: when the next pass starts; a dummy's passes never overlap in time, so with speed N a pass "
-    + 'starts (1 − 1/N) × the drive time after the end of the previous one')),
+  nextPassAt: Nullable(Timestamp("While waiting: when the next pass starts. A pass is stamped on the dummy's own clock, from its start or "
+    + 'just after its previous stamps, so it waits only when its frames would lead real time by more than the gateway accepts of a dummy')),
+  waitReason: Nullable(Type.String({ description: 'While waiting: why, in words; null when the run does not wait' })),
   outcome: Nullable(Type.Union([Type.Literal('completed'), Type.Literal('stopped'), Type.Literal('failed')], { description: 'How a finished run ended' })),
   error: Nullable(Type.String({ description: 'Why a failed run failed' })),
   createdAt: Timestamp('When the run was requested'),

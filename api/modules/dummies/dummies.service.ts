@@ -4,13 +4,15 @@ import type { Dummy } from '../../../db/repositories/dummies.repository.js';
 import type { Run } from '../../../db/repositories/runs.repository.js';
 import { Conflict, NotFound, ValidationError } from '../../../lib/errors.js';
 import {
-  estimateRun, passDelayMs, RUN_INTERVAL_MS, scenariosOrProblem, speedProblem, vinProblem,
+  estimateRun, leadProblem, passWait, RUN_INTERVAL_MS, scenariosOrProblem, speedProblem, vinProblem,
 } from '../../../simulator/runs.js';
+import { configDefault, type Config } from '../../../lib/config.js';
 
 /** Dummies one application may have at once (docs/reference/limits.md). */
 export const MAX_DUMMIES = 5;
 
-interface Deps { db: Db; repos: Repositories }
+/** `config` defaults to the settings' defaults. */
+interface Deps { db: Db; repos: Repositories; config?: Pick<Config, 'dummyMaxLeadMs'> }
 
 /**
  * Creates a dummy: a real device (its own owner), authorized for the calling application and, for
@@ -70,12 +72,15 @@ export async function startRun(deps: Deps, app: Principal, dummyId: string, inpu
   const route = await repos.routes.get(app.id, input.routeId);
   if (!route) throw new NotFound(`Route ${input.routeId} not found`);
   const { framesTotal, driveMs } = estimateRun(route, { scenarios, intervalMs: RUN_INTERVAL_MS });
+  const maxLeadMs = deps.config?.dummyMaxLeadMs ?? configDefault('dummyMaxLeadMs');
+  const tooFast = leadProblem(driveMs, speed, maxLeadMs);
+  if (tooFast) throw new ValidationError(tooFast);
   const device = await repos.dummies.device(dummy.id);
-  const waitMs = passDelayMs(device?.lastFrameAt ?? null, driveMs, speed);
+  const wait = passWait(device?.lastFrameAt ?? null, driveMs, speed, maxLeadMs);
   const run = await repos.runs.create({
     dummyId: dummy.id, routeId: route.id, vin: input.vin, repeat: input.repeat ?? false, speed, scenarios,
-    intervalMs: RUN_INTERVAL_MS, remainingSeconds: (waitMs + driveMs / speed) / 1000, remainingMessages: framesTotal,
-    nextPassAt: waitMs > 0 ? new Date(Date.now() + waitMs) : null,
+    intervalMs: RUN_INTERVAL_MS, remainingSeconds: (wait.waitMs + driveMs / speed) / 1000, remainingMessages: framesTotal,
+    nextPassAt: wait.waitMs > 0 ? new Date(Date.now() + wait.waitMs) : null, waitReason: wait.reason,
   });
   if (!run) throw new Conflict(`Dummy "${dummy.name}" already has an active run; stop it first (DELETE /api/v1/dummies/${dummy.id}/runs/_current)`);
   return run;

@@ -4,7 +4,7 @@ import type { App, LinkBuilder } from '../../context.js';
 import type { ReportCard } from '../../../db/trips/trips.repository.js';
 import { GRADES, overallGrade, type Grade } from '../../../db/trips/formulas.js';
 import { DeviceIdParams, errorResponses, StreamQuery, VehicleIdParams } from '../../schemas/common.js';
-import { parseStreamWindow, streamList } from '../../plugins/pagination.js';
+import { parseListWindow, streamList } from '../../plugins/pagination.js';
 import { TripIdParams } from '../trips/trips.schemas.js';
 import { readableRecentDevices } from '../trips/trips.service.js';
 import { OverallQuery, OverallResponse, ReportCardIdParams, ReportCardList, ReportCardResponse } from './report-cards.schemas.js';
@@ -53,7 +53,7 @@ export default async function reportCardsRoutes(app: App) {
   app.get('/api/v1/devices/:deviceId/report_cards/overall', { config, schema: schema('Overall grade of a device over a time segment', DeviceIdParams, OverallQuery, OverallResponse) },
     async (request) => {
       const { deviceId } = request.params;
-      const w = parseStreamWindow(request.query);
+      const w = parseListWindow(request.query);
       await repos.devices.requireReadable(request.principal!, deviceId);
       const { lifetime, inWindow } = await repos.trips.gradeCounts(request.principal!, deviceId, w);
       const tripSampleSize = GRADES.reduce((n, g) => n + (inWindow[g] ?? 0), 0);

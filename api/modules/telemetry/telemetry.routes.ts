@@ -3,7 +3,7 @@ import type { App, RequestOf } from '../../context.js';
 import { Type } from 'typebox';
 import { NotFound } from '../../../lib/errors.js';
 import { DeviceIdParams, errorResponses, StreamQuery } from '../../schemas/common.js';
-import { parseStreamWindow, streamMeta, type Query } from '../../plugins/pagination.js';
+import { parseListWindow, streamMeta, type Query } from '../../plugins/pagination.js';
 import type { StreamCursor } from '../../../db/paging.js';
 import { fieldsParam, parseLocationFields, parseSnapshotFields } from './telemetry.fields.js';
 import { presentFeature, presentMessage, presentSnapshot } from './telemetry.presenters.js';
@@ -24,8 +24,9 @@ export default async function telemetryRoutes(app: App) {
     return deviceId;
   };
   const page = (query: Query, path: string) => {
-    const w = parseStreamWindow(query);
-    const meta = (p: { remaining: number; prior: StreamCursor | null }, extra = {}) => streamMeta(app.links, 'telemetry', path, w, p, extra);
+    const w = parseListWindow(query);
+    const meta = (p: { remaining: number; prior: StreamCursor | null; newest: Date | null }, extra = {}) =>
+      streamMeta(app.links, 'telemetry', path, w, p, extra);
     return { w, meta };
   };
   /** A message the caller may read, optionally required to belong to `deviceId`. */

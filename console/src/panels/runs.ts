@@ -155,6 +155,8 @@ export function mountRunsPanel(root: HTMLElement, ctx: Ctx): void {
       row('Distance', fmt.km(s.distance)),
       row('Speed', s.lastSpeed == null ? '–' : `${fmt.num(s.lastSpeed)} km/h`),
       row('Time left', s.remainingSeconds == null ? '–' : `${Math.ceil(s.remainingSeconds)} s`),
+      ...(s.nextPassAt ? [row('Waiting', `next pass in ${Math.max(0, Math.ceil((Date.parse(s.nextPassAt) - Date.now()) / 1000))} s`
+        + (s.waitReason ? `: ${s.waitReason}` : ''))] : []),
     )));
     timer = window.setTimeout(() => void watch(), 1000);
   }
