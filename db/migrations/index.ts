@@ -30,6 +30,7 @@ import * as m029 from './029_rule_boundaries_copy.js';
 import * as m030 from './030_notification_subscription_key.js';
 import * as m031 from './031_webhook_endpoints.js';
 import * as m032 from './032_run_wait_reason.js';
+import * as m033 from './033_notification_times_ms.js';
 
 export const MIGRATIONS: Record<string, Knex.Migration> = {
   '001_core': m001,
@@ -63,4 +64,5 @@ export const MIGRATIONS: Record<string, Knex.Migration> = {
   '030_notification_subscription_key': m030,
   '031_webhook_endpoints': m031,
   '032_run_wait_reason': m032,
+  '033_notification_times_ms': m033,
 };

@@ -4,6 +4,7 @@ import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { insertMessages } from '../helpers/telemetry.factory.js';
 import { createRule, depotRule, ingest, insideDepot, outsideDepot } from '../db/rules.fixtures.js';
 import { cursorUntil } from '../../api/plugins/pagination.js';
+import { up as cutNotificationTimes } from '../../db/migrations/033_notification_times_ms.js';
 
 // Stream lists page in the total order timestamp desc, id desc: a page never holds more than `limit` records, even
 // when one millisecond holds more, and following `links.prior` returns each record exactly once.
@@ -303,5 +304,27 @@ describe('the other stream lists sharing one millisecond', () => {
     expect(stored.map((r) => r.whole_ms)).toEqual(Array(5).fill(true));
     const w = await walk(app.auth, `/api/v1/subscriptions/${subscription}/notifications?limit=2`, (b) => b.notifications.map((n: any) => n.id));
     expectWalk(w, 2, ordered(rows.map((r) => ({ id: r.id, ts: new Date(r.created_at) }))));
+  });
+
+  it('the upgrade cuts notification times stored with microseconds to the millisecond, and leaves the others', async () => {
+    const { app, device, vehicle } = await setup();
+    const [event] = sameMs(1);
+    await insertEvents(device.id, vehicle.id, [event]);
+    const subscription = randomUUID();
+    await t.db.knex('subscriptions').insert({
+      id: subscription, application_id: app.id, device_id: device.id, event_type: 'startup', url: 'http://127.0.0.1:9/hook',
+      created_at: AT, updated_at: AT,
+    });
+    const [fine, whole] = [randomUUID(), randomUUID()];
+    for (const [id, at] of [[fine, '2026-04-01 12:00:00.123456+00'], [whole, '2026-04-01 12:00:00.124+00']]) {
+      await t.db.knex('notifications').insert({
+        id, event_id: event.id, subscription_id: subscription, application_id: app.id, device_id: device.id,
+        url: 'http://127.0.0.1:9/hook', state: 'complete', created_at: t.db.knex.raw('?::timestamptz', [at]),
+      });
+    }
+    await cutNotificationTimes(t.db.knex);
+    const rows = await t.db.knex('notifications').whereIn('id', [fine, whole])
+      .select('id', t.db.knex.raw("to_char(created_at AT TIME ZONE 'UTC', 'HH24:MI:SS.US') AS at"));
+    expect(Object.fromEntries(rows.map((r) => [r.id, r.at]))).toEqual({ [fine]: '12:00:00.123000', [whole]: '12:00:00.124000' });
   });
 });
