@@ -46,7 +46,7 @@ export function notificationPayload(links: LinkBuilder, event: EventRecord, subs
 /**
  * Notification (spec 3.1): `complete` and `error` are final; a delivery that failed and will be tried again stays
  * `queued`. responseCode, response, notifiedAt and respondedAt once an attempt was made (the latest attempt's);
- * nextAttemptAt while queued (null while its subscription is paused).
+ * nextAttemptAt while queued for a retry (null while its subscription is paused).
  */
 export function presentNotification(links: LinkBuilder, n: NotificationRecord) {
   const attempted = n.state === 'complete' || n.state === 'error' || n.attempts > 0;
@@ -56,7 +56,7 @@ export function presentNotification(links: LinkBuilder, n: NotificationRecord) {
     ...(attempted ? {
       responseCode: n.responseCode, response: n.response, notifiedAt: iso(n.notifiedAt), respondedAt: iso(n.respondedAt),
     } : {}),
-    ...(n.state === 'queued' ? { nextAttemptAt: iso(n.nextAttemptAt) } : {}),
+    ...(n.state === 'queued' && n.attempts > 0 ? { nextAttemptAt: iso(n.nextAttemptAt) } : {}),
     createdAt: iso(n.createdAt)!, attempts: n.attempts,
     links: {
       self: links.url('event', `/api/v1/notifications/${n.id}`),

@@ -40,7 +40,7 @@ export const Notification = Type.Object({
   response: Type.Optional(Nullable(Type.String({ description: 'Body received, or why the call failed, of the latest attempt (once one was made)' }))),
   notifiedAt: Type.Optional(Nullable(Timestamp('When the latest HTTP call was initiated (once one was made)'))),
   respondedAt: Type.Optional(Nullable(Timestamp('When the successful call completed (complete; null otherwise)'))),
-  nextAttemptAt: Type.Optional(Nullable(Timestamp('When the next attempt is due (queued only; null while its subscription is paused)'))),
+  nextAttemptAt: Type.Optional(Nullable(Timestamp('When the next attempt is due (queued after a failed attempt only; null while its subscription is paused)'))),
   attempts: Type.Integer({ description: 'Delivery attempts made so far' }),
   createdAt: Timestamp('When the notification was made'),
   links: Links('self, event, subscription'),
