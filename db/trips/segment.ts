@@ -12,7 +12,7 @@ import { boolArray, timestampArray, uuidArray } from '../binary-array.js';
 import type { PartRow, SqlPart } from '../fused.js';
 import { EVENT_DIFF, FINALIZE, SWEEP, UPSERT_REPORT_CARDS } from './finalize.sql.js';
 import {
-  HARD, PREVIEW_TOLERANCE_DEG, REPORT_CARD, STOPPED_KMH, gradeFor, reportCardScore, tripStats, type SegmentOptions, type TripSums,
+  HARD, PREVIEW_TOLERANCE_DEG, REPORT_CARD, STOPPED_KMH, gradeFor, reportCardScore, tripStats, type Grade, type SegmentOptions, type TripSums,
 } from './formulas.js';
 
 /**
@@ -114,14 +114,16 @@ async function finalize(trx: Knex, closed: string[]): Promise<void> {
   await reportCards(trx, rows as ClosedTripRow[]);
 }
 
+/** A closed trip's report card from its sums: what the report cards statement stores. */
+export function reportCardOf(sums: TripSums): { grade: Grade; score: number | null } {
+  const score = reportCardScore(tripStats(sums), sums.speedingMs);
+  return { grade: gradeFor(score), score };
+}
+
 /** The report cards of closed trips, from their rows: one statement. */
 async function reportCards(trx: Knex, rows: ClosedTripRow[]): Promise<void> {
   if (!rows.length) return;
-  const cards = rows.map((r) => {
-    const sums = sumsOf(r);
-    const score = reportCardScore(tripStats(sums), sums.speedingMs);
-    return { r, grade: gradeFor(score), score };
-  });
+  const cards = rows.map((r) => ({ r, ...reportCardOf(sumsOf(r)) }));
   await prepared(trx, UPSERT_REPORT_CARDS, [
     cards.map((c) => c.r.id), cards.map((c) => c.r.device_id), cards.map((c) => c.r.vehicle_id),
     cards.map((c) => new Date(c.r.stop_ts).toISOString()), cards.map((c) => c.grade), cards.map((c) => c.score),
