@@ -10,6 +10,8 @@ export interface SegmentOptions {
   stationaryMs: number;
   /** km/h: a sample at or above this speed is motion (starts a trip without ignition frames). */
   motionKmh: number;
+  /** g: an accelerometer window this strong is an impact, not a hard brake or acceleration (lib/config.ts collisionImpactG). */
+  impactG: number;
 }
 
 export const SEGMENT_DEFAULTS: SegmentOptions = {
@@ -20,6 +22,8 @@ export const SEGMENT_DEFAULTS: SegmentOptions = {
   stationaryMs: 180_000,
   // 5 km/h: walking pace; GPS speed noise of a parked device stays below it.
   motionKmh: 5,
+  // 2.5 g: the collisions stage's default (DRIVEWIRE_COLLISION_IMPACT_G); braking or accelerating stays below 1 g.
+  impactG: 2.5,
 };
 
 /** Driving-event detection (hard accelerations and brakes: hardAccelCount / hardBrakeCount). */

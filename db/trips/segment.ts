@@ -78,7 +78,8 @@ export function sumsOf(r: TripSumsRow): TripSums {
 }
 
 /** SEGMENT's and CONTINUE's `p`. */
-const params = (o: SegmentOptions) => [o.gapMs, o.stationaryMs, o.motionKmh, STOPPED_KMH, HARD.accelMs2, HARD.brakeMs2, HARD.minSpeedKmh, REPORT_CARD.speedingKmh];
+const params = (o: SegmentOptions) => [o.gapMs, o.stationaryMs, o.motionKmh, STOPPED_KMH, HARD.accelMs2, HARD.brakeMs2, HARD.minSpeedKmh,
+  REPORT_CARD.speedingKmh, o.impactG];
 
 /** The spans CONTINUE may advance: in order, without startup or shutdown. */
 const continuable = (spans: TripSpan[]) => spans.filter((s) => !s.late && !s.ignition);
