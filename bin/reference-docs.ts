@@ -1,6 +1,7 @@
 // `npm run docs`: writes the generated reference pages, docs/reference/configuration.md from the setting declarations
-// (lib/config.ts) and docs/reference/cli.md from the commander program (bin/program.ts). test/bin/reference-docs.test.ts
-// fails when a committed page is not what this writes now.
+// (lib/config.ts) and docs/reference/cli.md from the commander program (bin/program.ts), and the generated sections of
+// other pages (REFERENCE_SECTIONS). test/bin/reference-docs.test.ts fails when a committed page or section is not what
+// this writes now.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,6 +12,7 @@ import { BENCH_SCENARIOS } from '../bench/scenarios.js';
 import { CLIENT_ENV } from './client.js';
 import { createProgram } from './program.js';
 import { defaultText, optionFlags } from './settings.js';
+import { gradesByRoute } from './grades-by-route.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -171,8 +173,31 @@ export const REFERENCE_PAGES: readonly { path: string; render: () => string }[] 
   { path: 'docs/reference/cli.md', render: () => cliReference() },
 ];
 
+/**
+ * Generated sections of hand-written pages: the text between `<!-- name: generated … -->` and `<!-- /name -->`.
+ * `from` names the sources in the opening marker.
+ */
+export const REFERENCE_SECTIONS: readonly { path: string; name: string; from: string; render: () => string }[] = [
+  { path: 'docs/concepts/trips-and-report-cards.md', name: 'grades-by-route', from: 'routes-data/ and db/trips/formulas.ts',
+    render: gradesByRoute },
+];
+
+/** `text` with the section's content replaced by what it renders now (unchanged when its markers are missing). */
+export function withSection(text: string, s: (typeof REFERENCE_SECTIONS)[number]): string {
+  const open = new RegExp(`<!-- ${s.name}: [^\n]*-->\n`);
+  const close = `<!-- /${s.name} -->`;
+  const start = text.search(open);
+  const end = text.indexOf(close);
+  if (start < 0 || end < start) return text;
+  const opening = `<!-- ${s.name}: generated from ${s.from} by \`npm run docs\` -->\n`;
+  return `${text.slice(0, start)}${opening}${s.render()}\n${text.slice(end)}`;
+}
+
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  for (const page of REFERENCE_PAGES) {
+  const pages = [...REFERENCE_PAGES, ...REFERENCE_SECTIONS.map((s) => ({
+    path: s.path, render: () => withSection(fs.readFileSync(path.join(ROOT, s.path), 'utf8'), s),
+  }))];
+  for (const page of pages) {
     const file = path.join(ROOT, page.path);
     const text = page.render();
     const before = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : null;

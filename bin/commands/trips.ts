@@ -36,7 +36,7 @@ function describeTrip(t: TripView, card: CardView | null): string {
     `  events:    ${s.hardBrakeCount ?? '-'} hard brakes, ${s.hardAccelCount ?? '-'} hard accelerations, ${s.stopCount} stops`,
     `  fuel:      ${num(s.fuelConsumed, 3)} L, ${num(s.fuelEconomy)} mpg, average load ${num(s.averageLoad)} %`,
     `  data:      ${s.messageCount} messages, ${s.locationCount} locations${s.substantial ? '' : ' (not substantial)'}`,
-    ...(card ? [`  grade:     ${card.grade}${card.score === null ? '' : ` (${card.score.toFixed(2)} penalty points per 10 km)`}`] : []),
+    ...(card ? [`  grade:     ${card.grade}${card.score === null ? '' : ` (${card.score.toFixed(2)} penalty points per 10 km, over at least 16 km)`}`] : []),
   ].join('\n');
 }
 

@@ -24,13 +24,15 @@ export interface CollisionOptions {
 export interface CollisionBatch { deviceId: string; minTs: Date; late: boolean }
 
 /**
- * Impact magnitude of a frame's accelerometer window (m/s², x forward, y left, z up with +1 g at rest):
- * the norm of the largest excursion on each axis, gravity removed from z, in g.
+ * Impact magnitude of a frame's accelerometer window `a` (jsonb; m/s², x forward, y left, z up with +1 g at rest):
+ * the norm of the largest excursion on each axis, gravity removed from z, in g. The trips stage reads it too, so that an
+ * impact is not also a hard brake (db/trips/segment.sql.ts).
  */
-const MAGNITUDE = `sqrt(
-    greatest(abs((a ->> 'maxX')::float8), abs((a ->> 'minX')::float8)) ^ 2
-  + greatest(abs((a ->> 'maxY')::float8), abs((a ->> 'minY')::float8)) ^ 2
-  + greatest(abs((a ->> 'maxZ')::float8 - 9.80665), abs((a ->> 'minZ')::float8 - 9.80665)) ^ 2) / 9.80665`;
+export const IMPACT_G = (a: string) => `sqrt(
+    greatest(abs((${a} ->> 'maxX')::float8), abs((${a} ->> 'minX')::float8)) ^ 2
+  + greatest(abs((${a} ->> 'maxY')::float8), abs((${a} ->> 'minY')::float8)) ^ 2
+  + greatest(abs((${a} ->> 'maxZ')::float8 - 9.80665), abs((${a} ->> 'minZ')::float8 - 9.80665)) ^ 2) / 9.80665`;
+const MAGNITUDE = IMPACT_G('a');
 
 /** MAGNITUDE in JavaScript, for the stage's pre-filter: the same norm of a frame's accelerometer window, in g. */
 export function impactMagnitudeG(a: Record<string, number>): number {

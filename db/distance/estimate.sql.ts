@@ -77,13 +77,52 @@ export async function estimates(trx: Knex, appId: string, vehicleId: string,
   return (rows as ReadingRow[]).map((r) => estimate(num(r.reading_m), since(r), { id: r.id, date: new Date(r.date) }));
 }
 
+/** The application's readings dated in (since, until], oldest first, with the vehicle's totals at their dates. */
+const READINGS_OLDEST_FIRST = `
+  SELECT o.id, o.reading_m, o.date, o.travelled_m, o.gps_m, o.vss_m FROM odometers o
+  WHERE o.vehicle_id = ? AND o.application_id = ? AND o.date <= ? AND (?::timestamptz IS NULL OR o.date > ?)
+  ORDER BY o.date, o.created_at`;
+
+/**
+ * The odometer estimate at `until` (`_latest`), which never decreases as `until` grows: the latest reading dated in
+ * (since, until] plus the vehicle's distance since it, but no less than the estimate reached just before that reading
+ * (each earlier reading plus the distance up to the next reading's date). A reading below that (the platform measured
+ * more than the odometer shows) holds the estimate still until the vehicle has driven past it, instead of moving the
+ * estimate back. The readings counted are those since the last one that went backwards (below a reading dated before
+ * it, recorded with allowDecrease): there the estimate starts again from that reading. The interval spans both the
+ * latest reading plus the distance since and the value, widened as `estimate` does. Without a reading: what the
+ * platform saw, as `estimates`.
+ */
+export async function latestEstimate(trx: Knex, appId: string, vehicleId: string, w: { since?: Date; until: Date }): Promise<Estimate> {
+  const at = await travelled(trx, vehicleId, w.until);
+  const { rows } = await trx.raw(READINGS_OLDEST_FIRST, [vehicleId, appId, w.until, w.since ?? null, w.since ?? null]);
+  const readings = rows as ReadingRow[];
+  if (!readings.length) return estimate(0, at, null);
+  let from = 0;
+  let highest = -Infinity;
+  readings.forEach((r, i) => {
+    if (num(r.reading_m) < highest) from = i;
+    highest = Math.max(highest, num(r.reading_m));
+  });
+  const segment = readings.slice(from);
+  const latest = segment.at(-1)!;
+  // what each earlier reading of the segment had reached when the next one was read
+  const held = segment.slice(0, -1).reduce((m, r, i) => Math.max(m, num(r.reading_m) + Math.max(0, num(segment[i + 1].travelled_m) - num(r.travelled_m))), -Infinity);
+  const since: Travelled = {
+    totalM: Math.max(0, at.totalM - num(latest.travelled_m)), gpsM: Math.max(0, at.gpsM - num(latest.gps_m)), vssM: Math.max(0, at.vssM - num(latest.vss_m)),
+  };
+  const own = estimate(num(latest.reading_m), since, { id: latest.id, date: new Date(latest.date) });
+  if (!(held > own.valueM)) return own;
+  return { ...own, valueM: held, confidenceMaxM: held + (own.confidenceMaxM - own.valueM) };
+}
+
 /**
  * Where a new trigger starts: the estimate at `now` (the vehicle's clock, db/vehicle-clock.ts) from the application's
  * latest reading, and the vehicle's running travelled total (all steps ingested so far, whatever their timestamps:
  * triggers count what is ingested after them).
  */
 export async function currentState(trx: Knex, appId: string, vehicleId: string, now = new Date()) {
-  const [best] = await estimates(trx, appId, vehicleId, { until: now, limit: 1 });
+  const best = await latestEstimate(trx, appId, vehicleId, { until: now });
   const row = await trx('vehicle_distances').select('travelled_m').where({ vehicle_id: vehicleId }).first();
   return { estimateM: best.valueM, travelledM: Number(row?.travelled_m ?? 0) };
 }

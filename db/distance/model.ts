@@ -14,7 +14,7 @@ export const fromMeters = (meters: number, unit: DistanceUnit) => meters / METER
  * - both messages have a location → great-circle distance on the WGS 84 spheroid (steps.sql.ts SPHEROID_M: ST_Distance on geography);
  *   0 when both report vehicleSpeed 0 (a parked car's GPS wanders a few meters), or when neither reports a speed
  *   above 0 and the points are closer than JITTER_M; a jump faster than MAX_GPS_KMH is a glitch and falls through to VSS;
- * - otherwise, both have vehicleSpeed and are at most VSS_MAX_GAP_S apart → speed integrated (trapezoid);
+ * - otherwise, both have vehicleSpeed and are at most VSS_MAX_GAP_S (60 s) apart → speed integrated (trapezoid);
  * - otherwise 0 (nothing known about the movement).
  */
 export const STEP = {
@@ -22,8 +22,13 @@ export const STEP = {
   JITTER_M: 10,
   /** Faster than any road vehicle: a fix this far from the previous one is a GPS glitch. */
   MAX_GPS_KMH: 300,
-  /** Devices report at least every 5 s while driving; beyond 5 min the speeds at both ends say little about the gap. */
-  VSS_MAX_GAP_S: 300,
+  /**
+   * Devices report every 1-5 s while driving: a minute without a speed sample is a reporting gap, and the speeds at
+   * its ends say little about it (60 km/h, then 0 km/h 219 s later: stopped a second or three minutes after?). Speed is
+   * integrated only between samples at most this far apart, by the distance steps and by the trips' distanceByVSS
+   * (db/trips/segment.sql.ts), which takes the GPS distance across a longer gap.
+   */
+  VSS_MAX_GAP_S: 60,
 } as const;
 
 /**

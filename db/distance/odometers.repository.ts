@@ -73,6 +73,18 @@ export function odometersRepository(knex: Knex) {
       await trx('odometers').insert(row);
       return toOdometer(row);
     },
+    /**
+     * A stored reading of the application's for the vehicle that `readingM` at `date` would contradict, if any: one
+     * dated before it with a larger value, or after it with a smaller one (the most contradicting: the largest earlier
+     * value, else the smallest later one).
+     */
+    async conflictingReading(appId: string, vehicleId: string, readingM: number, date: Date, trx: Knex = knex): Promise<Odometer | undefined> {
+      const scope = () => trx('odometers').select(ODO).where({ application_id: appId, vehicle_id: vehicleId });
+      const earlier = await scope().where('date', '<', date).where('reading_m', '>', readingM).orderBy('reading_m', 'desc').first();
+      if (earlier) return toOdometer(earlier);
+      const later = await scope().where('date', '>', date).where('reading_m', '<', readingM).orderBy('reading_m', 'asc').first();
+      return later && toOdometer(later);
+    },
     listOdometers: odometers.list,
     getOdometer: odometers.get,
     deleteOdometer: odometers.delete,

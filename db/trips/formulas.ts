@@ -10,6 +10,8 @@ export interface SegmentOptions {
   stationaryMs: number;
   /** km/h: a sample at or above this speed is motion (starts a trip without ignition frames). */
   motionKmh: number;
+  /** g: an accelerometer window this strong is an impact, not a hard brake or acceleration (lib/config.ts collisionImpactG). */
+  impactG: number;
 }
 
 export const SEGMENT_DEFAULTS: SegmentOptions = {
@@ -20,6 +22,8 @@ export const SEGMENT_DEFAULTS: SegmentOptions = {
   stationaryMs: 180_000,
   // 5 km/h: walking pace; GPS speed noise of a parked device stays below it.
   motionKmh: 5,
+  // 2.5 g: the collisions stage's default (DRIVEWIRE_COLLISION_IMPACT_G); braking or accelerating stays below 1 g.
+  impactG: 2.5,
 };
 
 /** Driving-event detection (hard accelerations and brakes: hardAccelCount / hardBrakeCount). */
@@ -184,7 +188,9 @@ export function tripStats(s: TripSums): TripStats {
 
 /**
  * Report card: penalty points per 10 km driven, from the trip's driving events:
- * points = 2 × hard brakes + 1 × hard accelerations + 1 × minute above speedingKmh.
+ * points = 2 × hard brakes + 1 × hard accelerations + 1 × minute above speedingKmh, over the trip's distance but never
+ * less than `exposureFloorKm`: one event is weak evidence on a short drive (as fleet scorecards that show a score only
+ * after a minimum mileage), so a 2 km drive with one hard brake scores as 16 km would, a B, not 10 points per 10 km, an F.
  */
 export const REPORT_CARD = {
   weights: { hardBrake: 2, hardAccel: 1, speedingMinute: 1 },
@@ -192,6 +198,8 @@ export const REPORT_CARD = {
   speedingKmh: 120,
   /** km: points are scaled to this distance. */
   perKm: 10,
+  /** km: the least distance points are spread over (10 miles); a longer trip uses its own distance. */
+  exposureFloorKm: 16,
   /** `I` (incomplete) below this distance (m) or when the trip is not substantial. */
   minDistanceM: 1000,
   /** Highest points per 10 km for each grade (inclusive); above the last one: F. */
@@ -202,12 +210,15 @@ export const REPORT_CARD = {
 export const GRADES = ['A', 'B', 'C', 'D', 'F', 'I'] as const;
 export type Grade = typeof GRADES[number];
 
-/** Penalty points per REPORT_CARD.perKm km; null when the trip is too short or thin to grade. */
+/**
+ * Penalty points per REPORT_CARD.perKm km of the trip's distance, or of REPORT_CARD.exposureFloorKm when the trip is
+ * shorter; null when the trip is too short or thin to grade.
+ */
 export function reportCardScore(s: Pick<TripStats, 'distance' | 'hardBrakeCount' | 'hardAccelCount' | 'substantial'>, speedingMs: number): number | null {
   if (!s.substantial || s.distance < REPORT_CARD.minDistanceM) return null;
   const w = REPORT_CARD.weights;
   const points = w.hardBrake * (s.hardBrakeCount ?? 0) + w.hardAccel * (s.hardAccelCount ?? 0) + w.speedingMinute * (speedingMs / 60_000);
-  return points / (s.distance / 1000 / REPORT_CARD.perKm);
+  return points / (Math.max(s.distance / 1000, REPORT_CARD.exposureFloorKm) / REPORT_CARD.perKm);
 }
 
 export function gradeFor(score: number | null): Grade {

@@ -3,6 +3,8 @@
 // SEGMENT below; the formulas in formulas.ts.
 import { vehicleAt } from '../vehicle-at.sql.js';
 import { SPHEROID_M, VEHICLE_SPEED } from '../distance/steps.sql.js';
+import { STEP } from '../distance/model.js';
+import { IMPACT_G } from '../collisions/collisions.sql.js';
 import type { SqlStatement } from '../fused.js';
 
 /**
@@ -26,7 +28,14 @@ import type { SqlStatement } from '../fused.js';
 const PARAMS = `
   p AS (SELECT make_interval(secs => ?::float8 / 1000) AS gap, make_interval(secs => ?::float8 / 1000) AS still,
     ?::float8 AS motion, ?::float8 AS stopped, ?::float8 AS accel, ?::float8 AS brake, ?::float8 AS hard_min,
-    ?::float8 AS speeding)`;
+    ?::float8 AS speeding, ?::float8 AS impact)`;
+
+/**
+ * Whether message `m` is an impact (docs/concepts/diagnostics-and-collisions.md): it reports a collision, or its
+ * accelerometer window reaches `p`'s impact threshold (g; the collisions stage's collisionImpactG, measured alike). An
+ * impact is never a hard brake or acceleration (MEMBERS), whether or not the collisions stage makes it a collision.
+ */
+const IMPACT = (m: string) => `coalesce(${m}.extra -> 'collision' IS NOT NULL OR ${IMPACT_G(`${m}.data -> 'accel'`)} >= ${P('impact')}, false)`;
 
 /**
  * A parameter of `p`, as a scalar subquery: evaluated once per statement (an InitPlan), where joining `p` to the rows
@@ -84,7 +93,7 @@ const ROWS0 = (virtual: boolean, carried: string[] = [], numbered = true) => `
       coalesce(${VEHICLE_SPEED('m')}, (m.extra -> 'gps' ->> 'speed')::float8) AS spd,
       (m.data ->> 'calculatedLoadValue')::float8 AS load, (m.data ->> 'engineFuelRate')::float8 AS fuel_rate,
       (m.data ->> 'massAirFlow')::float8 AS maf, coalesce((m.data ->> 'fuelType') ILIKE '%diesel%', false) AS diesel,
-      (m.data -> 'accel' ->> 'minX')::float8 AS ax_min, (m.data -> 'accel' ->> 'maxX')::float8 AS ax_max,
+      (m.data -> 'accel' ->> 'minX')::float8 AS ax_min, (m.data -> 'accel' ->> 'maxX')::float8 AS ax_max, ${IMPACT('m')} AS impact,
       false AS virt, NULL::boolean AS v_mv${numbered ? `,
       row_number() OVER (PARTITION BY x.device_id ORDER BY m.ts, m.received_at, m.id) AS rn` : ''}
     FROM ctx x
@@ -94,7 +103,7 @@ const ROWS0 = (virtual: boolean, carried: string[] = [], numbered = true) => `
     -- SubPlan), where \`= ANY (ids)\` compared it with every id of the batch
     WHERE m.ts > x.from_ts OR x.late OR m.id IN (SELECT unnest(ids) FROM batch_ids)${virtual ? `
     UNION ALL
-    SELECT x.device_id, NULL, x.v_ts, x.v_kind, NULL, NULL, NULL, NULL, NULL, false, NULL, NULL, true, x.v_mv, 0
+    SELECT x.device_id, NULL, x.v_ts, x.v_kind, NULL, NULL, NULL, NULL, NULL, false, NULL, NULL, NULL, true, x.v_mv, 0
     FROM ctx x WHERE x.v_ts IS NOT NULL` : ''})`;
 
 /** Sessions, motion islands and segments of the span's rows. */
@@ -158,7 +167,7 @@ const MEMBERS = (rowsOfSegs: string, part: string[], carried = 'k', { seg = 'g',
   const w = (a: string) => `w AS (PARTITION BY ${part.map((c) => `${a}.${c}`).join(', ')} ORDER BY ${order.map((c) => `${a}.${c}`).join(', ')})`;
   return `
   mem AS (
-    SELECT r.device_id, r.sess, r.seg, r.rn, r.ts, r.mv, r.spd, r.location, r.load, r.fuel_rate, r.maf, r.diesel, r.ax_min, r.ax_max,${extra.map((c) => ` r.${c},`).join('')}
+    SELECT r.device_id, r.sess, r.seg, r.rn, r.ts, r.mv, r.spd, r.location, r.load, r.fuel_rate, r.maf, r.diesel, r.ax_min, r.ax_max, r.impact,${extra.map((c) => ` r.${c},`).join('')}
       ${carried}.v_spd AS c_spd, CASE WHEN ${carried}.v_spd IS NOT NULL THEN ${carried}.v_spd_ts END AS c_spd_ts, ${carried}.v_loc AS c_loc,
       ${carried}.v_hard AS c_hard, coalesce(max(r.ts) OVER wp, ${carried}.v_ts) AS prev_ts, lead(r.rn) OVER wp IS NULL AS is_last,
       max(r.rn) FILTER (WHERE r.spd IS NOT NULL) OVER wp AS spd_rn, max(r.rn) FILTER (WHERE r.location IS NOT NULL) OVER wp AS loc_rn
@@ -175,7 +184,8 @@ const MEMBERS = (rowsOfSegs: string, part: string[], carried = 'k', { seg = 'g',
   -- float8 where it meets the speeds: the same value, for more work a row
   mem3 AS (
     SELECT m.*, x.prev_spd, x.prev_spd_ts,
-      CASE WHEN greatest(m.spd, x.prev_spd) > ${P('hard_min')} AND (m.ax_min <= -${P('brake')} OR x.dvdt <= -${P('brake')}) THEN 'brake'
+      CASE WHEN m.impact THEN 'impact'
+        WHEN greatest(m.spd, x.prev_spd) > ${P('hard_min')} AND (m.ax_min <= -${P('brake')} OR x.dvdt <= -${P('brake')}) THEN 'brake'
         WHEN greatest(m.spd, x.prev_spd) > ${P('hard_min')} AND (m.ax_max >= ${P('accel')} OR x.dvdt >= ${P('accel')}) THEN 'accel' END AS hard,
       date_part('epoch', m.ts - m.prev_ts) AS dt_s
     FROM mem2 m CROSS JOIN LATERAL (
@@ -183,7 +193,8 @@ const MEMBERS = (rowsOfSegs: string, part: string[], carried = 'k', { seg = 'g',
         CASE WHEN m.spd IS NOT NULL AND m.ts > m.spd_ts_before
           THEN (m.spd - m.spd_before) / 3.6 / date_part('epoch', m.ts - m.spd_ts_before) END AS dvdt) x),
   mem4 AS (
-    SELECT m.*, m.hard IS NOT NULL AND m.hard IS DISTINCT FROM lag(m.hard, 1, m.c_hard) OVER w AS hard_new FROM mem3 m WINDOW ${w('m')})`;
+    SELECT m.*, m.hard IS NOT NULL AND coalesce(lag(m.hard, 1, m.c_hard) OVER w NOT IN (m.hard, 'impact'), true) AS hard_new
+    FROM mem3 m WINDOW ${w('m')})`;
 };
 
 /** What MERGED reads of a trip's segment: SEGMENT's segs `g`. */
@@ -225,7 +236,9 @@ const SUMS = (keys = ['device_id', 'sess', 'seg'], also: string[] = []) => `
     SELECT ${keys.map((k) => `m.${k}`).join(', ')},${also.map((a) => ` ${a},`).join('')}
       count(*) AS message_count, count(m.location) AS location_count,
       coalesce(sum(${SPHEROID_M('m.location', 'm.loc_before')}), 0) AS gps_m,
-      coalesce(sum((m.spd + m.prev_spd) / 2 / 3.6 * date_part('epoch', m.ts - m.prev_spd_ts)), 0) AS vss_m,
+      coalesce(sum(CASE WHEN m.prev_spd IS NULL THEN NULL WHEN date_part('epoch', m.ts - m.prev_spd_ts) <= ${STEP.VSS_MAX_GAP_S}
+        THEN (m.spd + m.prev_spd) / 2 / 3.6 * date_part('epoch', m.ts - m.prev_spd_ts)
+        ELSE ${SPHEROID_M('m.location', 'm.loc_before')} END), 0) AS vss_m,
       count(m.spd) AS speed_n, max(m.spd) AS max_speed,
       count(*) FILTER (WHERE m.spd > 0) AS moving_n, coalesce(sum(m.spd) FILTER (WHERE m.spd > 0), 0) AS moving_sum,
       coalesce(sum(m.spd * m.spd) FILTER (WHERE m.spd > 0), 0) AS moving_sumsq,
@@ -425,7 +438,7 @@ export const SPLICE = `
       coalesce(${VEHICLE_SPEED('m')}, (m.extra -> 'gps' ->> 'speed')::float8) AS spd,
       (m.data ->> 'calculatedLoadValue')::float8 AS load, (m.data ->> 'engineFuelRate')::float8 AS fuel_rate,
       (m.data ->> 'massAirFlow')::float8 AS maf, coalesce((m.data ->> 'fuelType') ILIKE '%diesel%', false) AS diesel,
-      (m.data -> 'accel' ->> 'minX')::float8 AS ax_min, (m.data -> 'accel' ->> 'maxX')::float8 AS ax_max,
+      (m.data -> 'accel' ->> 'minX')::float8 AS ax_min, (m.data -> 'accel' ->> 'maxX')::float8 AS ax_max, ${IMPACT('m')} AS impact,
       m.id IN (SELECT unnest(ids) FROM late_ids) AS is_late, m.l_first, m.l_last, m.edge
     FROM win m CROSS JOIN (VALUES (0), (1)) v(ver)
     -- version 0: the messages stored before the batch; version 1: those and the late ones (not the batch's others)
@@ -442,7 +455,7 @@ export const SPLICE = `
   -- whether the window sees what the late messages need (above), from version 0's rows and the late ones
   judged AS (
     SELECT h.id AS trip_id, h.device_id, x.from_start, x.to_end,
-      (x.from_start OR ((NOT x.late_spd OR x.pre_spd >= 2) AND (NOT x.late_loc OR x.pre_loc >= 1)))
+      (x.from_start OR ((NOT x.late_spd OR x.pre_spd >= 2) AND (NOT (x.late_loc OR x.late_spd) OR x.pre_loc >= 1)))
       AND (x.to_end OR (x.post_n >= 1 AND (NOT x.late_loc OR x.post_loc >= 1)
         AND (NOT x.late_spd OR x.post_last_rn > x.post_first_spd_rn))) AS ok
     FROM host h JOIN (

@@ -12,7 +12,7 @@ import { boolArray, timestampArray, uuidArray } from '../binary-array.js';
 import type { PartRow, SqlPart } from '../fused.js';
 import { EVENT_DIFF, FINALIZE, SWEEP, UPSERT_REPORT_CARDS } from './finalize.sql.js';
 import {
-  HARD, PREVIEW_TOLERANCE_DEG, REPORT_CARD, STOPPED_KMH, gradeFor, reportCardScore, tripStats, type SegmentOptions, type TripSums,
+  HARD, PREVIEW_TOLERANCE_DEG, REPORT_CARD, STOPPED_KMH, gradeFor, reportCardScore, tripStats, type Grade, type SegmentOptions, type TripSums,
 } from './formulas.js';
 
 /**
@@ -78,7 +78,8 @@ export function sumsOf(r: TripSumsRow): TripSums {
 }
 
 /** SEGMENT's and CONTINUE's `p`. */
-const params = (o: SegmentOptions) => [o.gapMs, o.stationaryMs, o.motionKmh, STOPPED_KMH, HARD.accelMs2, HARD.brakeMs2, HARD.minSpeedKmh, REPORT_CARD.speedingKmh];
+const params = (o: SegmentOptions) => [o.gapMs, o.stationaryMs, o.motionKmh, STOPPED_KMH, HARD.accelMs2, HARD.brakeMs2, HARD.minSpeedKmh,
+  REPORT_CARD.speedingKmh, o.impactG];
 
 /** The spans CONTINUE may advance: in order, without startup or shutdown. */
 const continuable = (spans: TripSpan[]) => spans.filter((s) => !s.late && !s.ignition);
@@ -114,14 +115,16 @@ async function finalize(trx: Knex, closed: string[]): Promise<void> {
   await reportCards(trx, rows as ClosedTripRow[]);
 }
 
+/** A closed trip's report card from its sums: what the report cards statement stores. */
+export function reportCardOf(sums: TripSums): { grade: Grade; score: number | null } {
+  const score = reportCardScore(tripStats(sums), sums.speedingMs);
+  return { grade: gradeFor(score), score };
+}
+
 /** The report cards of closed trips, from their rows: one statement. */
 async function reportCards(trx: Knex, rows: ClosedTripRow[]): Promise<void> {
   if (!rows.length) return;
-  const cards = rows.map((r) => {
-    const sums = sumsOf(r);
-    const score = reportCardScore(tripStats(sums), sums.speedingMs);
-    return { r, grade: gradeFor(score), score };
-  });
+  const cards = rows.map((r) => ({ r, ...reportCardOf(sumsOf(r)) }));
   await prepared(trx, UPSERT_REPORT_CARDS, [
     cards.map((c) => c.r.id), cards.map((c) => c.r.device_id), cards.map((c) => c.r.vehicle_id),
     cards.map((c) => new Date(c.r.stop_ts).toISOString()), cards.map((c) => c.grade), cards.map((c) => c.score),

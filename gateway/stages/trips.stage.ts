@@ -18,7 +18,9 @@ function mayOpen(m: IngestedMessage, motionKmh: number): boolean {
  * statement (the continuation of open trips) shares a round trip with the distance stage's (`plan`).
  */
 export const tripsStage: StageFactory<EventStage> = ({ config }) => {
-  const options = { gapMs: config.tripGapMs, stationaryMs: config.tripStationaryMs, motionKmh: config.tripMotionKmh };
+  const options = {
+    gapMs: config.tripGapMs, stationaryMs: config.tripStationaryMs, motionKmh: config.tripMotionKmh, impactG: config.collisionImpactG,
+  };
   const bounds = { maxMessages: config.lateRecomputeMaxMessages, maxAgeMs: config.lateRecomputeMaxAgeMs };
   const ignition = (ms: IngestedMessage[]) => ms.some((m) => m.kind === 'startup' || m.kind === 'shutdown');
   /** An in-order span of messages (oldest first). */

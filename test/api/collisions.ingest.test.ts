@@ -40,6 +40,19 @@ describe('collisions', () => {
     expect((await s.events('collision')).map((e: any) => e.timestamp)).toEqual([iso(8)]);
   });
 
+  it('counts an impact as a collision and not also as a hard brake; a hard brake of the same trip still counts', async () => {
+    const s = await setup();
+    const shutdown = { id: 'off', ts: T0 + 40_000, kind: 'shutdown', location: { lat: 32.7307, lon: -96.8, speed: 0 }, data: { vehicleSpeed: 0 } };
+    await s.publish([
+      drive('1', 0, 60, 32.70), drive('2', 5, 60, 32.7008), drive('3', 10, 60, 32.7016, -4.5 * G), // an impact: minX −44 m/s²
+      drive('4', 15, 60, 32.7024), drive('5', 20, 60, 32.7032), drive('6', 25, 60, 32.7040, -5), // a hard brake: −5 m/s²
+      drive('7', 30, 60, 32.7048), drive('8', 35, 30, 32.7055), shutdown,
+    ]);
+    expect((await s.get(`/api/v1/devices/${s.device.id}/collisions`)).body.collisions.map((c: any) => c.timestamp)).toEqual([iso(10)]);
+    const [trip] = (await s.get(`/api/v1/devices/${s.device.id}/trips`)).body.trips;
+    expect(trip).toMatchObject({ status: 'completed', stats: { hardBrakeCount: 1, hardAccelCount: 0 } });
+  });
+
   it('records a collision the device reports, whatever the speed', async () => {
     const s = await setup();
     await s.publish([{ id: 'c', ts: T0, location: { lat: 40.1, lon: -74.2 }, collision: { peakG: 3.2 } }]);

@@ -167,3 +167,58 @@ describe('odometer triggers', () => {
     expect((await req(app, 'GET', `/api/v1/odometer_triggers/${trg.id}`)).statusCode).toBe(404);
   });
 });
+
+describe('readings that make the odometer go backwards', () => {
+  const at = (s: number) => new Date(T0 + s * 1000).toISOString();
+  const post = (app: Auth, vehicleId: string, odometer: object) => req(app, 'POST', `/api/v1/vehicles/${vehicleId}/odometers`, { odometer });
+
+  it('refuses one dated after a reading with a smaller value, or before it with a larger one, unless allowDecrease says so', async () => {
+    const { app, vehicle } = await drivenVehicle();
+    const first = (await post(app, vehicle.id, { reading: 10, unit: 'km', date: at(60) })).json().odometer;
+    const later = await post(app, vehicle.id, { reading: 9.5, unit: 'km', date: at(120) });
+    expect(later.statusCode).toBe(400);
+    expect(later.json()).toEqual({
+      statusCode: 400, error: 'Bad Request',
+      message: `odometer.reading 9.5 km on ${at(120)} is less than the reading of 10 km on ${at(60)} (${first.id}): an odometer does not `
+        + 'go backwards; set odometer.allowDecrease to true to record it anyway (a replaced instrument cluster)',
+    });
+    const earlier = await post(app, vehicle.id, { reading: 10.5, unit: 'km', date: at(30) });
+    expect(earlier.statusCode).toBe(400);
+    expect(earlier.json().message).toMatch(/^odometer\.reading 10\.5 km on .* is more than the reading of 10 km on .*: an odometer does not go backwards/);
+    // neither was stored
+    expect((await req(app, 'GET', `/api/v1/vehicles/${vehicle.id}/odometers`)).json().odometers.map((o: any) => o.id)).toEqual([first.id]);
+    // readings that agree with it are taken, before and after it; so is an equal one
+    expect((await post(app, vehicle.id, { reading: 9.9, unit: 'km', date: at(30) })).statusCode).toBe(200);
+    expect((await post(app, vehicle.id, { reading: 10, unit: 'km', date: at(90) })).statusCode).toBe(200);
+    // a bad flag is a 400 too
+    expect((await post(app, vehicle.id, { reading: 1, unit: 'km', date: at(120), allowDecrease: 'perhaps' })).statusCode).toBe(400);
+    // an explicit flag records it (a replaced cluster), and the estimate starts again from it
+    const reset = await post(app, vehicle.id, { reading: 2, unit: 'km', date: at(120), allowDecrease: true });
+    expect(reset.statusCode).toBe(200);
+    const d = (await req(app, 'GET', `/api/v1/vehicles/${vehicle.id}/distances/_latest?until=${T0 + 130_000}`)).json().distance;
+    expect(d).toMatchObject({ value: 2000, lastOdometerDate: at(120), basis: 'odometer' });
+  });
+
+  it('never lets the estimate decrease over time, readings and frames mixed', async () => {
+    // 1 km (s 0-50), a reading of 10 km at 60 s, 1.8 km more after it (s 100-150: 1 km in the gap, 1 km as frames), a
+    // reading of 11.5 km at 160 s (the platform measured more than the odometer shows), 2 km more (s 200-250), then
+    // frames of 55-95 s arriving late (the gap measured by them instead), and a reading taken before them
+    const { app, vehicle, device } = await drivenVehicle();
+    const drive = (frames: ReturnType<typeof leg>) => runStage(t, async (trx) => [await storeFrames(trx, t, device.id, vehicle.id, T0, frames)]);
+    expect((await post(app, vehicle.id, { reading: 10, unit: 'km', date: at(60) })).statusCode).toBe(200);
+    await drive(leg(100, 11));
+    expect((await post(app, vehicle.id, { reading: 11.5, unit: 'km', date: at(160) })).statusCode).toBe(200);
+    await drive(leg(200, 11));
+    await drive(leg(55, 9));
+    expect((await post(app, vehicle.id, { reading: 9.95, unit: 'km', date: at(40) })).statusCode).toBe(200);
+    const values: number[] = [];
+    for (let s = 0; s <= 300; s += 5) {
+      values.push((await req(app, 'GET', `/api/v1/vehicles/${vehicle.id}/distances/_latest?until=${T0 + s * 1000}`)).json().distance.value);
+    }
+    for (let i = 1; i < values.length; i++) expect(values[i], `at ${i * 5} s: ${values.slice(0, i + 1).join(', ')}`).toBeGreaterThanOrEqual(values[i - 1]);
+    // just before the second reading: 10 km + 1.8 km; at it, still 11.8 km, not 11.5; at the end the second reading + 2 km
+    expect(values[155 / 5]).toBeCloseTo(11_800, 0);
+    expect(values[160 / 5]).toBeCloseTo(11_800, 0);
+    expect(values.at(-1)).toBeCloseTo(13_500, 0);
+  });
+});

@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { REFERENCE_PAGES, cliReference, configurationReference } from '../../bin/reference-docs.js';
+import { REFERENCE_PAGES, REFERENCE_SECTIONS, cliReference, configurationReference, withSection } from '../../bin/reference-docs.js';
+import { gradesByRoute } from '../../bin/grades-by-route.js';
 import { SETTING_INPUTS, SETTING_KEYS, flagOf } from '../../lib/config.js';
 import type { Command } from 'commander';
 import { createProgram } from '../../bin/program.js';
@@ -19,6 +20,23 @@ describe('the generated reference pages', () => {
       expect(committed, `${page.path} is out of date: run \`npm run docs\` and commit it`).toBe(page.render());
     });
   }
+
+  for (const section of REFERENCE_SECTIONS) {
+    it(`the ${section.name} section of ${section.path} is what npm run docs writes`, () => {
+      const committed = fs.readFileSync(path.join(ROOT, section.path), 'utf8');
+      expect(committed).toContain(`<!-- ${section.name}: generated from ${section.from} by \`npm run docs\` -->\n`);
+      expect(committed).toContain(`<!-- /${section.name} -->`);
+      expect(committed, `${section.path} is out of date: run \`npm run docs\` and commit it`).toBe(withSection(committed, section));
+    });
+  }
+
+  it('grade the stored routes with the trips stage\'s formula: one hard brake on a 1.7 km or 4.5 km route is a B', () => {
+    const rows = gradesByRoute().split('\n');
+    expect(rows).toContain('| DFW - Downtown Route 2 | 1.72 | A (0.00) | A (0.63) | B (1.25) | B (1.25) | C (2.50) |');
+    expect(rows).toContain('| DFW - Downtown Route 1 | 4.51 | A (0.00) | A (0.63) | B (1.25) | B (1.25) | C (2.50) |');
+    // shorter than 1 km: incomplete
+    expect(rows).toContain('| DFW - Back Home | 0.39 | I | I | I | I | I |');
+  });
 
   it('start with a line saying they are generated and how to regenerate them', () => {
     for (const page of REFERENCE_PAGES) expect(page.render().split('\n')[0]).toMatch(/^<!-- Generated from .* by `npm run docs`/);

@@ -78,6 +78,22 @@ describe('report card grades', () => {
     expect(reportCardScore({ ...base, substantial: false, hardBrakeCount: 0, hardAccelCount: 0 }, 0)).toBeNull();
   });
 
+  it('spreads the points over at least 16 km: one event on a short drive is weak evidence', () => {
+    const base = { substantial: true, hardAccelCount: 0 };
+    // one hard brake (2 points) on a 2 km drive: 2 × 10 / 16 = 1.25, a B (over its own 2 km: 10, an F)
+    expect(reportCardScore({ ...base, distance: 2_000, hardBrakeCount: 1 }, 0)).toBe(1.25);
+    expect(gradeFor(reportCardScore({ ...base, distance: 2_000, hardBrakeCount: 1 }, 0))).toBe('B');
+    // one hard acceleration on 4.5 km: 1 × 10 / 16 = 0.625, an A (over its own 4.5 km: 2.22, a C)
+    expect(gradeFor(reportCardScore({ ...base, distance: 4_500, hardBrakeCount: 0, hardAccelCount: 1 }, 0))).toBe('A');
+    // the same on every distance up to the floor; past it, the trip's own distance
+    expect(reportCardScore({ ...base, distance: 1_000, hardBrakeCount: 1 }, 0)).toBe(1.25);
+    expect(reportCardScore({ ...base, distance: 16_000, hardBrakeCount: 1 }, 0)).toBe(1.25);
+    expect(reportCardScore({ ...base, distance: 40_000, hardBrakeCount: 1 }, 0)).toBe(0.5);
+    // two hard brakes on a short drive: 2.5, a C; four: 5, a D
+    expect(gradeFor(reportCardScore({ ...base, distance: 2_000, hardBrakeCount: 2 }, 0))).toBe('C');
+    expect(gradeFor(reportCardScore({ ...base, distance: 2_000, hardBrakeCount: 4 }, 0))).toBe('D');
+  });
+
   it('overall grade is the rounded mean of the graded trips', () => {
     expect(overallGrade({ A: 1, B: 1, C: 1, I: 1 })).toBe('B');
     expect(overallGrade({ A: 2, B: 1 })).toBe('A');

@@ -14,7 +14,8 @@ afterAll(async () => { await t?.close(); });
  * fuel = 3.6 L/h × 10 s × 2 + 10 g/s × 10 s of air / 14.7 / 745 g/L = 0.02 + 0.0091312 = 0.0291312 L;
  * load = (20 + 40 + 60) / 3 = 40 %; moving speeds 36, 36, 36, 130, 130: mean 73.6, std √2120.64 = 46.0504;
  * stops: 36 → 0 at 30 s (the final halt at 70 s is not a stop); 130 → 0 in 10 s = −3.61 m/s²: one hard brake;
- * 20 s above 120 km/h; score = (2 × 1 + 20/60) / (1.0222 km / 10 km) = 22.83 points per 10 km: F.
+ * 20 s above 120 km/h; score = (2 × 1 + 20/60) / (16 km / 10 km) = 1.46 points per 10 km (the trip is shorter than the
+ * 16 km floor): B.
  */
 const SPEEDS = [0, 36, 36, 0, 36, 130, 130, 0];
 const DATA: Record<number, Record<string, unknown>> = {
@@ -53,7 +54,32 @@ describe('trip statistics from stored frames (hand-computed)', () => {
     expect(s.fuelEconomy).toBeCloseTo((s.distance / 1609.344) / (0.0291312 / 3.785411784), 2);
     expect(Number(trip.speeding_ms)).toBe(20_000);
     const [card] = await t.db.knex('report_cards').where({ trip_id: trip.id });
-    expect(card.grade).toBe('F');
-    expect(card.score).toBeCloseTo((2 + 20 / 60) / (s.distance / 10_000), 2);
+    expect(card.grade).toBe('B');
+    expect(card.score).toBeCloseTo((2 + 20 / 60) / 1.6, 6);
+  });
+
+  it('grades one hard brake on a steady 2 km drive B, not F: the points are spread over at least 16 km', async () => {
+    const app = await t.make.application();
+    const { id } = await t.make.device(app.principal);
+    // a sample every 5 s, 10 km/h faster (or slower) each (0.56 m/s²) up to 60 km/h, held for 2 km, back down to 0; one
+    // sample of it braking hard (accelerometer −5 m/s²) without slowing
+    const speeds = [0, 10, 20, 30, 40, 50, ...Array(19).fill(60), 50, 40, 30, 20, 10, 0];
+    let m = 0;
+    const frames: F[] = speeds.map((speed, i) => {
+      if (i) m += ((speeds[i - 1] + speed) / 2 / 3.6) * 5;
+      const kind = i === 0 ? 'startup' : i === speeds.length - 1 ? 'shutdown' : 'telemetry';
+      const data = i === 15 ? { accel: { minX: -5, maxX: 0.2, minY: -0.3, maxY: 0.3, minZ: 9.6, maxZ: 10 } } : undefined;
+      return { s: i * 5, kind, speed, lat: north(m), data };
+    });
+    await feed(t, id, frames, 5);
+    const [trip] = await tripsOf(t, id);
+    const s = tripStats(sumsOf(trip));
+    expect(s.hardBrakeCount).toBe(1);
+    expect(s.distance).toBeGreaterThan(1900);
+    expect(s.distance).toBeLessThan(2100);
+    const [card] = await t.db.knex('report_cards').where({ trip_id: trip.id });
+    // 2 points × 10 km / 16 km = 1.25 (over the trip's own 2 km it was 10 points per 10 km: an F)
+    expect(card.score).toBe(1.25);
+    expect(card.grade).toBe('B');
   });
 });

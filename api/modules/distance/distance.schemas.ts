@@ -47,6 +47,11 @@ export const CreateOdometerBody = Type.Object({
     reading: Type.Number({ maximum: MAX_DISTANCE, description: `The odometer value, 0..${MAX_DISTANCE}, in \`unit\`` }),
     unit: Unit('km, mi or m'),
     date: Type.Optional(Type.String({ description: 'When it was read: ISO 8601, YYYY-MM-DD or epoch ms; default now; not in the future' })),
+    allowDecrease: Type.Optional(Type.Boolean({
+      description: 'Addition to the platform API. true: record the reading even though it makes the odometer go backwards '
+        + '(smaller than a reading dated before it, or larger than one dated after it), as after an instrument cluster was '
+        + 'replaced; the estimate then starts again from it. Default false: such a reading is a 400',
+    })),
   }, { description: 'The reading' }),
 });
 

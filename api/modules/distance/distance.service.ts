@@ -23,14 +23,29 @@ export function unitFromHeaders(headers: Headers): DistanceUnit {
 
 /**
  * An odometer reading from a request: its unit checked, in meters, dated no later than `now` (a minute of skew allowed;
- * the vehicle's clock, db/vehicle-clock.ts), by default at `now`.
+ * the vehicle's clock, db/vehicle-clock.ts), by default at `now`; `allowDecrease`: whether it may make the odometer go
+ * backwards (checkMonotonic).
  */
-export function parseReading(input: { reading: number; unit: string; date?: string }, now = new Date()) {
+export function parseReading(input: { reading: number; unit: string; date?: string; allowDecrease?: boolean }, now = new Date()) {
   const unit = unitOf('odometer.unit', input.unit);
   if (!Number.isFinite(input.reading) || input.reading < 0) throw new ValidationError('odometer.reading must be a number ≥ 0');
   const date = parseTimeParam('odometer.date', input.date) ?? now;
   if (date.getTime() > now.getTime() + 60_000) throw new ValidationError('odometer.date must not be in the future');
-  return { readingM: toMeters(input.reading, unit), date };
+  return { readingM: toMeters(input.reading, unit), date, unit, allowDecrease: input.allowDecrease === true };
+}
+
+/**
+ * Refuses (400) a reading that makes the odometer go backwards over time: `conflict`, a stored reading of the
+ * application dated before it with a larger value, or after it with a smaller one (odometers repository
+ * `conflictingReading`). Values in the reading's unit.
+ */
+export function checkMonotonic(reading: { readingM: number; date: Date; unit: DistanceUnit }, conflict: Odometer | undefined): void {
+  if (!conflict) return;
+  const show = (m: number) => `${round(fromMeters(m, reading.unit), reading.unit)} ${reading.unit}`;
+  const earlier = conflict.date.getTime() < reading.date.getTime();
+  throw new ValidationError(`odometer.reading ${show(reading.readingM)} on ${reading.date.toISOString()} is ${earlier ? 'less' : 'more'} than `
+    + `the reading of ${show(conflict.readingM)} on ${conflict.date.toISOString()} (${conflict.id}): an odometer does not go backwards; `
+    + 'set odometer.allowDecrease to true to record it anyway (a replaced instrument cluster)');
 }
 
 export function parseTrigger(input: { type: string; threshold: number; unit: string }) {

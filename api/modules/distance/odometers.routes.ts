@@ -9,7 +9,7 @@ import { vehicleNow } from '../../../db/vehicle-clock.js';
 import {
   CreateOdometerBody, CreateTriggerBody, OdometerIdParams, OdometerList, OdometerResponse, TriggerIdParams, TriggerList, TriggerResponse,
 } from './distance.schemas.js';
-import { parseReading, parseTrigger, presentOdometer, presentTrigger } from './distance.service.js';
+import { checkMonotonic, parseReading, parseTrigger, presentOdometer, presentTrigger } from './distance.service.js';
 
 const ListQuery = Type.Object(StreamQuery);
 const Empty = NoContent('No content');
@@ -112,7 +112,11 @@ export default async function odometersRoutes(app: App) {
     parseReading(request.body.odometer); // a bad body is a 400 before the vehicle is looked up
     const vehicleId = await readableVehicle(request);
     const input = parseReading(request.body.odometer, await vehicleNow(db.knex, vehicleId));
-    const odometer = await repos.odometers.createOdometer(request.principal!.id, vehicleId, input.readingM, input.date);
+    const appId = request.principal!.id;
+    const odometer = await db.knex.transaction(async (trx) => {
+      if (!input.allowDecrease) checkMonotonic(input, await repos.odometers.conflictingReading(appId, vehicleId, input.readingM, input.date, trx));
+      return repos.odometers.createOdometer(appId, vehicleId, input.readingM, input.date, trx);
+    });
     return { odometer: presentOdometer(app.links, odometer) };
   });
 

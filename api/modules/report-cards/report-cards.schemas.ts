@@ -4,7 +4,7 @@ import { GRADES, type Grade as GradeLetter } from '../../../db/trips/formulas.js
 
 /** One literal per grade; a union built from the GRADES array is typed by the letters it holds. */
 const Grade = Type.Unsafe<GradeLetter>(Type.Union(GRADES.map((g) => Type.Literal(g)), {
-  description: 'A-F from penalty points per 10 km (docs/concepts/trips-and-report-cards.md); I = too short or too little data',
+  description: 'A-F from penalty points per 10 km over at least 16 km (docs/concepts/trips-and-report-cards.md); I = too short or too little data',
 }));
 
 export const ReportCard = Type.Object({
@@ -13,7 +13,7 @@ export const ReportCard = Type.Object({
   vehicleId: Nullable(Uuid('Vehicle of the trip')),
   tripId: Uuid('The graded trip'),
   grade: Grade,
-  score: Nullable(Type.Number({ description: 'Penalty points per 10 km (2 per hard brake, 1 per hard acceleration, 1 per minute above 120 km/h); null for I' })),
+  score: Nullable(Type.Number({ description: 'Penalty points per 10 km of the trip, or of 16 km when the trip is shorter (2 per hard brake, 1 per hard acceleration, 1 per minute above 120 km/h); null for I' })),
   links: Links('self, trip, device, vehicle'),
 }, { description: 'Report card' });
 

@@ -3,6 +3,7 @@ import { fmt, h } from '../dom.js';
 import type { Ctx } from '../context.js';
 import { decodePolyline, L, pinIcon } from '../map.js';
 import type { DwEvent, NumericStat, Page, Point, ReportCard, Trip, Vehicle } from '../records.js';
+import { REPORT_CARD } from '../../../db/trips/formulas.js';
 
 /**
  * Penalty points per event kind (docs/concepts/trips-and-report-cards.md): 2 per hard brake, 1 per hard acceleration,
@@ -19,14 +20,15 @@ function reasons(trip: Trip, card: ReportCard | null): string[] {
   }
   const brakes = s.hardBrakeCount ?? 0;
   const accels = s.hardAccelCount ?? 0;
-  const km = (s.distance ?? 0) / 1000;
-  const points = card.score == null ? null : (card.score * km) / 10;
+  // the points are spread over the trip's distance, but over no less than the floor (db/trips/formulas.ts)
+  const km = Math.max((s.distance ?? 0) / 1000, REPORT_CARD.exposureFloorKm);
+  const points = card.score == null ? null : (card.score * km) / REPORT_CARD.perKm;
   const speeding = points == null ? 0 : Math.max(0, Math.round(points - 2 * brakes - accels));
   return [
     `${brakes} hard brake${brakes === 1 ? '' : 's'} × 2 points`,
     `${accels} hard acceleration${accels === 1 ? '' : 's'} × 1 point`,
     `${speeding} minute${speeding === 1 ? '' : 's'} above 120 km/h × 1 point`,
-    `= ${fmt.num(points, 1)} points over ${fmt.km(s.distance)} → ${fmt.num(card.score, 2)} per 10 km`,
+    `= ${fmt.num(points, 1)} points over ${fmt.km(s.distance)}${(s.distance ?? 0) / 1000 < REPORT_CARD.exposureFloorKm ? `, counted as ${REPORT_CARD.exposureFloorKm} km` : ''} → ${fmt.num(card.score, 2)} per 10 km`,
   ];
 }
 
