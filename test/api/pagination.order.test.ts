@@ -56,6 +56,18 @@ const cursor = (id: string, at = AT) => encodeURIComponent(String(cursorUntil({ 
 
 const sameMs = (n: number, ts = AT) => Array.from({ length: n }, () => ({ id: randomUUID(), ts }));
 
+/** An event of the device and a startup subscription of the application to the device, for notifications. */
+async function subscribedEvent(app: { id: string }, deviceId: string, vehicleId: string) {
+  const [event] = sameMs(1);
+  await insertEvents(deviceId, vehicleId, [event]);
+  const subscription = randomUUID();
+  await t.db.knex('subscriptions').insert({
+    id: subscription, application_id: app.id, device_id: deviceId, event_type: 'startup', url: 'http://127.0.0.1:9/hook',
+    created_at: AT, updated_at: AT,
+  });
+  return { event, subscription };
+}
+
 let vins = 0;
 /** An application, a device it can read in a vehicle, and more devices in the same vehicle. */
 async function setup(devices = 1) {
@@ -258,13 +270,7 @@ describe('the other stream lists sharing one millisecond', () => {
 
   it('notifications of a subscription and of an event', async () => {
     const { app, device, vehicle } = await setup();
-    const [event] = sameMs(1);
-    await insertEvents(device.id, vehicle.id, [event]);
-    const subscription = randomUUID();
-    await t.db.knex('subscriptions').insert({
-      id: subscription, application_id: app.id, device_id: device.id, event_type: 'startup', url: 'http://127.0.0.1:9/hook',
-      created_at: AT, updated_at: AT,
-    });
+    const { event, subscription } = await subscribedEvent(app, device.id, vehicle.id);
     const notifications = sameMs(5);
     await t.db.knex('notifications').insert(notifications.map((n) => ({
       id: n.id, event_id: event.id, subscription_id: subscription, application_id: app.id, device_id: device.id,
@@ -308,13 +314,7 @@ describe('the other stream lists sharing one millisecond', () => {
 
   it('the upgrade cuts notification times stored with microseconds to the millisecond, and leaves the others', async () => {
     const { app, device, vehicle } = await setup();
-    const [event] = sameMs(1);
-    await insertEvents(device.id, vehicle.id, [event]);
-    const subscription = randomUUID();
-    await t.db.knex('subscriptions').insert({
-      id: subscription, application_id: app.id, device_id: device.id, event_type: 'startup', url: 'http://127.0.0.1:9/hook',
-      created_at: AT, updated_at: AT,
-    });
+    const { event, subscription } = await subscribedEvent(app, device.id, vehicle.id);
     const [fine, whole] = [randomUUID(), randomUUID()];
     for (const [id, at] of [[fine, '2026-04-01 12:00:00.123456+00'], [whole, '2026-04-01 12:00:00.124+00']]) {
       await t.db.knex('notifications').insert({

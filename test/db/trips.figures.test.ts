@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { tripStats, type TripStats } from '../../db/trips/formulas.js';
+import { tripStats } from '../../db/trips/formulas.js';
 import { sumsOf, type TripSumsRow } from '../../db/trips/segment.js';
-import { LON, batch, feed, north, tripsOf, type F } from './trips.fixtures.js';
+import { LON, batch, feed, north, tripsOf, newDevice, rounded, type F } from './trips.fixtures.js';
 
 // Trip figures a fleet manager would believe: no wheel-speed integral across a reporting gap, and an impact counted
 // once (as a collision), whatever order the frames arrive in.
@@ -15,10 +15,8 @@ beforeAll(async () => {
 });
 afterAll(async () => { await t?.close(); await small?.close(); });
 
-const device = async (a: TestApp) => { const app = await a.make.application(); return (await a.make.device(app.principal)).id; };
+const device = newDevice;
 const statsOf = async (a: TestApp, id: string) => (await tripsOf(a, id)).map((r: TripSumsRow) => tripStats(sumsOf(r)));
-/** Numbers to 6 significant digits (sums added in another order differ in their last bits). */
-const rounded = (s: TripStats) => Object.fromEntries(Object.entries(s).map(([k, v]) => [k, typeof v === 'number' ? Number(v.toPrecision(6)) : v]));
 
 /**
  * A drive north with a reporting gap: startup at 0, 60 km/h every 5 s (positions following the speed) up to 300 s,

@@ -4,6 +4,7 @@ import type { TestApp } from '../helpers/app.js';
 import { tripsStage } from '../../gateway/stages/trips.stage.js';
 import type { NewEvent } from '../../db/repositories/events.repository.js';
 import { vehicleSpeedOf } from '../../db/repositories/ingest.repository.js';
+import type { TripStats } from '../../db/trips/formulas.js';
 
 /** A frame as stored: seconds from BASE, kind, speed (km/h), position, other telemetry. */
 /** A frame; `payloadOnly`: stored without the vehicle_speed column (as before migration 028, or by another path). */
@@ -145,3 +146,9 @@ export async function deviceOnVehicle(t: TestApp) {
   await t.repos.vehicles.associate(device.id, vehicle.id, at(-60));
   return { app, device, vehicle };
 }
+
+/** A device of a new application. */
+export const newDevice = async (a: TestApp) => { const app = await a.make.application(); return (await a.make.device(app.principal)).id; };
+
+/** Every statistic, numbers to 6 significant digits (sums added in another order differ in their last bits). */
+export const rounded = (s: TripStats) => Object.fromEntries(Object.entries(s).map(([k, v]) => [k, typeof v === 'number' ? Number(v.toPrecision(6)) : v]));

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { tripStats, type TripStats } from '../../db/trips/formulas.js';
+import { tripStats } from '../../db/trips/formulas.js';
 import { sumsOf, type TripSumsRow } from '../../db/trips/segment.js';
-import { LON, at, batch, drive, feed, longDrive, north, tripEvents, tripsOf, type F } from './trips.fixtures.js';
+import { LON, at, batch, drive, feed, longDrive, north, tripEvents, tripsOf, newDevice, rounded, type F } from './trips.fixtures.js';
 
 // Late frames past the re-derivation bound (lateRecomputeMaxMessages): a long trip here is longer than the bound.
 let t: TestApp;
@@ -14,10 +14,8 @@ beforeAll(async () => {
 });
 afterAll(async () => { await t?.close(); await small?.close(); });
 
-const device = async (a: TestApp) => { const app = await a.make.application(); return (await a.make.device(app.principal)).id; };
+const device = newDevice;
 
-/** Every statistic, numbers to 6 significant digits (sums added in another order differ in their last bits). */
-const rounded = (s: TripStats) => Object.fromEntries(Object.entries(s).map(([k, v]) => [k, typeof v === 'number' ? Number(v.toPrecision(6)) : v]));
 const statsOf = (trip: TripSumsRow) => rounded(tripStats(sumsOf(trip)));
 
 /** The trips of the frames fed in order to a new device: what the late frames must give. */

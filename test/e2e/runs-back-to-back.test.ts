@@ -1,50 +1,20 @@
 // End to end on PGlite: one dummy driven over three stored routes back to back at 50×. Each run is stamped on the
 // dummy's clock (from its start, or just after the previous run's last stamp), so none waits, each gives a trip of
 // the real drive, and what is set between two runs falls between their data.
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../lib/config.js';
-import { silentLogger } from '../../lib/logger.js';
-import { startPlatform, type Platform } from '../../bin/platform.js';
 import { loadStoredRoutes } from '../../simulator/route.js';
-import { createTestDb } from '../helpers/db.js';
+import { startE2ePlatform, type E2ePlatform } from '../helpers/e2e.js';
+import { waitFor } from '../workers/receiver.js';
 
 const stored = await loadStoredRoutes();
 const ROUTES = ['DFW - Downtown Route 1', 'DFW - Home Loop 2 of 3', 'DFW - Circle the Block'].map((n) => stored.find((r) => r.name === n)!);
 const VIN = 'VV4E2E5BACK000001';
 
-let db: Awaited<ReturnType<typeof createTestDb>>;
-let dataDir: string;
-let p: Platform;
-let auth: string;
-beforeAll(async () => {
-  db = await createTestDb();
-  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dw-e2e-back-to-back-'));
-  p = await startPlatform(loadConfig({ httpPort: 0, mqttPort: 0, host: '127.0.0.1', mqttHost: '127.0.0.1', dataDir, logLevel: 'silent' }, {}),
-    silentLogger, { db });
-  const app = p.credentials.application;
-  auth = `Basic ${Buffer.from(`${app.id}:${app.secret}`).toString('base64')}`;
-});
-afterAll(async () => { await p?.close(); await db?.close(); fs.rmSync(dataDir, { recursive: true, force: true }); });
-
-async function api(method: string, url: string, body?: unknown) {
-  const res = await fetch(`${p.apiUrl}${url}`, {
-    method, headers: { authorization: auth, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined,
-  });
-  return { status: res.status, body: res.status === 204 ? null : await res.json() };
-}
-
-async function until<T>(what: string, fn: () => Promise<T | undefined | null | false>, timeoutMs = 30_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await fn();
-    if (value) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+let e: E2ePlatform;
+beforeAll(async () => { e = await startE2ePlatform(); });
+afterAll(async () => { await e?.close(); });
+const api = (method: string, url: string, body?: unknown) => e.api(method, url, body);
+const until = <T>(what: string, fn: () => Promise<T>) => waitFor(fn, what, 30_000);
 
 describe('runs back to back at a speed factor', () => {
   it('three stored routes at 50× finish in under a minute, as three completed trips of the real drives; a reading and a from_now trigger set between runs see the next run', async () => {
