@@ -363,6 +363,7 @@ export const SETTINGS = {
   collisionImpactG: {
     kind: 'number', env: 'DRIVEWIRE_COLLISION_IMPACT_G', group: 'Diagnostics and collisions', def: 2.5, unit: 'g', arg: 'n',
     description: 'an accelerometer sample at least this strong, while moving, is an impact',
+    notes: 'At any speed, such a sample is not a hard brake or hard acceleration of its trip (docs/concepts/trips-and-report-cards.md).',
   },
   collisionMinSpeedKmh: {
     kind: 'number', env: 'DRIVEWIRE_COLLISION_MIN_SPEED_KMH', group: 'Diagnostics and collisions', def: 15, unit: 'km/h', arg: 'n',

@@ -42,6 +42,12 @@ describe('distance steps', () => {
     expect(await sources(vehicle.id)).toEqual(['none:0', 'vss:25', 'vss:75', 'vss:100']);
   });
 
+  it('integrates no speed across a reporting gap of more than a minute', async () => {
+    // 60 s at 36 km/h: 600 m; then 61 s without a frame, between 36 and 0 km/h: nothing known, nothing counted
+    const { vehicle } = await drive([{ s: 0, speed: 36 }, { s: 60, speed: 36 }, { s: 121, speed: 0 }]);
+    expect(await sources(vehicle.id)).toEqual(['none:0', 'vss:600', 'none:0']);
+  });
+
   it('counts no distance for a parked car whose GPS wanders', async () => {
     const { vehicle } = await drive([{ s: 0, north: 0, speed: 0 }, { s: 5, north: 4, speed: 0 }, { s: 10, north: 1 }, { s: 15, north: 6 }]);
     expect((await vehicleTotal(t, vehicle.id)).total).toBe(0);
