@@ -79,7 +79,7 @@ const waiterOf = (client: Client): Waiter => {
 
 export async function createBroker(d: BrokerDeps): Promise<Aedes> {
   const deviceOf = new WeakMap<Client, string>();
-  /** Sessions of dummies: their frames may be stamped up to dummyMaxLeadMs ahead. */
+  /** Connected clients that are dummies: their frames may be stamped up to dummyMaxLeadMs ahead. */
   const dummies = new WeakSet<Client>();
   const ignoredFields = createIgnoredFieldsTracker(d.metrics, d.log);
   const refuseConnection = (reason: string, returnCode: number) => {
