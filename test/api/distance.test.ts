@@ -22,6 +22,20 @@ async function drivenVehicle(frames = leg(0, 11)) {
 }
 
 describe('odometer readings', () => {
+  it("dates a reading on the vehicle's clock: a dummy's data ahead of the wall clock moves \"now\" with it", async () => {
+    // a run at a speed factor stamps ahead of the wall clock: the vehicle's latest frame is 20 minutes from now
+    const ahead = Date.now() + 1_200_000;
+    const v = await vehicleWithDevice(t, ahead);
+    await runStage(t, async (trx) => [await storeFrames(trx, t, v.device.id, v.vehicle.id, ahead, leg(0, 3))]);
+    const url = `/api/v1/vehicles/${v.vehicle.id}/odometers`;
+    const dated = await req(v.app, 'POST', url, { odometer: { reading: 1, unit: 'km', date: new Date(ahead - 60_000).toISOString() } });
+    expect(dated.statusCode).toBe(200);
+    const byDefault = (await req(v.app, 'POST', url, { odometer: { reading: 2, unit: 'km' } })).json().odometer;
+    expect(Date.parse(byDefault.date)).toBe(ahead + 10_000);
+    const beyond = await req(v.app, 'POST', url, { odometer: { reading: 3, unit: 'km', date: new Date(ahead + 600_000).toISOString() } });
+    expect(beyond.json()).toEqual({ statusCode: 400, error: 'Bad Request', message: 'odometer.date must not be in the future' });
+  });
+
   it('stores a reading in meters, lists, gets and deletes it', async () => {
     const { app, vehicle } = await drivenVehicle([]);
     const res = await req(app, 'POST', `/api/v1/vehicles/${vehicle.id}/odometers`, { odometer: { reading: 15000, unit: 'km' } });

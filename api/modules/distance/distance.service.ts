@@ -22,16 +22,25 @@ export function unitFromHeaders(headers: Headers): DistanceUnit {
 }
 
 /**
- * An odometer reading from a request: its unit checked, in meters, dated no later than `now` (a minute of skew allowed;
- * the vehicle's clock, db/vehicle-clock.ts), by default at `now`; `allowDecrease`: whether it may make the odometer go
- * backwards (checkMonotonic).
+ * An odometer reading from a request: its unit checked, in meters, its date if it has one; `allowDecrease`: whether it
+ * may make the odometer go backwards (checkMonotonic). Read before the vehicle is looked up (a bad body is a 400
+ * first); datedReading then places it on the vehicle's clock.
  */
-export function parseReading(input: { reading: number; unit: string; date?: string; allowDecrease?: boolean }, now = new Date()) {
+export function parseReading(input: { reading: number; unit: string; date?: string; allowDecrease?: boolean }) {
   const unit = unitOf('odometer.unit', input.unit);
   if (!Number.isFinite(input.reading) || input.reading < 0) throw new ValidationError('odometer.reading must be a number ≥ 0');
-  const date = parseTimeParam('odometer.date', input.date) ?? now;
-  if (date.getTime() > now.getTime() + 60_000) throw new ValidationError('odometer.date must not be in the future');
+  const date = parseTimeParam('odometer.date', input.date);
   return { readingM: toMeters(input.reading, unit), date, unit, allowDecrease: input.allowDecrease === true };
+}
+
+/**
+ * The reading dated by default at `now`, the vehicle's clock (db/vehicle-clock.ts: a dummy's runs stamp ahead of the
+ * wall clock), and no later than it (a minute of skew allowed).
+ */
+export function datedReading(reading: ReturnType<typeof parseReading>, now: Date) {
+  const date = reading.date ?? now;
+  if (date.getTime() > now.getTime() + 60_000) throw new ValidationError('odometer.date must not be in the future');
+  return { ...reading, date };
 }
 
 /**

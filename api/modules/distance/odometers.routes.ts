@@ -9,7 +9,7 @@ import { vehicleNow } from '../../../db/vehicle-clock.js';
 import {
   CreateOdometerBody, CreateTriggerBody, OdometerIdParams, OdometerList, OdometerResponse, TriggerIdParams, TriggerList, TriggerResponse,
 } from './distance.schemas.js';
-import { checkMonotonic, parseReading, parseTrigger, presentOdometer, presentTrigger } from './distance.service.js';
+import { checkMonotonic, datedReading, parseReading, parseTrigger, presentOdometer, presentTrigger } from './distance.service.js';
 
 const ListQuery = Type.Object(StreamQuery);
 const Empty = NoContent('No content');
@@ -73,8 +73,8 @@ function appRecordRoutes<K extends string, T extends { id: string; vehicleId: st
       present: (r: T) => kind.present(app.links, r),
       check: () => repos.vehicles.requireReadable(request.principal!, vehicleId),
       load: async (w) => {
-        const { remaining, prior, rows } = await store.list(request.principal!.id, vehicleId, w);
-        return { remaining, prior, [kind.many]: rows } as ListPage<K, T>;
+        const { rows, ...page } = await store.list(request.principal!.id, vehicleId, w);
+        return { ...page, [kind.many]: rows } as ListPage<K, T>;
       },
     });
   });
@@ -109,9 +109,9 @@ export default async function odometersRoutes(app: App) {
     config, schema: { tags, summary: 'Record an odometer reading (stored in meters)', params: VehicleIdParams,
       body: CreateOdometerBody, response: { 200: OdometerResponse, ...errorResponses(404, 415) } },
   }, async (request) => {
-    parseReading(request.body.odometer); // a bad body is a 400 before the vehicle is looked up
+    const parsed = parseReading(request.body.odometer);
     const vehicleId = await readableVehicle(request);
-    const input = parseReading(request.body.odometer, await vehicleNow(db.knex, vehicleId));
+    const input = datedReading(parsed, await vehicleNow(db.knex, vehicleId));
     const appId = request.principal!.id;
     const odometer = await db.knex.transaction(async (trx) => {
       if (!input.allowDecrease) checkMonotonic(input, await repos.odometers.conflictingReading(appId, vehicleId, input.readingM, input.date, trx));
