@@ -28,10 +28,9 @@ const PAGE_WITH_TOTALS = `SELECT m.id, m.device_id, m.ts, m.data, ${MESSAGE_TOTA
 /** A device history of HISTORY messages, one a second, written in one statement. */
 async function seedHistory(knex: Knex, deviceId: string): Promise<void> {
   await knex.raw(`
-    INSERT INTO messages (id, device_id, ts, kind, data, received_at)
-    SELECT gen_random_uuid(), ?, now() - g * interval '1 second', 'telemetry',
-           jsonb_build_object('rpm', 800 + g % 4000, 'vehicleSpeed', g % 120), now()
-      FROM generate_series(1, ?) g`, [deviceId, HISTORY]);
+    INSERT INTO messages (id, device_id, ts, num, received_at)
+    SELECT message_uuid(x.ts), ?, x.ts, message_num(jsonb_build_object('rpm', 800 + x.g % 4000, 'vehicleSpeed', x.g % 120), NULL), now()
+      FROM (SELECT g, date_trunc('milliseconds', now()) - g * interval '1 second' AS ts FROM generate_series(1, ?) g) x`, [deviceId, HISTORY]);
 }
 
 interface HttpFigures { requestsPerSecond: number; latencyMs: { p50: number; p99: number; max: number }; non2xx: number; errors: number }

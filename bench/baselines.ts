@@ -52,12 +52,13 @@ export async function bareAedes(load: Omit<LoadOptions, 'url'>): Promise<BareAed
   }
 }
 
-/** A row of COPY's text format for COPY_COLUMNS: tab-separated, the JSON data's backslashes doubled, `\N` a null location. */
-export function copyLine(id: string, deviceId: string, ts: string, frameId: string, data: string, location: string | null): string {
-  return `${id}\t${deviceId}\t${ts}\t${frameId}\ttelemetry\t${data.replace(/\\/g, '\\\\')}\t${location ?? '\\N'}\t${ts}\n`;
+/** A row of COPY's text format for COPY_COLUMNS: tab-separated, the JSON payload's backslashes doubled, `\N` a null location. */
+export function copyLine(id: string, deviceId: string, ts: string, payload: string, location: string | null): string {
+  return `${id}\t${deviceId}\t${ts}\t${payload.replace(/\\/g, '\\\\')}\t${location ?? '\\N'}\t${ts}\n`;
 }
 
-const COPY_COLUMNS = '(id, device_id, ts, frame_id, kind, data, location, received_at)';
+/** The payload goes whole into a jsonb column of its own, the columns the messages' index needs beside it. */
+const COPY_COLUMNS = '(id, device_id, ts, payload, location, received_at)';
 
 /** A messages-like row as the load generator's frames become (~300 bytes of JSON data, a point). */
 function row(deviceId: string, i: number, t0: number): string {
@@ -66,14 +67,14 @@ function row(deviceId: string, i: number, t0: number): string {
     location: { type: 'Point', coordinates: [-96.797, 32.7767 + (i % 1000) * 1e-5] },
     accel: { maxX: 0.12, maxY: 0.31, maxZ: 9.9, minX: -0.1, minY: -0.2, minZ: 9.6 },
   });
-  return copyLine(randomUUID(), deviceId, new Date(t0 + i).toISOString(), `f${i}`, data, `SRID=4326;POINT(-96.797 ${32.7767 + (i % 1000) * 1e-5})`);
+  return copyLine(randomUUID(), deviceId, new Date(t0 + i).toISOString(), data, `SRID=4326;POINT(-96.797 ${32.7767 + (i % 1000) * 1e-5})`);
 }
 
 /** Where a raw baseline writes: the platform's database (its knex), over connections of its own on PostgreSQL. */
 export type CopyTarget = { databaseUrl: string | null; knex: Knex };
 
 /**
- * A table shaped like `messages` (same columns, defaults and indexes) that the raw baselines COPY into, in the
+ * A table shaped like `messages` (same columns, defaults and indexes, plus the payload as jsonb) that the raw baselines COPY into, in the
  * platform's own database, made, counted and dropped through its knex. The COPYs go over `lanes` connections of their
  * own on PostgreSQL (pg-copy-streams), through the embedded database itself on PGlite (one connection; COPY from a
  * blob, PGlite having no COPY stream).
@@ -93,6 +94,7 @@ export async function copyTable(db: CopyTarget, lanes: number): Promise<CopyTabl
   const pglite = pgliteOf(db.knex);
   if (!db.databaseUrl && !pglite) throw new Error('a raw COPY baseline needs the PostgreSQL URL or the embedded PGlite');
   await db.knex.raw(`CREATE TABLE ${table} (LIKE messages INCLUDING DEFAULTS INCLUDING INDEXES)`);
+  await db.knex.raw(`ALTER TABLE ${table} ADD COLUMN payload jsonb`);
   const clients = db.databaseUrl ? Array.from({ length: lanes }, () => new pg.Client({ connectionString: db.databaseUrl! })) : [];
   await Promise.all(clients.map((c) => c.connect()));
   const copyStdin = `COPY ${table} ${COPY_COLUMNS} FROM STDIN`;
@@ -156,7 +158,7 @@ export async function startStoringAedes(db: CopyTarget, batchRows = 500) {
   const queue: { line: string; done: (err?: Error | null) => void }[] = [];
   /** Each lane's drain while it runs. */
   const draining: (Promise<void> | null)[] = new Array(sink.lanes).fill(null);
-  let batches = 0, rows = 0, committed = 0, frameNo = 0;
+  let batches = 0, rows = 0, committed = 0;
   const drain = async (lane: number) => {
     while (queue.length) {
       // what arrives meanwhile joins the batch: on PGlite a COPY holds the thread, so the sockets are read only
@@ -176,7 +178,7 @@ export async function startStoringAedes(db: CopyTarget, batchRows = 500) {
     authorizePublish(client, packet, done) {
       if (!client || packet.qos === 0) return done(null);
       const now = new Date().toISOString();
-      queue.push({ line: copyLine(randomUUID(), client.id, now, `f${++frameNo}`, packet.payload.toString(), null), done });
+      queue.push({ line: copyLine(randomUUID(), client.id, now, packet.payload.toString(), null), done });
       const lane = draining.indexOf(null);
       if (lane >= 0) draining[lane] = drain(lane).finally(() => { draining[lane] = null; });
     },

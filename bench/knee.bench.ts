@@ -24,7 +24,7 @@ type Device = { id: string; secret: string };
 interface Stepped { index: number; sent: number; ackedInStep: number; maxLagMs: number; seconds: number; thread: { cpu: Cpu | null; eventLoopUtilization: number } }
 interface Done {
   sentTotal: number; ackedTotal: number; errors: number; disconnects: number; unacknowledged: number;
-  unacknowledgedPerStep: number[]; latencies: Float64Array[]; acked: number[][];
+  unacknowledgedPerStep: number[]; latencies: Float64Array[]; /** each device's acknowledged frames' ts */ acked: number[][];
 }
 
 /** The open-loop generator on its own thread, driven one step at a time. */
@@ -189,13 +189,14 @@ async function run(o: BenchOptions) {
     const drained = qos === 0 ? await drain(storedOf(observePlatform), done.sentTotal, drainMs) : { seconds: null, reached: done.unacknowledged === 0, stalled: false };
     // Exactly once: every acknowledged frame (QoS 1) or every frame sent (QoS 0) has one row.
     const { knex } = bench.platform.db;
-    const rows: { device_id: string; frame_id: string }[] = await knex('messages').select('device_id', 'frame_id').whereIn('device_id', devices.map((d) => d.id));
+    // a frame's ts is unique per device (bench/load.common.js), so (device, ts) names it
+    const rows: { device_id: string; ts: Date }[] = await knex('messages').select('device_id', 'ts').whereIn('device_id', devices.map((d) => d.id));
     const index = new Map(devices.map((d, i) => [d.id, i]));
-    const stored = new Set(rows.map((r) => `${index.get(r.device_id)}:${r.frame_id}`));
+    const stored = new Set(rows.map((r) => `${index.get(r.device_id)}:${new Date(r.ts).getTime()}`));
     const duplicates = rows.length - stored.size;
     let lost: number | null = 0;
     if (qos === 1) {
-      for (const [i, seqs] of done.acked.entries()) for (const seq of seqs) if (!stored.has(`${i}:${i}-${seq}`)) lost++;
+      for (const [i, stamps] of done.acked.entries()) for (const ts of stamps) if (!stored.has(`${i}:${ts}`)) lost++;
     } else {
       // QoS 0 is acknowledged by nothing: a frame not stored once the rows stopped coming is lost; still coming at the bound, unknown.
       lost = drained.reached || drained.stalled ? Math.max(0, done.sentTotal - stored.size) : null;

@@ -6,7 +6,7 @@
 // reported as `maxLagMs`. Plain JavaScript: worker threads start outside tsx's loader.
 import { performance } from 'node:perf_hooks';
 import { parentPort, workerData } from 'node:worker_threads';
-import { connect, cpuSince, frame, threadCpu } from './load.common.js';
+import { connect, cpuSince, frame, lastStamp, threadCpu } from './load.common.js';
 
 const { url, devices, qos } = workerData;
 /** How often the scheduler wakes up and sends every frame due by then. */
@@ -18,7 +18,7 @@ const clients = await Promise.all(devices.map((d) => connect(url, d)));
 for (const c of clients) c.on('close', () => { if (!finishing) disconnects++; });
 const topics = devices.map((d) => `devices/${d.id}/frames`);
 const seqs = devices.map(() => 0);
-/** Acknowledged frame seqs per device (QoS 1): the bench checks each is stored exactly once. */
+/** Acknowledged frames' ts per device (QoS 1; unique per device): the bench checks each is stored exactly once. */
 const acked = devices.map(() => []);
 const steps = [];
 let next = 0;
@@ -39,12 +39,14 @@ function publish(step, scheduledAt) {
   }
   pending++;
   step.pending++;
-  clients[i].publish(topics[i], frame(i, seq), { qos: 1 }, (err) => {
+  const payload = frame(i, seq);
+  const ts = lastStamp(i);
+  clients[i].publish(topics[i], payload, { qos: 1 }, (err) => {
     pending--;
     step.pending--;
     if (err) { errors++; return; }
     ackedTotal++;
-    acked[i].push(seq);
+    acked[i].push(ts);
     step.latencies.push(performance.now() - scheduledAt);
     if (running === step) step.ackedInStep++;
   });

@@ -56,14 +56,14 @@ async function run(o: BenchOptions) {
     let previousLatest: Date | null = null;
     for (let from = 0; from < n; from += SEGMENT_CHUNK) {
       const { rows } = await knex.raw(`
-        INSERT INTO messages (id, device_id, ts, frame_id, kind, data, location, extra, received_at, vehicle_speed)
-        SELECT gen_random_uuid(), ?::uuid, to_timestamp((?::float8 + i * 1000) / 1000), NULL,
-          CASE WHEN i = 0 THEN 'startup' WHEN i = ? - 1 THEN 'shutdown' ELSE 'telemetry' END,
-          jsonb_build_object('vehicleSpeed', CASE WHEN i IN (0, ? - 1) THEN 0 ELSE 50 END),
-          ST_SetSRID(ST_MakePoint(-96.797, 32.7 + (i * 50 / 3.6) / 110900), 4326), NULL, now(),
-          CASE WHEN i IN (0, ? - 1) THEN 0 ELSE 50 END
+        INSERT INTO messages (id, device_id, ts, kind, num, location, received_at)
+        SELECT gen_random_uuid(), ?::uuid, to_timestamp((?::float8 + i * 1000) / 1000),
+          CASE WHEN i = 0 THEN 'startup' WHEN i = ? - 1 THEN 'shutdown' END,
+          message_num(jsonb_build_object('vehicleSpeed', CASE WHEN i IN (0, ? - 1) THEN 0 ELSE 50 END), NULL),
+          ST_SetSRID(ST_MakePoint(-96.797, 32.7 + (i * 50 / 3.6) / 110900), 4326), now()
         FROM generate_series(?::int, least(?::int, ?::int) - 1) AS i
-        RETURNING id, ts, kind, data`, [device.id, start, n, n, n, from, from + SEGMENT_CHUNK, n]);
+        RETURNING id, ts, coalesce(kind, 'telemetry') AS kind, message_data(num, txt, location) AS data`,
+      [device.id, start, n, n, from, from + SEGMENT_CHUNK, n]);
       const inserted = rows as { id: string; ts: Date | string; kind: string; data: Record<string, unknown> }[];
       const messages = inserted.sort((a, b) => new Date(a.ts).getTime() - new Date(b.ts).getTime())
         .map((r) => ({ id: r.id, deviceId: device.id, timestamp: new Date(r.ts), kind: r.kind, data: r.data }));

@@ -8,8 +8,8 @@ const lastTs = new Map();
 
 /**
  * A telemetry frame like a dongle's: raw PIDs, location and accelerometer extremes (~300 bytes).
- * Its id is `<deviceIndex>-<seq>` (stored as the message's frame_id, which is how the knee scenario
- * checks that every acknowledged frame was stored exactly once).
+ * Its id is `<deviceIndex>-<seq>`; its `ts` is unique per device (lastStamp gives it), which is how the knee
+ * scenario checks that every acknowledged frame was stored exactly once.
  */
 export function frame(deviceIndex, seq, frameBytes = 0) {
   // Strictly increasing per device, so every frame is in order and `ts` is its publish time.
@@ -17,6 +17,9 @@ export function frame(deviceIndex, seq, frameBytes = 0) {
   lastTs.set(deviceIndex, t);
   return JSON.stringify(frameBody(deviceIndex, seq, t, frameBytes));
 }
+
+/** The `ts` of the device's latest frame(). */
+export const lastStamp = (deviceIndex) => lastTs.get(deviceIndex);
 
 /** frame()'s body, stamped `ts` (ms): bench/replay-instructions.ts replays the same frames at times of its own. */
 export function frameBody(deviceIndex, seq, ts, frameBytes = 0) {

@@ -141,8 +141,8 @@ function floorRun(rounds: number) {
       for (let r = 0; r < rounds; r++) {
         let text = '';
         devices.forEach((d, i) => framesOf(i, r, base).forEach((f) => {
-          const { id, ts } = f as { id: string; ts: number };
-          text += copyLine(randomUUID(), d.id, new Date(ts).toISOString(), id, JSON.stringify(f), null);
+          const { ts } = f as { ts: number };
+          text += copyLine(randomUUID(), d.id, new Date(ts).toISOString(), JSON.stringify(f), null);
         }));
         await sink.copy(0, text);
       }

@@ -4,6 +4,7 @@ import type { StoredMessage } from '../lib/bus.js';
 import { prepared } from './prepared.js';
 import { uuidArray } from './binary-array.js';
 import { listenChannel } from './pg-listen.js';
+import { messageData } from './message-data.sql.js';
 
 /** PostgreSQL channel the ingest batches notify at commit; the payload is the batch's feed number. */
 export const FEED_CHANNEL = 'drivewire_feed';
@@ -51,11 +52,13 @@ async function committedSeq(knex: Knex): Promise<number> {
 /** Messages of the given devices recorded under feed numbers in (after, upto], in commit order. */
 async function feedMessages(knex: Knex, devices: string[], after: number, upto: number) {
   const { rows } = await knex.raw(`
-    SELECT f.seq, m.id, m.device_id, m.ts, m.data
+    SELECT f.seq, m.id, m.device_id, m.ts, ${messageData('m')} AS data
       FROM message_feed f
       CROSS JOIN LATERAL unnest(f.message_ids, f.device_ids) AS u(message_id, device_id)
-      -- by primary key, message by message (never a hash over a sequential scan of every message)
-      CROSS JOIN LATERAL (SELECT mm.id, mm.device_id, mm.ts, mm.data FROM messages mm WHERE mm.id = u.message_id OFFSET 0) m
+      -- message by message through (device_id, ts, id), the id giving the timestamp (never a hash over a sequential scan
+      -- of every message)
+      CROSS JOIN LATERAL (SELECT mm.* FROM messages mm WHERE mm.device_id = u.device_id
+        AND mm.ts = message_id_ts(u.message_id) AND mm.id = u.message_id OFFSET 0) m
      WHERE f.seq > ? AND f.seq <= ? AND u.device_id = ANY(?::uuid[])
      ORDER BY f.seq, m.ts`, [after, upto, devices]);
   return (rows as { seq: number | string; id: string; device_id: string; ts: Date; data: Record<string, unknown> }[])

@@ -1,24 +1,27 @@
 // Pure helpers of the ingest pipeline: jobs → rows and per-device ordered batches.
-import { uuid7 } from '../lib/uuid7.js';
+import { frameUuid, uuid7 } from '../lib/uuid7.js';
 import { storageReason, type DeadLetterRow, type MessageRow } from '../db/repositories/ingest.repository.js';
 import type { StoredStep } from '../db/distance/steps.sql.js';
 import { decodedFrameJson, type DecodedFrame } from './frame.decoder.js';
 import type { DeviceBatch, IngestedMessage, IngestJob } from './ingest.types.js';
 
-/** What a frame carried besides telemetry, kept in messages.extra until the issues that give it meaning. */
+/**
+ * What a frame carried besides telemetry and its GPS fix (vin, dtcs, battery, collision), kept in messages.extra: the
+ * vehicles, diagnostics and collisions statements read it back. The GPS fix's extras have slots (db/message-data.sql.ts).
+ */
 function extraOf(f: DecodedFrame): Record<string, unknown> | null {
   const extra: Record<string, unknown> = {};
   if (f.vin) extra.vin = f.vin;
   if (f.dtcs) extra.dtcs = f.dtcs;
   if (f.battery) extra.battery = f.battery;
   if (f.collision) extra.collision = f.collision;
-  if (f.gps) extra.gps = f.gps;
   return Object.keys(extra).length ? extra : null;
 }
 
 /**
- * Rows to insert and the matching messages. A frame id seen twice in the batch (a re-send that
- * arrived before the first copy committed) is stored once; the database skips ids stored before.
+ * Rows to insert and the matching messages. A message's id carries its timestamp; a frame with a frame id gets the same
+ * id whenever it is re-sent (lib/uuid7.ts frameUuid), so one seen twice in the batch (a re-send that arrived before the
+ * first copy committed) is stored once, and the database skips ids stored before.
  */
 export function assemble(jobs: IngestJob[]) {
   const rows: MessageRow[] = [];
@@ -29,14 +32,14 @@ export function assemble(jobs: IngestJob[]) {
   for (const job of jobs) {
     deadLetters.push(...job.deadLetters);
     for (const f of job.frames) {
+      const ms = f.ts.getTime();
+      const id = f.frameId === null ? uuid7(ms) : frameUuid(ms, job.deviceId, f.frameId);
       if (f.frameId !== null) {
-        const key = `${job.deviceId}/${f.frameId}`;
-        if (seen.has(key)) { inBatchDuplicates++; continue; }
-        seen.add(key);
+        if (seen.has(id)) { inBatchDuplicates++; continue; }
+        seen.add(id);
       }
-      const id = uuid7();
       rows.push({
-        id, deviceId: job.deviceId, timestamp: f.ts, frameId: f.frameId, kind: f.kind, data: f.data,
+        id, deviceId: job.deviceId, timestamp: f.ts, kind: f.kind, data: f.data, gps: f.gps,
         lon: f.lon, lat: f.lat, extra: extraOf(f), receivedAt: job.receivedAt,
       });
       messages.push({

@@ -26,7 +26,7 @@ export interface DriverDeps {
   connectTimeoutMs: number;
   /** ms a dummy's frames may lead the wall clock (lib/config.ts dummyMaxLeadMs). */ maxLeadMs: number;
   /** Frames of a pass the platform stored (stored-frames.ts); without it a pass is not checked. */
-  storedFrames?: (deviceId: string, runId: string) => Promise<number>;
+  storedFrames?: (deviceId: string, from: Date, to: Date) => Promise<number>;
 }
 
 export interface RunDriver {
@@ -115,7 +115,7 @@ export function driveRun(run: ClaimedRun, deps: DriverDeps): RunDriver {
     });
     if (summary.lastTs !== null) await repos.dummies.recordLastFrame(run.dummyId, new Date(summary.lastTs));
     if (deps.storedFrames && summary.framesSent > 0 && !reason) {
-      const stored = await deps.storedFrames(dummy.deviceId, passId);
+      const stored = await deps.storedFrames(dummy.deviceId, new Date(startTs), new Date(summary.lastTs ?? startTs));
       if (stored < summary.framesSent) throw new Error(notStored(deps.mqttUrl!, summary.framesSent, stored));
     }
     return { lastTs: Math.max(summary.lastTs ?? startTs, startTs + estimate!.driveMs), left: last.framesTotal - last.framesSent };

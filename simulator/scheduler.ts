@@ -25,7 +25,7 @@ export interface RunSchedulerOptions {
   /** The gateways' announced MQTT URL (db/deployment-urls.ts), asked when mqttUrl is null; none: the run fails so. */
   resolveMqttUrl?: () => Promise<string | null>;
   /** Frames of a pass the platform stored; a pass the broker acknowledged but the platform did not store fails the run. */
-  storedFrames?: (deviceId: string, runId: string) => Promise<number>;
+  storedFrames?: (deviceId: string, from: Date, to: Date) => Promise<number>;
   workerId?: string;
   /** ms between checks for new runs and stop requests. */ pollMs?: number;
   /** ms a lease lasts without renewal; a dead worker's runs are taken over after it. */ leaseMs?: number;
@@ -149,7 +149,7 @@ export async function startRunScheduler(
   const scheduler = createRunScheduler({
     repos: deps.repos, log: deps.log.child({ part: 'run-scheduler' }), mqttUrl, maxLeadMs: deps.config.dummyMaxLeadMs,
     resolveMqttUrl: () => announcedUrl(knex, 'mqtt'),
-    storedFrames: (deviceId, runId) => storedPassFrames(knex, deviceId, runId),
+    storedFrames: (deviceId, from, to) => storedPassFrames(knex, deviceId, from, to),
   });
   deps.log.info({ mqttUrl: mqttUrl ?? 'announced by the gateways', workerId: scheduler.workerId }, 'run scheduler started');
   return {

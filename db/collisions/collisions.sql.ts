@@ -4,6 +4,7 @@ import type { Knex } from 'knex';
 import { prepared } from '../prepared.js';
 import { vehicleAt } from '../vehicle-at.sql.js';
 import { lateSpanStart } from '../late-bound.sql.js';
+import { hasAccel, numAt } from '../message-data.sql.js';
 
 export interface CollisionOptions {
   /** g (9.80665 m/s²): the accelerometer magnitude that is an impact. */
@@ -28,11 +29,13 @@ export interface CollisionBatch { deviceId: string; minTs: Date; late: boolean }
  * the norm of the largest excursion on each axis, gravity removed from z, in g. The trips stage reads it too, so that an
  * impact is not also a hard brake (db/trips/segment.sql.ts).
  */
-export const IMPACT_G = (a: string) => `sqrt(
-    greatest(abs((${a} ->> 'maxX')::float8), abs((${a} ->> 'minX')::float8)) ^ 2
-  + greatest(abs((${a} ->> 'maxY')::float8), abs((${a} ->> 'minY')::float8)) ^ 2
-  + greatest(abs((${a} ->> 'maxZ')::float8 - 9.80665), abs((${a} ->> 'minZ')::float8 - 9.80665)) ^ 2) / 9.80665`;
-const MAGNITUDE = IMPACT_G('a');
+export const IMPACT_G = (m: string) => {
+  const axis = (a: string) => numAt(m, `accel.${a}`);
+  return `sqrt(
+    greatest(abs(${axis('maxX')}), abs(${axis('minX')})) ^ 2
+  + greatest(abs(${axis('maxY')}), abs(${axis('minY')})) ^ 2
+  + greatest(abs(${axis('maxZ')} - 9.80665), abs(${axis('minZ')} - 9.80665)) ^ 2) / 9.80665`;
+};
 
 /** MAGNITUDE in JavaScript, for the stage's pre-filter: the same norm of a frame's accelerometer window, in g. */
 export function impactMagnitudeG(a: Record<string, number>): number {
@@ -70,16 +73,16 @@ const RECOMPUTE = `
   samples AS (
     SELECT m.device_id, m.id AS message_id, m.ts, m.location, m.extra -> 'collision' IS NOT NULL AS reported,
       (m.extra -> 'collision' ->> 'peakG')::float8 AS reported_g,
-      CASE WHEN m.data -> 'accel' IS NOT NULL THEN (SELECT ${MAGNITUDE} FROM (SELECT m.data -> 'accel' AS a) x) END AS g,
-      coalesce((m.data ->> 'vehicleSpeed')::float8, (m.extra -> 'gps' ->> 'speed')::float8) AS speed
+      CASE WHEN ${hasAccel('m')} THEN ${IMPACT_G('m')} END AS g,
+      coalesce(${numAt('m', 'vehicleSpeed')}, ${numAt('m', 'gps.speed')}) AS speed
     -- per device through messages_device_ts_id (OFFSET 0: never a hash over a sequential scan of every message)
     FROM span s CROSS JOIN LATERAL (SELECT * FROM messages mm WHERE mm.device_id = s.device_id AND mm.ts >= s.from_ts OFFSET 0) m
-    WHERE m.extra -> 'collision' IS NOT NULL OR m.data -> 'accel' IS NOT NULL),
+    WHERE m.extra -> 'collision' IS NOT NULL OR ${hasAccel('m')}),
   candidates AS (
     SELECT x.* FROM samples x, params p
-    WHERE x.reported OR (x.g >= p.impact_g AND coalesce(x.speed, (SELECT coalesce((m.data ->> 'vehicleSpeed')::float8,
-      (m.extra -> 'gps' ->> 'speed')::float8) FROM messages m WHERE m.device_id = x.device_id AND m.ts < x.ts
-      AND m.ts >= x.ts - interval '30 seconds' AND (m.data -> 'vehicleSpeed' IS NOT NULL OR m.extra -> 'gps' -> 'speed' IS NOT NULL)
+    WHERE x.reported OR (x.g >= p.impact_g AND coalesce(x.speed, (SELECT coalesce(${numAt('m', 'vehicleSpeed')},
+      ${numAt('m', 'gps.speed')}) FROM messages m WHERE m.device_id = x.device_id AND m.ts < x.ts
+      AND m.ts >= x.ts - interval '30 seconds' AND (${numAt('m', 'vehicleSpeed')} IS NOT NULL OR ${numAt('m', 'gps.speed')} IS NOT NULL)
       ORDER BY m.ts DESC LIMIT 1)) >= p.min_speed)),
   grouped AS (
     SELECT y.*, sum(CASE WHEN y.prev_ts IS NULL OR y.ts - y.prev_ts >= p.merge THEN 1 ELSE 0 END)

@@ -4,6 +4,7 @@
 // (db/distance/triggers.sql.ts) then re-measures the successors of late frames and moves the vehicles' totals.
 import { STEP } from './model.js';
 import { vehicleAt } from '../vehicle-at.sql.js';
+import { numAt } from '../message-data.sql.js';
 
 export type StepSource = 'gps' | 'vss' | 'none';
 
@@ -11,11 +12,10 @@ export type StepSource = 'gps' | 'vss' | 'none';
 export interface StoredStep { meters: number; source: StepSource; vehicleId: string | null }
 
 /**
- * A message's vehicleSpeed when it is a number (km/h), else null: its column (migration 028; `alias` a messages row or
- * the batch's new_batch row), else the payload's. The trips read the speed through it too (db/trips/segment.sql.ts).
+ * A message's vehicleSpeed (km/h), null when it carried none: its slot (db/message-data.sql.ts; `alias` a messages row
+ * or the batch's new_batch row). The trips and rules read the speed through it too.
  */
-export const VEHICLE_SPEED = (alias: string) =>
-  `coalesce(${alias}.vehicle_speed, CASE WHEN jsonb_typeof(${alias}.data -> 'vehicleSpeed') = 'number' THEN (${alias}.data ->> 'vehicleSpeed')::float8 END)`;
+export const VEHICLE_SPEED = (alias: string) => numAt(alias, 'vehicleSpeed');
 
 /**
  * The meters between two points (geometry, SRID 4326) on the WGS 84 spheroid: what `ST_Distance` on their geography
@@ -138,13 +138,20 @@ export const NEW_STEPS_CTES = `
  * estimate from it. Data-modifying CTEs run to completion whether or not the final SELECT reads them; updates find
  * their rows by key (`= ANY (ARRAY(…))`, so a generic plan reads them through the primary key whatever it estimates).
  * Bindings (stepBindings in db/distance/triggers.sql.ts): per new message id, device_id, ts, meters, source,
- * vehicle_id, late; per moved one id, vehicle_id; per skipped frame device_id, ts, id.
+ * vehicle_id, late; per moved one id, vehicle_id, device_id, ts; per skipped frame device_id, ts, id.
  */
+/**
+ * Index conditions on messages `m` for the rows of `keys` (a CTE with device_id and ts): one index probe per device and
+ * time among them (messages have no index on id alone).
+ */
+const BY_KEYS = (m: string, keys: string) => `${m}.device_id = ANY (ARRAY(SELECT DISTINCT device_id FROM ${keys}))
+      AND ${m}.ts = ANY (ARRAY(SELECT DISTINCT ts FROM ${keys}))`;
+
 export const STEP_CTES = `
   fresh AS (
     SELECT * FROM unnest(?::uuid[], ?::uuid[], ?::timestamptz[], ?::float8[], ?::text[], ?::uuid[], ?::bool[])
       AS n(id, device_id, ts, meters, source, vehicle_id, late)),
-  vehicles_in AS (SELECT * FROM unnest(?::uuid[], ?::uuid[]) AS v(id, vehicle_id)),
+  vehicles_in AS (SELECT * FROM unnest(?::uuid[], ?::uuid[], ?::uuid[], ?::timestamptz[]) AS v(id, vehicle_id, device_id, ts)),
   skipped_in AS (SELECT * FROM unnest(?::uuid[], ?::timestamptz[], ?::uuid[]) AS k(device_id, ts, id)),
   successors AS (
     SELECT DISTINCT ON (s.id) s.*, EXISTS (SELECT 1 FROM fresh f2 WHERE f2.id = s.id) AS is_new
@@ -162,16 +169,17 @@ export const STEP_CTES = `
       p.ts AS p_ts, p.location AS p_loc, p.v AS p_v
     FROM remeasured s LEFT JOIN LATERAL (${PREDECESSOR('s')}) p ON true),
   ${measure('succ_')},
-  -- each gated by whether it has rows (an InitPlan: without, nothing below it runs): a generic plan made while messages
-  -- was small (a connection's first batch on a new database) scanned the table for \`moved\`'s ids (empty nearly
-  -- always), and kept scanning it as it grew
+  -- each gated by whether it has rows (an InitPlan: without, nothing below it runs), and found through the
+  -- (device_id, ts, id) index by arrays of the rows' devices and times: a generic plan made while messages was small (a
+  -- connection's first batch on a new database) scanned the table for \`moved\`'s rows (none nearly always), and kept
+  -- scanning it as it grew
   restepped AS (
     UPDATE messages m SET step_m = s.meters, step_source = s.source, step_vehicle_id = s.vehicle_id FROM succ_steps s
-    WHERE EXISTS (SELECT 1 FROM succ_steps) AND m.id = ANY (ARRAY(SELECT id FROM succ_steps)) AND m.id = s.id
+    WHERE EXISTS (SELECT 1 FROM succ_steps) AND ${BY_KEYS('m', 'succ_steps')} AND m.id = s.id AND m.device_id = s.device_id AND m.ts = s.ts
     RETURNING m.id),
   moved AS (
     UPDATE messages m SET step_vehicle_id = v.vehicle_id FROM vehicles_in v
-    WHERE EXISTS (SELECT 1 FROM vehicles_in) AND m.id = ANY (ARRAY(SELECT id FROM vehicles_in)) AND m.id = v.id
+    WHERE EXISTS (SELECT 1 FROM vehicles_in) AND ${BY_KEYS('m', 'vehicles_in')} AND m.id = v.id AND m.device_id = v.device_id AND m.ts = v.ts
       AND NOT EXISTS (SELECT 1 FROM succ_steps s WHERE s.id = v.id)
     RETURNING m.id),
   delta AS (

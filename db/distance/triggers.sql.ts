@@ -96,7 +96,7 @@ export interface StepBatch {
 function stepBindings(devices: StepBatch[]): unknown[] {
   const ids: string[] = [], deviceIds: string[] = [], ts: Date[] = [], meters: number[] = [], sources: string[] = [];
   const vehicles: (string | null)[] = [], late: boolean[] = [];
-  const movedIds: string[] = [], movedVehicles: (string | null)[] = [];
+  const movedIds: string[] = [], movedVehicles: (string | null)[] = [], movedDevices: string[] = [], movedTs: Date[] = [];
   const skippedDevices: string[] = [], skippedTs: Date[] = [], skippedIds: string[] = [];
   for (const d of devices) {
     const latest = d.previousLatest?.getTime() ?? -Infinity;
@@ -104,12 +104,14 @@ function stepBindings(devices: StepBatch[]): unknown[] {
       const step = m.step ?? null;
       ids.push(m.id); deviceIds.push(d.deviceId); ts.push(m.timestamp); meters.push(step?.meters ?? 0);
       sources.push(step?.source ?? 'none'); vehicles.push(m.vehicleId); late.push(m.timestamp.getTime() <= latest);
-      if (step && step.vehicleId !== m.vehicleId) { movedIds.push(m.id); movedVehicles.push(m.vehicleId); }
+      if (step && step.vehicleId !== m.vehicleId) {
+        movedIds.push(m.id); movedVehicles.push(m.vehicleId); movedDevices.push(d.deviceId); movedTs.push(m.timestamp);
+      }
     }
     for (const k of d.skipped ?? []) { skippedDevices.push(d.deviceId); skippedTs.push(k.timestamp); skippedIds.push(k.id); }
   }
   return [uuidArray(ids), uuidArray(deviceIds), timestampArray(ts), float8Array(meters), textArray(sources), uuidArray(vehicles),
-    boolArray(late), uuidArray(movedIds), uuidArray(movedVehicles), uuidArray(skippedDevices), timestampArray(skippedTs), uuidArray(skippedIds)];
+    boolArray(late), uuidArray(movedIds), uuidArray(movedVehicles), uuidArray(movedDevices), timestampArray(movedTs), uuidArray(skippedDevices), timestampArray(skippedTs), uuidArray(skippedIds)];
 }
 
 /**

@@ -31,6 +31,7 @@ import * as m030 from './030_notification_subscription_key.js';
 import * as m031 from './031_webhook_endpoints.js';
 import * as m032 from './032_run_wait_reason.js';
 import * as m033 from './033_notification_times_ms.js';
+import * as m035 from './035_messages_compact.js';
 
 export const MIGRATIONS: Record<string, Knex.Migration> = {
   '001_core': m001,
@@ -65,4 +66,5 @@ export const MIGRATIONS: Record<string, Knex.Migration> = {
   '031_webhook_endpoints': m031,
   '032_run_wait_reason': m032,
   '033_notification_times_ms': m033,
+  '035_messages_compact': m035,
 };

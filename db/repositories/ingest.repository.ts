@@ -4,18 +4,24 @@ import type { Knex } from 'knex';
 import { vehicleAt } from '../vehicle-at.sql.js';
 import { runParts, type PartRow, type SqlPart, type SqlStatement } from '../fused.js';
 import { LATEST_MESSAGE, NEW_STEPS_CTES, type StepSource, type StoredStep } from '../distance/steps.sql.js';
+import { storedData } from '../message-data.sql.js';
 
-/** One telemetry message row as the gateway writes it (location as lon/lat, turned into a PostGIS point here). */
+/**
+ * One telemetry message row as the gateway writes it: location as lon/lat, turned into a PostGIS point here; data and
+ * the GPS fix's extras split into slots and other parameters (db/message-data.sql.ts storedData). The id carries the
+ * timestamp (lib/uuid7.ts).
+ */
 export interface MessageRow {
   id: string;
   deviceId: string;
   timestamp: Date;
-  frameId: string | null;
   kind: string;
   data: Record<string, unknown>;
+  /** The GPS fix's extras (alt, speed, heading, hdop, satellites); null or absent when none. */
+  gps?: Record<string, unknown> | null;
   lon: number | null;
   lat: number | null;
-  /** What the frame carried beyond telemetry (vin, dtcs, battery, collision, gps extras); null when nothing. */
+  /** What the frame carried beyond telemetry (vin, dtcs, battery, collision); null when nothing. */
   extra: Record<string, unknown> | null;
   receivedAt: Date;
 }
@@ -78,24 +84,26 @@ export interface Association { deviceId: string; vehicleId: string; startedAt: D
 
 // The batch travels as one parameter per column, whatever its size (PGlite takes one statement per call, and knex
 // would otherwise bind 10 parameters per row): the scalar columns as arrays (each element read by its type's input
-// function), `data` and `extra` each as one JSON array parsed into jsonb once, a row's value taken by its position.
-// As one JSON array of row objects (jsonb_to_recordset), every row's keys would be sorted and its ids and
-// timestamps read as jsonb strings, then converted again (docs/development/performance.md). `extra` holds JSON null for
-// a row without one (SQL NULL once read).
+// function), every row's slots as one float8 array (a row's own taken by offset and length), `txt` and `extra` each as
+// one JSON array parsed into jsonb once, a row's value taken by its position (JSON null for a row without one, SQL NULL
+// once read). As one JSON array of row objects (jsonb_to_recordset), every row's keys would be sorted and its ids and
+// timestamps read as jsonb strings, then converted again (docs/development/performance.md). `kind` is null for
+// telemetry, the kind nearly every frame has (db/migrations/035_messages_compact.ts).
 const BATCH_ROWS = `
-  SELECT r.i, r.id, r.device_id, r.ts, r.frame_id, r.kind, j.data -> (r.i::int - 1) AS data,
-    nullif(j.extra -> (r.i::int - 1), 'null') AS extra, r.received_at,
-    CASE WHEN r.lon IS NULL OR r.lat IS NULL THEN NULL ELSE ST_SetSRID(ST_MakePoint(r.lon, r.lat), 4326) END AS location,
-    r.vehicle_speed
-  FROM unnest(?::uuid[], ?::uuid[], ?::timestamptz[], ?::text[], ?::text[], ?::float8[], ?::float8[], ?::timestamptz[], ?::float8[])
-    WITH ORDINALITY AS r(id, device_id, ts, frame_id, kind, lon, lat, received_at, vehicle_speed, i)
-  CROSS JOIN (SELECT ?::jsonb AS data, ?::jsonb AS extra) j`;
+  SELECT r.i, r.id, r.device_id, r.ts, nullif(r.kind, 'telemetry') AS kind,
+    CASE WHEN r.num_len > 0 THEN j.num[r.num_at::int + 1 : r.num_at::int + r.num_len::int] END AS num,
+    nullif(j.txt -> (r.i::int - 1), 'null') AS txt, nullif(j.extra -> (r.i::int - 1), 'null') AS extra, r.received_at,
+    CASE WHEN r.lon IS NULL OR r.lat IS NULL THEN NULL ELSE ST_SetSRID(ST_MakePoint(r.lon, r.lat), 4326) END AS location
+  FROM unnest(?::uuid[], ?::uuid[], ?::timestamptz[], ?::text[], ?::float8[], ?::float8[], ?::timestamptz[], ?::float8[],
+    ?::float8[])
+    WITH ORDINALITY AS r(id, device_id, ts, kind, lon, lat, received_at, num_at, num_len, i)
+  CROSS JOIN (SELECT ?::float8[] AS num, ?::jsonb AS txt, ?::jsonb AS extra) j`;
 
 /**
  * The batch's insert, each row with its distance step (db/distance/steps.sql.ts), and each batch device's newest
  * stored timestamp before it (a db/fused.ts statement: at ingest, the stages' early reads share its round trip). The
  * CTEs see the snapshot the statement started with, so `latest` never sees the rows `ins` adds. Frames already stored
- * (same device and frame id) are skipped; the distance statement re-measures the message after one (its step took the
+ * (same device, timestamp and id: a re-sent frame's id is its first copy's) are skipped; the distance statement re-measures the message after one (its step took the
  * skipped frame for its predecessor).
  */
 const INSERT_AFTER_LATEST: SqlStatement = {
@@ -104,12 +112,10 @@ const INSERT_AFTER_LATEST: SqlStatement = {
   new_batch AS (${BATCH_ROWS}),
   ${NEW_STEPS_CTES.trim()},
   ins AS (
-    INSERT INTO messages (id, device_id, ts, frame_id, kind, data, location, extra, received_at, step_m, step_source, step_vehicle_id,
-      vehicle_speed)
-    SELECT b.id, b.device_id, b.ts, b.frame_id, b.kind, b.data, b.location, b.extra, b.received_at, s.meters, s.source, s.vehicle_id,
-      b.vehicle_speed
+    INSERT INTO messages (id, device_id, ts, received_at, step_m, kind, num, txt, location, extra, step_source, step_vehicle_id)
+    SELECT b.id, b.device_id, b.ts, b.received_at, s.meters, b.kind, b.num, b.txt, b.location, b.extra, s.source, s.vehicle_id
     FROM new_batch b JOIN new_steps s ON s.id = b.id
-    ON CONFLICT (device_id, frame_id) WHERE frame_id IS NOT NULL DO NOTHING
+    ON CONFLICT (device_id, ts, id) DO NOTHING
     RETURNING id, step_m, step_source, step_vehicle_id)`,
   // One row of arrays: each stored row's position in the batch with its step, and the devices' newest timestamps. As a
   // row per message, its id, step and column names would each be written out as JSON by row_to_json; a position is a
@@ -160,32 +166,27 @@ const ASSOCIATIONS = `
   ORDER BY b.device_id, a.started_at, a.created_at`;
 
 /**
- * A message's `vehicle_speed` column (migration 028) from its payload: the vehicleSpeed when it is a finite number, else
- * null (its readers then take the payload's: db/distance/steps.sql.ts VEHICLE_SPEED).
- */
-export function vehicleSpeedOf(data: Record<string, unknown> | null | undefined): number | null {
-  const speed = data?.vehicleSpeed;
-  return typeof speed === 'number' && Number.isFinite(speed) ? speed : null;
-}
-
-/**
- * The rows as BATCH_ROWS's parameters, column by column: the scalar columns as binary arrays (db/binary-array.ts), data
- * and extra as one JSON array each.
+ * The rows as BATCH_ROWS's parameters, column by column: the scalar columns as binary arrays (db/binary-array.ts), the
+ * slots as one float8 array with each row's offset and length, txt and extra as one JSON array each.
  */
 function messageColumns(rows: MessageRow[]): unknown[] {
   const n = rows.length;
-  const ids = new Array<string>(n), devices = new Array<string>(n), ts = new Array<Date>(n), frames = new Array<string | null>(n);
+  const ids = new Array<string>(n), devices = new Array<string>(n), ts = new Array<Date>(n);
   const kinds = new Array<string>(n), lons = new Array<number | null>(n), lats = new Array<number | null>(n);
-  const received = new Array<Date>(n), data = new Array<unknown>(n), extra = new Array<unknown>(n);
-  const speeds = new Array<number | null>(n);
+  const received = new Array<Date>(n), txt = new Array<unknown>(n), extra = new Array<unknown>(n);
+  const numAt = new Array<number>(n), numLen = new Array<number>(n), num: (number | null)[] = [];
   for (let i = 0; i < n; i++) {
     const r = rows[i];
-    ids[i] = r.id; devices[i] = r.deviceId; ts[i] = r.timestamp; frames[i] = r.frameId; kinds[i] = r.kind;
-    lons[i] = r.lon; lats[i] = r.lat; received[i] = r.receivedAt; data[i] = r.data; extra[i] = r.extra;
-    speeds[i] = vehicleSpeedOf(r.data);
+    ids[i] = r.id; devices[i] = r.deviceId; ts[i] = r.timestamp; kinds[i] = r.kind;
+    lons[i] = r.lon; lats[i] = r.lat; received[i] = r.receivedAt; extra[i] = r.extra;
+    const stored = storedData(r.data, r.gps);
+    txt[i] = stored.txt;
+    numAt[i] = num.length;
+    numLen[i] = stored.num?.length ?? 0;
+    if (stored.num) for (const v of stored.num) num.push(v);
   }
-  return [uuidArray(ids), uuidArray(devices), timestampArray(ts), textArray(frames), textArray(kinds), float8Array(lons),
-    float8Array(lats), timestampArray(received), float8Array(speeds), JSON.stringify(data), JSON.stringify(extra)];
+  return [uuidArray(ids), uuidArray(devices), timestampArray(ts), textArray(kinds), float8Array(lons), float8Array(lats),
+    timestampArray(received), float8Array(numAt), float8Array(numLen), float8Array(num), JSON.stringify(txt), JSON.stringify(extra)];
 }
 
 /** What the insert stored: each new message's step by id (duplicates skipped are absent), the devices' previous newest timestamps. */

@@ -1,5 +1,8 @@
 import type { Knex } from 'knex';
 import { REMAINING_CAP, streamPage, type StreamWindow } from '../paging.js';
+import { carriesAny, carriesData, messageData } from '../message-data.sql.js';
+import { uuid7Ms } from '../../lib/uuid7.js';
+import { readableDeviceIds, type Principal } from './scope.js';
 
 /** A stored telemetry message as the telemetry service reads it. */
 export interface MessageRecord {
@@ -26,7 +29,7 @@ const toMessage = (r: MessageRow): MessageRecord =>
  */
 function pickData(knex: Knex, keys: string[]): Knex.Raw {
   return knex.raw(
-    `coalesce((select jsonb_object_agg(e.key, e.value) from jsonb_each(m.data) as e
+    `coalesce((select jsonb_object_agg(e.key, e.value) from jsonb_each(${messageData('m')}) as e
       where e.key = any(?::text[])), '{}'::jsonb) as data`, [keys]);
 }
 
@@ -61,6 +64,7 @@ export function remainingFromTotals(first: Record<string, unknown>, pageLength: 
 /** Reads only: the gateway's ingest pipeline writes `messages` (messages.repository.ts). */
 export function telemetryRepository(knex: Knex) {
   const ofDevice = (trx: Knex, deviceId: string) => trx('messages as m').where('m.device_id', deviceId);
+  const data = (trx: Knex) => trx.raw(`${messageData('m')} as data`);
 
   return {
     /** Messages of a device, newest first (stream pagination). */
@@ -68,13 +72,27 @@ export function telemetryRepository(knex: Knex) {
       // without `since`, remaining comes with the page (MESSAGE_TOTALS)
       const totals = w.since ? [] : [trx.raw(MESSAGE_TOTALS, messageTotalsBindings(deviceId, w.until, w.before))];
       const page = await streamPage<MessageRow>(
-        () => ofDevice(trx, deviceId).select('m.id', 'm.device_id', 'm.ts', 'm.data', ...totals), 'm.ts', w, 'm.id',
+        () => ofDevice(trx, deviceId).select('m.id', 'm.device_id', 'm.ts', data(trx), ...totals), 'm.ts', w, 'm.id',
         (rows) => remainingFromTotals(rows[0], rows.length));
       return { remaining: page.remaining, prior: page.prior, newest: page.newest, messages: page.rows.map(toMessage) };
     },
 
-    async getMessage(id: string, trx: Knex = knex): Promise<MessageRecord | undefined> {
-      const row = await trx('messages as m').select('m.id', 'm.device_id', 'm.ts', 'm.data').where('m.id', id).first();
+    /**
+     * One message by id, of `deviceId` or of any device `readableBy` may read. The id carries the message's timestamp
+     * (lib/uuid7.ts), so the lookup is one (device_id, ts, id) probe per device in the time partition of that
+     * timestamp; a message stored before ids carried it is found through message_legacy_ids (migration 035).
+     */
+    async getMessage(id: string, of: { deviceId: string } | { readableBy: Principal }, trx: Knex = knex): Promise<MessageRecord | undefined> {
+      const devices = (q: Knex.QueryBuilder) => ('deviceId' in of ? q.where('m.device_id', of.deviceId)
+        : q.whereIn('m.device_id', readableDeviceIds(trx, of.readableBy)));
+      const find = (ts: Date) => devices(trx('messages as m').select('m.id', 'm.device_id', 'm.ts', data(trx))
+        .where('m.ts', ts).where('m.id', id)).first();
+      const ms = uuid7Ms(id);
+      let row = ms === null ? undefined : await find(new Date(ms));
+      if (!row) {
+        const legacy = await trx('message_legacy_ids').select('ts').where('id', id).first();
+        if (legacy) row = await find(legacy.ts);
+      }
       return row && toMessage(row);
     },
 
@@ -83,7 +101,7 @@ export function telemetryRepository(knex: Knex) {
      * is every parameter except `location` itself (that is the feature's geometry).
      */
     async listLocations(deviceId: string, w: StreamWindow, fields: FieldSelection, trx: Knex = knex) {
-      const data = fields === 'all' ? trx.raw(`m.data - 'location' as data`)
+      const data = fields === 'all' ? trx.raw('message_data(m.num, m.txt, NULL) as data')
         : fields.length ? pickData(trx, fields) : trx.raw(`'{}'::jsonb as data`);
       const page = await streamPage<MessageRow & { lon: number | string; lat: number | string }>(() => ofDevice(trx, deviceId).whereNotNull('m.location')
         .select('m.id', 'm.device_id', 'm.ts', data, trx.raw('ST_X(m.location) as lon'), trx.raw('ST_Y(m.location) as lat')),
@@ -93,14 +111,16 @@ export function telemetryRepository(knex: Knex) {
     },
 
     /**
-     * Snapshots: messages holding at least one of `fields` (jsonb `?|`), each with
+     * Snapshots: messages holding at least one of `fields` (db/message-data.sql.ts carriesAny), each with
      * only those of `fields` it holds.
      */
     async listSnapshots(deviceId: string, w: StreamWindow, fields: FieldSelection, trx: Knex = knex) {
-      const page = await streamPage<MessageRow>(() => (fields === 'all'
-        ? ofDevice(trx, deviceId).whereRaw(`m.data <> '{}'::jsonb`).select('m.id', 'm.device_id', 'm.ts', 'm.data')
-        : ofDevice(trx, deviceId).whereRaw('m.data \\?| ?::text[]', [fields])
-          .select('m.id', 'm.device_id', 'm.ts', pickData(trx, fields))), 'm.ts', w, 'm.id');
+      const page = await streamPage<MessageRow>(() => {
+        if (fields === 'all') return ofDevice(trx, deviceId).whereRaw(carriesData('m')).select('m.id', 'm.device_id', 'm.ts', data(trx));
+        const carries = carriesAny('m', fields);
+        return ofDevice(trx, deviceId).whereRaw(carries.sql, carries.bindings as Knex.RawBinding[])
+          .select('m.id', 'm.device_id', 'm.ts', pickData(trx, fields));
+      }, 'm.ts', w, 'm.id');
       return { remaining: page.remaining, prior: page.prior, newest: page.newest, snapshots: page.rows.map(toMessage) };
     },
   };

@@ -5,7 +5,6 @@ import { EVENT_COLUMNS, EVENTS_AND_LEASED, eventsAndLeased, NOTIFIED, type Event
 import type { StoredEvent } from '../../lib/bus.js';
 import { vehicleAt } from '../vehicle-at.sql.js';
 import { RULE_EVENT_META } from './rule-event.sql.js';
-import { VEHICLE_SPEED } from '../distance/steps.sql.js';
 
 /**
  * Rule evaluation over the devices' messages, in SQL (the database does the spatial and
@@ -72,18 +71,14 @@ said AS MATERIALIZED (
     CASE b.type
       WHEN 'radius' THEN ST_DWithin(m.location::geography, b.center, b.radius)
       WHEN 'polygon' THEN ST_Covers(b.area, m.location)
-      -- vehicleSpeed from its column (migration 028; the payload's where null): from the payload, a key lookup and a
-      -- numeric → text → float8 conversion for each bound, for every message and rule
-      ELSE CASE WHEN b.parameter = 'vehicleSpeed' THEN
-          ${VEHICLE_SPEED('m')} >= coalesce(b.min, '-Infinity'::float8) AND ${VEHICLE_SPEED('m')} <= coalesce(b.max, 'Infinity'::float8)
-        WHEN jsonb_typeof(m.data -> b.parameter) = 'number' THEN
-          (m.data ->> b.parameter)::float8 >= coalesce(b.min, '-Infinity'::float8)
-          AND (m.data ->> b.parameter)::float8 <= coalesce(b.max, 'Infinity'::float8) END
+      -- the parameter's slot (the boundary's generated column, migration 035): a number, or null when the message
+      -- did not carry it (a parameter without a slot has no numbers: never said)
+      ELSE m.num[b.slot] >= coalesce(b.min, '-Infinity'::float8) AND m.num[b.slot] <= coalesce(b.max, 'Infinity'::float8)
     END AS said
   FROM plan p
   -- per rule through messages_device_ts_id: OFFSET 0 keeps the planner from flattening the lateral into a hash join
   -- over a sequential scan of every stored message
-  CROSS JOIN LATERAL (SELECT mm.id, mm.ts, mm.location, mm.data, mm.vehicle_speed FROM messages mm WHERE mm.device_id = p.device_id
+  CROSS JOIN LATERAL (SELECT mm.id, mm.ts, mm.location, mm.num FROM messages mm WHERE mm.device_id = p.device_id
     AND mm.ts >= p.from_ts AND mm.received_at >= p.created_at OFFSET 0) m
   JOIN rule_boundaries b ON b.rule_id = p.rule_id
   -- the seed as the first row of a boundary, for the grid's rules only: the others read it as lag's default (as rows,
@@ -210,7 +205,7 @@ ev AS (
   -- the rule by its key: joined to plan (two CTEs, their rows estimated at a few), the join became a nested loop
   -- comparing every transition with every planned rule
   JOIN rules r ON r.id = t.rule_id
-  JOIN messages m ON m.id = t.message_id
+  JOIN messages m ON m.device_id = r.device_id AND m.ts = t.ts AND m.id = t.message_id
   CROSS JOIN links
   WHERE NOT EXISTS (SELECT 1 FROM stored s WHERE ${SAME_EVENT('s', 't')})
   RETURNING ${EVENT_COLUMNS.join(', ')}

@@ -42,21 +42,16 @@ export const BOUNDARIES_OF = (ruleId: string) => `(SELECT coalesce(jsonb_agg(x.b
         FROM (SELECT ${BOUNDARY} AS boundary FROM rule_boundaries b WHERE b.rule_id = ${ruleId} ORDER BY b.position) x)`;
 
 /**
- * `message.snapshot`: the message's parameters, with `location` as {lat, lon} instead of GeoJSON (a location
- * without coordinates is left out). jsonb_set rebuilds the parameters once, where `(data - 'location') || …` built
- * them twice.
+ * `message.snapshot`: the message's parameters (`m` a messages row), with `location` as {lat, lon} instead of GeoJSON.
  */
-const snapshot = (data: string) => `CASE WHEN jsonb_typeof(${data} -> 'location' -> 'coordinates') = 'array'
-    THEN jsonb_set(${data}, '{location}', jsonb_build_object(
-      'lat', ${data} -> 'location' -> 'coordinates' -> 1, 'lon', ${data} -> 'location' -> 'coordinates' -> 0))
-    ELSE coalesce(${data}, '{}'::jsonb) - 'location' END`;
+const snapshot = (m: string) => `message_data(${m}.num, ${m}.txt, NULL) || CASE WHEN ${m}.location IS NULL THEN '{}'::jsonb
+    ELSE jsonb_build_object('location', jsonb_build_object('lat', ST_Y(${m}.location), 'lon', ST_X(${m}.location))) END`;
 
 /**
  * The meta of a transition's event. Expects in scope: `r` (the rule: id, name, device_id, created_at, boundaries), `t`
- * (the transition: covered, first_eval, message_id, ts), `m` (its message: data) and `links` (self_t, events_t,
+ * (the transition: covered, first_eval, message_id, ts), `m` (its message) and `links` (self_t, events_t,
  * subs_t). The boundaries are the rule's stored copy (BOUNDARIES_OF, built again only for a rule stored without it):
- * built for every event, they would cost more than reading the copy. The snapshot is built with jsonb_set, the
- * cheaper way per event (docs/development/performance.md). The objects are rows of the composite types of migration
+ * built for every event, they would cost more than reading the copy. The objects are rows of the composite types of migration
  * 027, whose attributes are the keys: to_jsonb builds the meta in one pass (nested jsonb_build_object calls wrote out
  * and read back every level).
  */
@@ -68,4 +63,4 @@ export const RULE_EVENT_META = `to_jsonb(ROW(
       ROW(r.device_id, 'device')::rule_event_object,
       ROW(${link('links.self_t', 'r.id', 'r.device_id')}, ${link('links.events_t', 'r.id', 'r.device_id')},
         ${link('links.subs_t', 'r.id', 'r.device_id')})::rule_event_links)::rule_event_rule,
-    ROW(t.message_id, ${isoText('t.ts')}, ${snapshot('m.data')})::rule_event_message)::rule_event_meta)`;
+    ROW(t.message_id, ${isoText('t.ts')}, ${snapshot('m')})::rule_event_message)::rule_event_meta)`;

@@ -6,6 +6,7 @@ import { SPHEROID_M, VEHICLE_SPEED } from '../distance/steps.sql.js';
 import { STEP } from '../distance/model.js';
 import { IMPACT_G } from '../collisions/collisions.sql.js';
 import type { SqlStatement } from '../fused.js';
+import { numAt } from '../message-data.sql.js';
 
 /**
  * Per device of the batch, the span to (re)derive:
@@ -35,7 +36,12 @@ const PARAMS = `
  * accelerometer window reaches `p`'s impact threshold (g; the collisions stage's collisionImpactG, measured alike). An
  * impact is never a hard brake or acceleration (MEMBERS), whether or not the collisions stage makes it a collision.
  */
-const IMPACT = (m: string) => `coalesce(${m}.extra -> 'collision' IS NOT NULL OR ${IMPACT_G(`${m}.data -> 'accel'`)} >= ${P('impact')}, false)`;
+/** What a trip reads of each message (`m` a messages row): speed, load, fuel, accelerometer, impact. */
+const SAMPLE_COLUMNS = (m: string) => `coalesce(${VEHICLE_SPEED(m)}, ${numAt(m, 'gps.speed')}) AS spd,
+      ${numAt(m, 'calculatedLoadValue')} AS load, ${numAt(m, 'engineFuelRate')} AS fuel_rate,
+      ${numAt(m, 'massAirFlow')} AS maf, coalesce((${m}.txt ->> 'fuelType') ILIKE '%diesel%', false) AS diesel,
+      ${numAt(m, 'accel.minX')} AS ax_min, ${numAt(m, 'accel.maxX')} AS ax_max, ${IMPACT(m)} AS impact`;
+const IMPACT = (m: string) => `coalesce(${m}.extra -> 'collision' IS NOT NULL OR ${IMPACT_G(m)} >= ${P('impact')}, false)`;
 
 /**
  * A parameter of `p`, as a scalar subquery: evaluated once per statement (an InitPlan), where joining `p` to the rows
@@ -88,12 +94,10 @@ const SPAN = `
  */
 const ROWS0 = (virtual: boolean, carried: string[] = [], numbered = true) => `
   rows0 AS (
-    SELECT x.device_id, m.id, m.ts, m.kind, m.location,${carried.map((c) => ` ${c},`).join('')}
-      -- the vehicle speed as the distance steps read it (its column, else the payload's number), else the GPS speed
-      coalesce(${VEHICLE_SPEED('m')}, (m.extra -> 'gps' ->> 'speed')::float8) AS spd,
-      (m.data ->> 'calculatedLoadValue')::float8 AS load, (m.data ->> 'engineFuelRate')::float8 AS fuel_rate,
-      (m.data ->> 'massAirFlow')::float8 AS maf, coalesce((m.data ->> 'fuelType') ILIKE '%diesel%', false) AS diesel,
-      (m.data -> 'accel' ->> 'minX')::float8 AS ax_min, (m.data -> 'accel' ->> 'maxX')::float8 AS ax_max, ${IMPACT('m')} AS impact,
+    -- kind: null stands for telemetry in storage (migration 035); named here, so that no test below meets a null
+    SELECT x.device_id, m.id, m.ts, coalesce(m.kind, 'telemetry') AS kind, m.location,${carried.map((c) => ` ${c},`).join('')}
+      -- the vehicle speed as the distance steps read it, else the GPS speed
+      ${SAMPLE_COLUMNS('m')},
       false AS virt, NULL::boolean AS v_mv${numbered ? `,
       row_number() OVER (PARTITION BY x.device_id ORDER BY m.ts, m.received_at, m.id) AS rn` : ''}
     FROM ctx x
@@ -423,22 +427,19 @@ export const SPLICE = `
   win AS (
     SELECT h.id AS trip_id, h.device_id, h.l_first, h.l_last, m.*
     FROM host h CROSS JOIN LATERAL (
-      SELECT -1 AS edge, mm.id, mm.ts, mm.received_at, mm.location, mm.vehicle_speed, mm.data, mm.extra
+      SELECT -1 AS edge, mm.id, mm.ts, mm.received_at, mm.location, mm.num, mm.txt, mm.extra
       FROM (SELECT * FROM messages mm WHERE mm.device_id = h.device_id AND mm.ts < h.l_first AND mm.ts >= h.start_ts
         ORDER BY mm.ts DESC, mm.id DESC LIMIT (SELECT n FROM w)) mm
       UNION ALL
-      SELECT 0, mm.id, mm.ts, mm.received_at, mm.location, mm.vehicle_speed, mm.data, mm.extra
+      SELECT 0, mm.id, mm.ts, mm.received_at, mm.location, mm.num, mm.txt, mm.extra
       FROM messages mm WHERE mm.device_id = h.device_id AND mm.ts >= h.l_first AND mm.ts <= h.l_last
       UNION ALL
-      SELECT 1, mm.id, mm.ts, mm.received_at, mm.location, mm.vehicle_speed, mm.data, mm.extra
+      SELECT 1, mm.id, mm.ts, mm.received_at, mm.location, mm.num, mm.txt, mm.extra
       FROM (SELECT * FROM messages mm WHERE mm.device_id = h.device_id AND mm.ts > h.l_last AND mm.ts <= h.last_ts
         ORDER BY mm.ts, mm.id LIMIT (SELECT n FROM w)) mm) m),
   rows0 AS (
     SELECT m.device_id, v.ver AS sess, 0 AS seg, m.id, m.ts, m.received_at, m.location,
-      coalesce(${VEHICLE_SPEED('m')}, (m.extra -> 'gps' ->> 'speed')::float8) AS spd,
-      (m.data ->> 'calculatedLoadValue')::float8 AS load, (m.data ->> 'engineFuelRate')::float8 AS fuel_rate,
-      (m.data ->> 'massAirFlow')::float8 AS maf, coalesce((m.data ->> 'fuelType') ILIKE '%diesel%', false) AS diesel,
-      (m.data -> 'accel' ->> 'minX')::float8 AS ax_min, (m.data -> 'accel' ->> 'maxX')::float8 AS ax_max, ${IMPACT('m')} AS impact,
+      ${SAMPLE_COLUMNS('m')},
       m.id IN (SELECT unnest(ids) FROM late_ids) AS is_late, m.l_first, m.l_last, m.edge
     FROM win m CROSS JOIN (VALUES (0), (1)) v(ver)
     -- version 0: the messages stored before the batch; version 1: those and the late ones (not the batch's others)

@@ -61,9 +61,9 @@ describe('GET /api/v1/devices/{deviceId}/messages', () => {
   it('walks the stream without since with remaining exact from the stored total, past the 10,000 cap too', async () => {
     const { app, device } = await setup();
     // 10,025 messages one second apart from 2024-07-01, newest 2024-07-01T02:47:04Z
-    await t.db.knex.raw(`INSERT INTO messages (id, device_id, ts, kind, data, received_at)
-      SELECT gen_random_uuid(), ?, '2024-07-01T00:00:00Z'::timestamptz + make_interval(secs => i), 'telemetry', '{}'::jsonb, now()
-      FROM generate_series(0, 10024) i`, [device.id]);
+    await t.db.knex.raw(`INSERT INTO messages (id, device_id, ts, received_at)
+      SELECT message_uuid(x.ts), ?, x.ts, now()
+      FROM (SELECT '2024-07-01T00:00:00Z'::timestamptz + make_interval(secs => i) AS ts FROM generate_series(0, 10024) i) x`, [device.id]);
     const page = async (q: string) => (await t.get(`/api/v1/devices/${device.id}/messages?${q}`, app.auth)).json().meta.pagination;
     expect((await page('limit=20&until=2024-08-01T00:00:00.000Z')).remaining).toBe(10_005);
     // a page further back: the total less the 5,025 newer than its prior link

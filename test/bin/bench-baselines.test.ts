@@ -20,15 +20,15 @@ describe('bench baselines: the storing floor and the raw COPY', { timeout: 60_00
     const client = await mqtt.connectAsync(storing.url, { clientId: deviceId, reconnectPeriod: 0 });
     try {
       const stored = async (n: number) =>
-        (await db.knex(storing.table).where('device_id', deviceId).where('data', '@>', JSON.stringify({ n })).count({ c: '*' }))[0].c;
+        (await db.knex(storing.table).where('device_id', deviceId).where('payload', '@>', JSON.stringify({ n })).count({ c: '*' }))[0].c;
       // each frame is there as soon as its PUBACK is: published together, so that batches form
       const acked = await Promise.all(Array.from({ length: 30 }, async (_, n) => {
         await client.publishAsync(`devices/${deviceId}/frames`, JSON.stringify({ n, note: 'a \\ backslash' }), { qos: 1 });
         return Number(await stored(n));
       }));
       expect(acked).toEqual(new Array(30).fill(1));
-      const row = await db.knex(storing.table).where('data', '@>', JSON.stringify({ n: 7 })).first();
-      expect(row).toMatchObject({ device_id: deviceId, kind: 'telemetry', data: { n: 7, note: 'a \\ backslash' }, location: null });
+      const row = await db.knex(storing.table).where('payload', '@>', JSON.stringify({ n: 7 })).first();
+      expect(row).toMatchObject({ device_id: deviceId, payload: { n: 7, note: 'a \\ backslash' }, location: null });
       expect(storing.meanBatchRows()).toBeGreaterThanOrEqual(1);
 
       await client.publishAsync(`devices/${deviceId}/frames`, JSON.stringify({ n: 100 }), { qos: 0 });

@@ -17,9 +17,9 @@ beforeAll(async () => {
   const fleet = [];
   for (let i = 0; i < 50; i++) fleet.push((await t.make.device(app.principal)).id);
   await t.db.knex.raw(`
-    INSERT INTO messages (id, device_id, ts, frame_id, kind, data, location, extra, received_at)
-    SELECT gen_random_uuid(), d, to_timestamp(?::float8 / 1000 + i), NULL, 'telemetry', '{}'::jsonb, NULL, NULL, now()
-    FROM unnest(?::uuid[]) AS d, generate_series(0, 599) AS i`, [T0, fleet]);
+    INSERT INTO messages (id, device_id, ts, received_at)
+    SELECT message_uuid(x.ts), x.d, x.ts, now()
+    FROM (SELECT d, to_timestamp(?::float8 / 1000 + i) AS ts FROM unnest(?::uuid[]) AS d, generate_series(0, 599) AS i) x`, [T0, fleet]);
 });
 afterAll(async () => { await t?.close(); });
 
@@ -32,10 +32,10 @@ async function history(n: number): Promise<string> {
   const app = await t.make.application();
   const device = await t.make.device(app.principal);
   await t.db.knex.raw(`
-    INSERT INTO messages (id, device_id, ts, frame_id, kind, data, location, extra, received_at, vehicle_speed)
-    SELECT gen_random_uuid(), ?::uuid, to_timestamp((?::float8 + i * 1000) / 1000), NULL, 'telemetry',
-      jsonb_build_object('vehicleSpeed', 50, 'accel', ?::jsonb), ST_SetSRID(ST_MakePoint(-96.8, 32.7 + i * 0.0001), 4326),
-      jsonb_build_object('dtcs', '[]'::jsonb), now(), 50
+    INSERT INTO messages (id, device_id, ts, num, location, extra, received_at)
+    SELECT gen_random_uuid(), ?::uuid, to_timestamp((?::float8 + i * 1000) / 1000),
+      message_num(jsonb_build_object('vehicleSpeed', 50, 'accel', ?::jsonb), NULL), ST_SetSRID(ST_MakePoint(-96.8, 32.7 + i * 0.0001), 4326),
+      jsonb_build_object('dtcs', '[]'::jsonb), now()
     FROM generate_series(0, ? - 1) AS i`, [device.id, T0, JSON.stringify(accel(-0.1)), n]);
   // as the platform's auto-analyze does once a table has grown (db/connection.ts): the plans then know a device's rows
   await t.db.knex.raw('ANALYZE messages');

@@ -7,6 +7,7 @@ import type { DeviceBatch, IngestedMessage } from '../../gateway/ingest.types.js
 import { storedDeviceBatches } from '../../gateway/ingest.batch.js';
 import type { NewEvent } from '../../db/repositories/events.repository.js';
 import type { MessageRow } from '../../db/repositories/ingest.repository.js';
+import { frameUuid, uuid7 } from '../../lib/uuid7.js';
 
 export const LAT = 32.7767;
 export const LON = -96.797;
@@ -33,8 +34,9 @@ export function framesToMessages(deviceId: string, vehicleId: string | null, t0:
     const located = f.north !== undefined;
     const lat = located ? north(f.north!) : null;
     const lon = located ? LON + (f.east ?? 0) / (110_880 * Math.cos((LAT * Math.PI) / 180)) : null;
+    const ms = t0 + f.s * 1000;
     return {
-      id: randomUUID(), deviceId, timestamp: new Date(t0 + f.s * 1000), kind: 'telemetry', frameId: f.id ?? null,
+      id: f.id ? frameUuid(ms, deviceId, f.id) : uuid7(ms), deviceId, timestamp: new Date(ms), kind: 'telemetry', frameId: f.id ?? null,
       data: {
         ...(located ? { location: { type: 'Point', coordinates: [lon, lat] } } : {}),
         ...(f.speed !== undefined ? { vehicleSpeed: f.speed } : {}),
@@ -46,7 +48,7 @@ export function framesToMessages(deviceId: string, vehicleId: string | null, t0:
 
 /** The messages as the insert's rows. */
 export const rowsOf = (messages: IngestedMessage[]): MessageRow[] => messages.map((m) => ({
-  id: m.id, deviceId: m.deviceId, timestamp: m.timestamp, frameId: m.frameId, kind: m.kind, data: m.data, lon: m.lon, lat: m.lat,
+  id: m.id, deviceId: m.deviceId, timestamp: m.timestamp, kind: m.kind, data: m.data, lon: m.lon, lat: m.lat,
   extra: null, receivedAt: m.receivedAt,
 }));
 

@@ -5,6 +5,7 @@ import { distancePart } from '../../db/distance/triggers.sql.js';
 import { insertPart } from '../../db/repositories/ingest.repository.js';
 import { messageReads } from '../helpers/plan-reads.js';
 import type { Knex } from 'knex';
+import { storedMessages } from '../helpers/telemetry.factory.js';
 
 let t: TestApp;
 beforeAll(async () => { t = await buildTestApp(); });
@@ -74,9 +75,9 @@ describe('distance steps', () => {
 
   it('measures the frame after a re-sent one from its real predecessor', async () => {
     const { device, vehicle } = await drive([{ s: 0, north: 0, speed: 72, id: 'a' }, { s: 5, north: 100, speed: 72, id: 'b' }]);
-    // 'b' again, stamped later and 400 m further (a device reusing a frame id): skipped, so 'c' follows the stored 'b'
+    // 'b' again (the same frame re-sent): skipped, so 'c' follows the stored 'b'
     const again = await runStage(t, async (trx) => [await storeFrames(trx, t, device.id, vehicle.id, T0,
-      [{ s: 10, north: 500, speed: 72, id: 'b' }, { s: 15, north: 200, speed: 72, id: 'c' }])]);
+      [{ s: 5, north: 100, speed: 72, id: 'b' }, { s: 15, north: 200, speed: 72, id: 'c' }])]);
     expect(again.statements).toBe(1);
     expect(await sources(vehicle.id)).toEqual(['none:0', 'gps:100', 'gps:100']);
     expect((await vehicleTotal(t, vehicle.id)).total).toBeCloseTo(200, 0);
@@ -172,10 +173,10 @@ describe('distance steps, whatever the arrival', () => {
     expect(rows).toHaveLength(track.length);
     const fresh = await t.db.knex.transaction(async (trx) => {
       // the same messages stored again in one batch from scratch, all new (no history before them)
-      const all = await trx('messages').where({ device_id: device.id }).orderBy([{ column: 'ts' }, { column: 'id' }]);
+      const all = await storedMessages(trx).where({ device_id: device.id }).orderBy([{ column: 'ts' }, { column: 'id' }]);
       await trx('messages').where({ device_id: device.id }).del();
       await t.repos.ingest.insertMessages(all.map((m: any) => ({
-        id: m.id, deviceId: device.id, timestamp: new Date(m.ts), frameId: null, kind: m.kind, data: m.data,
+        id: m.id, deviceId: device.id, timestamp: new Date(m.ts), kind: m.kind, data: m.data,
         lat: m.data.location?.coordinates[1] ?? null, lon: m.data.location?.coordinates[0] ?? null, extra: null, receivedAt: new Date(),
       })), trx);
       const out = (await trx.raw('SELECT step_m AS meters, step_source AS source FROM messages WHERE device_id = ? ORDER BY ts, id', [device.id])).rows;

@@ -19,14 +19,14 @@ describe('generic plans made on a small messages table', () => {
     const other = await vehicleWithDevice(t, T0);
     const reads = await t.db.knex.transaction(async (trx) => {
       await trx('messages').insert(messages.map((m) => ({
-        id: m.id, device_id: device.id, ts: m.timestamp, kind: 'telemetry', data: {}, received_at: m.receivedAt,
+        id: m.id, device_id: device.id, ts: m.timestamp, received_at: m.receivedAt,
         step_m: 10, step_source: 'gps', step_vehicle_id: vehicle.id,
       })));
       return messageReads(trx, distancePart([{ deviceId: device.id, messages, previousLatest: new Date(T0) }])!, async (g) => {
         // the table grows under the plan made above: 5,000 messages of another device
-        await g.raw(`INSERT INTO messages (id, device_id, ts, kind, data, received_at)
-          SELECT gen_random_uuid(), ?, to_timestamp(? / 1000.0) + k * interval '1 second', 'telemetry', '{}', now()
-          FROM generate_series(1, 5000) AS k`, [other.device.id, T0]);
+        await g.raw(`INSERT INTO messages (id, device_id, ts, received_at)
+          SELECT message_uuid(x.ts), ?, x.ts, now() FROM (SELECT to_timestamp(? / 1000.0) + k * interval '1 second' AS ts
+          FROM generate_series(1, 5000) AS k) x`, [other.device.id, T0]);
       });
     });
     // an in-order batch without re-measured steps or moved vehicles reads no message

@@ -2,41 +2,49 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { DEAD_LETTER_RAW_BYTES, DEAD_LETTER_REASON_LENGTH, type MessageRow } from '../../db/repositories/ingest.repository.js';
-import * as m028 from '../../db/migrations/028_vehicle_speed.js';
+import { frameUuid, uuid7 } from '../../lib/uuid7.js';
+import { messageData, numAt } from '../../db/message-data.sql.js';
 
 let t: TestApp;
 beforeAll(async () => { t = await buildTestApp(); });
 afterAll(async () => { await t?.close(); });
 
 describe('the batch insert (db/repositories/ingest.repository.ts)', () => {
-  it('stores every column of every row as sent, each row\'s data and extra with their own row', async () => {
+  it('stores every column of every row as sent, each row\'s data, GPS extras and extra with their own row', async () => {
     const app = await t.make.application('enterprise');
     const [a, b] = [await t.make.device(app.principal), await t.make.device(app.principal)];
     // frame ids with what array literals and JSON treat specially; data and extra that differ per row
     const frameIds = ['plain', 'NULL', 'a"b', 'back\\slash', 'comma,brace{}', ' spaced ', 'ünï😀', null, ''];
     const receivedAt = [new Date('2025-03-01T10:00:00.123Z'), new Date('2025-03-01T10:00:01.456Z')];
-    const rows: MessageRow[] = frameIds.map((frameId, k) => ({
-      id: randomUUID(), deviceId: k % 2 ? b.id : a.id, timestamp: new Date(Date.UTC(2025, 2, 1, 9, 0, k, k)), frameId,
-      kind: k === 3 ? 'startup' : 'telemetry',
-      data: { rpm: 800 + k, note: `row ${k} "quoted" \\ ${'é'.repeat(k)}`, nested: { k, list: [k, null, true] } },
-      lon: k === 4 ? null : -96.8 + k / 1000, lat: k === 4 ? null : 32.77 + k / 1e7,
-      extra: k % 3 ? null : { vin: `VIN${k}`, gps: { speed: k } }, receivedAt: receivedAt[k < 5 ? 0 : 1],
-    }));
+    const rows: MessageRow[] = frameIds.map((frameId, k) => {
+      const timestamp = new Date(Date.UTC(2025, 2, 1, 9, 0, k, k));
+      const deviceId = k % 2 ? b.id : a.id;
+      return {
+        id: frameId === null ? uuid7(timestamp.getTime()) : frameUuid(timestamp.getTime(), deviceId, frameId), deviceId, timestamp,
+        kind: k === 3 ? 'startup' : 'telemetry',
+        data: { rpm: 800 + k, note: `row ${k} "quoted" \\ ${'é'.repeat(k)}`, nested: { k, list: [k, null, true] },
+          ...(k === 2 ? { accel: { maxX: 0.5, minZ: 9.1 } } : {}) },
+        gps: k % 3 ? null : { speed: k, heading: 90 }, lon: k === 4 ? null : -96.8 + k / 1000, lat: k === 4 ? null : 32.77 + k / 1e7,
+        extra: k % 3 ? null : { vin: `VIN${k}` }, receivedAt: receivedAt[k < 5 ? 0 : 1],
+      };
+    });
     const stored = await t.repos.ingest.insertMessages(rows);
     expect([...stored.inserted.keys()].sort()).toEqual(rows.map((r) => r.id).sort());
 
     const got = new Map((await t.db.knex('messages').whereIn('id', rows.map((r) => r.id))
-      .select('id', 'device_id', 'ts', 'frame_id', 'kind', 'data', 'extra', 'received_at',
+      .select('id', 'device_id', 'ts', 'kind', t.db.knex.raw(`${messageData('messages')} AS data`), 'extra', 'received_at',
+        t.db.knex.raw(`${numAt('messages', 'gps.speed')} AS gps_speed`),
         t.db.knex.raw('ST_X(location) AS lon'), t.db.knex.raw('ST_Y(location) AS lat'))).map((r: any) => [r.id, r]));
     for (const r of rows) {
       const s = got.get(r.id);
       expect(s, r.id).toBeDefined();
       expect({
-        device: s.device_id, ts: new Date(s.ts).toISOString(), frame: s.frame_id, kind: s.kind, data: s.data,
-        extra: s.extra, received: new Date(s.received_at).toISOString(), lon: s.lon, lat: s.lat,
+        device: s.device_id, ts: new Date(s.ts).toISOString(), kind: s.kind ?? 'telemetry', data: s.data,
+        extra: s.extra, gpsSpeed: s.gps_speed, received: new Date(s.received_at).toISOString(), lon: s.lon, lat: s.lat,
       }).toEqual({
-        device: r.deviceId, ts: r.timestamp.toISOString(), frame: r.frameId, kind: r.kind, data: r.data,
-        extra: r.extra, received: r.receivedAt.toISOString(), lon: r.lon, lat: r.lat,
+        device: r.deviceId, ts: r.timestamp.toISOString(), kind: r.kind,
+        data: { ...r.data, ...(r.lon === null ? {} : { location: { type: 'Point', coordinates: [r.lon, r.lat] } }) },
+        extra: r.extra, gpsSpeed: r.gps?.speed ?? null, received: r.receivedAt.toISOString(), lon: r.lon, lat: r.lat,
       });
     }
     // a row without extra stores SQL NULL, not JSON null
@@ -48,7 +56,7 @@ describe('the batch insert (db/repositories/ingest.repository.ts)', () => {
     const app = await t.make.application('enterprise');
     const [a, b] = [await t.make.device(app.principal), await t.make.device(app.principal)];
     const row = (deviceId: string, k: number, frameId: string): MessageRow => ({
-      id: randomUUID(), deviceId, timestamp: new Date(Date.UTC(2025, 4, 1, 9, 0, k)), frameId, kind: 'telemetry',
+      id: frameUuid(Date.UTC(2025, 4, 1, 9, 0, k), deviceId, frameId), deviceId, timestamp: new Date(Date.UTC(2025, 4, 1, 9, 0, k)), kind: 'telemetry',
       data: { vehicleSpeed: 30 }, lon: -96.8 + k / 10000, lat: 32.77, extra: null, receivedAt: new Date(Date.UTC(2025, 4, 1, 9, 1)),
     });
     const first = [row(a.id, 0, 'f0'), row(a.id, 1, 'f1')];
@@ -73,7 +81,7 @@ describe('the batch insert (db/repositories/ingest.repository.ts)', () => {
     const app = await t.make.application('enterprise');
     const device = await t.make.device(app.principal);
     const rows = [0, 1, 2].map((k): MessageRow => ({
-      id: randomUUID(), deviceId: device.id, timestamp: new Date(Date.UTC(2025, 5, 1, 9, 0, k)), frameId: `h${k}`, kind: 'telemetry',
+      id: uuid7(Date.UTC(2025, 5, 1, 9, 0, k)), deviceId: device.id, timestamp: new Date(Date.UTC(2025, 5, 1, 9, 0, k)), kind: 'telemetry',
       data: {}, lon: null, lat: null, extra: null, receivedAt: new Date(Date.UTC(2025, 5, 1, 9, 1)),
     }));
     await t.repos.ingest.insertMessages(rows);
@@ -87,27 +95,20 @@ describe('the batch insert (db/repositories/ingest.repository.ts)', () => {
     expect(await latest({ ts: rows[2].timestamp, id: 'ffffffff-ffff-4fff-bfff-ffffffffffff' })).toEqual(newest);
   });
 
-  it('stores the vehicle speed beside the payload when it is a number (migration 028), and goes down and up again', async () => {
+  it('stores numbers at their slots and every other value in txt, and reads data back as it was sent', async () => {
     const app = await t.make.application('enterprise');
     const device = await t.make.device(app.principal);
     const speeds: unknown[] = [42.5, 0, 'fast', undefined];
     const rows = speeds.map((vehicleSpeed, k): MessageRow => ({
-      id: randomUUID(), deviceId: device.id, timestamp: new Date(Date.UTC(2025, 6, 1, 9, 0, k)), frameId: `v${k}`, kind: 'telemetry',
-      data: vehicleSpeed === undefined ? { rpm: 900 } : { vehicleSpeed }, lon: null, lat: null, extra: null, receivedAt: new Date(),
+      id: uuid7(Date.UTC(2025, 6, 1, 9, 0, k)), deviceId: device.id, timestamp: new Date(Date.UTC(2025, 6, 1, 9, 0, k)), kind: 'telemetry',
+      data: vehicleSpeed === undefined ? { rpm: 900, fuelType: 'Diesel' } : { vehicleSpeed }, lon: null, lat: null, extra: null, receivedAt: new Date(),
     }));
     await t.repos.ingest.insertMessages(rows);
-    const stored = await t.db.knex('messages').whereIn('id', rows.map((r) => r.id)).orderBy('ts').select('vehicle_speed', 'data');
-    expect(stored.map((r: any) => r.vehicle_speed)).toEqual([42.5, 0, null, null]);
+    const stored = await t.db.knex('messages').whereIn('id', rows.map((r) => r.id)).orderBy('ts')
+      .select(t.db.knex.raw(`${numAt('messages', 'vehicleSpeed')} AS speed`), 'txt', t.db.knex.raw(`${messageData('messages')} AS data`));
+    expect(stored.map((r: any) => r.speed)).toEqual([42.5, 0, null, null]);
+    expect(stored.map((r: any) => r.txt)).toEqual([null, null, { vehicleSpeed: 'fast' }, { fuelType: 'Diesel' }]);
     expect(stored.map((r: any) => r.data)).toEqual(rows.map((r) => r.data));
-
-    await m028.down(t.db.knex);
-    expect(await t.db.knex.schema.hasColumn('messages', 'vehicle_speed')).toBe(false);
-    await m028.up(t.db.knex);
-    // up again: the rows stored before have no speed (their readers take the payload's), new ones theirs
-    const again: MessageRow = { ...rows[0], id: randomUUID(), frameId: 'v9', timestamp: new Date(Date.UTC(2025, 6, 1, 9, 1)) };
-    await t.repos.ingest.insertMessages([again]);
-    const after = await t.db.knex('messages').whereIn('id', [rows[0].id, again.id]).orderBy('ts').select('vehicle_speed');
-    expect(after.map((r: any) => r.vehicle_speed)).toEqual([null, 42.5]);
   });
 });
 

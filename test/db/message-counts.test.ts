@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import type { MessageRow } from '../../db/repositories/ingest.repository.js';
+import { frameUuid, uuid7 } from '../../lib/uuid7.js';
 import { MESSAGE_TOTALS, messageTotalsBindings } from '../../db/repositories/telemetry.repository.js';
 
 let t: TestApp;
@@ -9,7 +10,8 @@ beforeAll(async () => { t = await buildTestApp(); });
 afterAll(async () => { await t?.close(); });
 
 const row = (deviceId: string, k: number, frameId: string | null): MessageRow => ({
-  id: randomUUID(), deviceId, timestamp: new Date(Date.UTC(2024, 0, 1, 0, 0, k)), frameId, kind: 'telemetry', data: { rpm: 900 + k },
+  id: frameId === null ? uuid7(Date.UTC(2024, 0, 1, 0, 0, k)) : frameUuid(Date.UTC(2024, 0, 1, 0, 0, k), deviceId, frameId), deviceId,
+  timestamp: new Date(Date.UTC(2024, 0, 1, 0, 0, k)), kind: 'telemetry', data: { rpm: 900 + k },
   lon: null, lat: null, extra: null, receivedAt: new Date(),
 });
 
@@ -26,7 +28,7 @@ describe('device_message_counts (migration 013)', () => {
     // f1 again (a re-sent frame, skipped by ON CONFLICT) and a new one
     await t.repos.ingest.insertMessages([row(a.id, 1, 'f1'), row(a.id, 2, 'f2')]);
     expect(await counts()).toEqual({ [a.id]: 3, [b.id]: 1 });
-    await t.db.knex('messages').where({ device_id: a.id, frame_id: 'f0' }).del();
+    await t.db.knex('messages').where({ device_id: a.id, id: row(a.id, 0, 'f0').id }).del();
     expect(await counts()).toEqual({ [a.id]: 2, [b.id]: 1 });
     expect(await stored(a.id)).toBe(2);
     await t.db.knex('devices').where({ id: b.id }).del();
@@ -47,9 +49,9 @@ describe('the remaining of a device\'s first message pages', () => {
     // table newer than the prior link (other devices), it took `ts > $` as a third of the device's rows
     const app = await t.make.application('enterprise');
     const [device, other] = [await t.make.device(app.principal), await t.make.device(app.principal)];
-    const seed = (id: string, from: string, n: number) => t.db.knex.raw(`INSERT INTO messages (id, device_id, ts, kind, data, received_at)
-      SELECT gen_random_uuid(), ?, ?::timestamptz + make_interval(secs => i), 'telemetry', '{}'::jsonb, now()
-      FROM generate_series(0, ?) i`, [id, from, n - 1]);
+    const seed = (id: string, from: string, n: number) => t.db.knex.raw(`INSERT INTO messages (id, device_id, ts, received_at)
+      SELECT message_uuid(x.ts), ?, x.ts, now() FROM (SELECT ?::timestamptz + make_interval(secs => i) AS ts
+      FROM generate_series(0, ?) i) x`, [id, from, n - 1]);
     await seed(device.id, '2024-07-01T00:00:00Z', 30_000);
     await seed(other.id, '2024-07-02T00:00:00Z', 60_000);
     await t.db.knex.raw('ANALYZE messages');

@@ -8,6 +8,7 @@ import { createMessageFeed, recordFeedBatch } from '../../db/message-feed.js';
 import type { StoredMessage } from '../../lib/bus.js';
 import { createTestDb } from '../helpers/db.js';
 import { factories } from '../helpers/factories.js';
+import { uuid7 } from '../../lib/uuid7.js';
 
 let db: Awaited<ReturnType<typeof createTestDb>>;
 let repos: Repositories;
@@ -23,10 +24,11 @@ afterAll(async () => { await db?.close(); });
 /** Stores `n` messages of a device as one ingest batch would (received `clockOffMs` off the real time). */
 async function store(trx: Knex.Transaction, deviceId: string, n: number, clockOffMs = 0) {
   const receivedAt = new Date(Date.now() + clockOffMs);
-  const rows = Array.from({ length: n }, (_, i) => ({
-    id: randomUUID(), deviceId, timestamp: new Date(Date.now() - 60_000 + i), frameId: null, kind: 'telemetry',
-    data: { vehicleSpeed: i }, lon: null, lat: null, extra: null, receivedAt,
-  }));
+  const rows = Array.from({ length: n }, (_, i) => {
+    const timestamp = new Date(Date.now() - 60_000 + i);
+    return { id: uuid7(timestamp.getTime()), deviceId, timestamp, kind: 'telemetry',
+    data: { vehicleSpeed: i }, lon: null, lat: null, extra: null, receivedAt };
+  });
   await repos.ingest.insertMessages(rows, trx);
   return rows;
 }

@@ -41,8 +41,8 @@ async function planOf(knex: Knex, table: string, call: () => Promise<unknown>) {
 async function seed(table: 'messages' | 'events', deviceId: string, from: string, n: number, perMs: number) {
   const ts = `?::timestamptz + make_interval(secs => i / ${perMs})`;
   if (table === 'messages') {
-    await t.db.knex.raw(`INSERT INTO messages (id, device_id, ts, kind, data, received_at)
-      SELECT gen_random_uuid(), ?, ${ts}, 'telemetry', '{}'::jsonb, now() FROM generate_series(0, ?) i`, [deviceId, from, n - 1]);
+    await t.db.knex.raw(`INSERT INTO messages (id, device_id, ts, received_at)
+      SELECT message_uuid(x.ts), ?, x.ts, now() FROM (SELECT ${ts} AS ts FROM generate_series(0, ?) i) x`, [deviceId, from, n - 1]);
   } else {
     await t.db.knex.raw(`INSERT INTO events (id, device_id, vehicle_id, application_id, ts, stored, event_type, object_type, object_id, meta)
       SELECT gen_random_uuid(), ?, NULL, NULL, ${ts}, now(), 'startup', 'vehicle', NULL, NULL FROM generate_series(0, ?) i`, [deviceId, from, n - 1]);

@@ -1,13 +1,13 @@
-import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { TestApp } from '../helpers/app.js';
 import { evaluateRulesDeriver, type RuleDeriverContext } from '../../db/rules/evaluate.js';
 import { EVENT_COLUMNS, toEvent, type EventRecord, type EventRow } from '../../db/repositories/events.repository.js';
 import type { NewRule } from '../../db/rules/types.js';
-import { vehicleSpeedOf } from '../../db/repositories/ingest.repository.js';
+import { messageRow } from '../helpers/telemetry.factory.js';
+import { uuid7 } from '../../lib/uuid7.js';
 
-/** A message; `payloadOnly`: stored without the vehicle_speed column (as before migration 028, or by another path). */
-export interface TestMessage { ts: Date; lon?: number; lat?: number; data?: Record<string, unknown>; payloadOnly?: boolean }
+/** A message: its time, position and other telemetry. */
+export interface TestMessage { ts: Date; lon?: number; lat?: number; data?: Record<string, unknown> }
 
 /** Meters → degrees of latitude (1° ≈ 110.6–111.7 km on the WGS 84 spheroid); tests keep wide margins around boundaries. */
 export const metersNorth = (lat: number, meters: number) => lat + meters / 111_000;
@@ -26,17 +26,10 @@ async function storeMessages(trx: Knex, deviceId: string, messages: TestMessage[
   const stored = messages.map((m) => {
     const hasLoc = m.lon !== undefined && m.lat !== undefined;
     const data = { ...(hasLoc ? { location: { type: 'Point', coordinates: [m.lon, m.lat] } } : {}), ...(m.data ?? {}) };
-    const speed = m.payloadOnly ? null : vehicleSpeedOf(m.data); // the column as the gateway writes it
-    return { id: randomUUID(), ts: m.ts, data, lat: m.lat ?? null, lon: m.lon ?? null, frameId: null, kind: 'telemetry', hasLoc, speed };
+    return { id: uuid7(m.ts.getTime()), ts: m.ts, data, lat: m.lat ?? null, lon: m.lon ?? null, kind: 'telemetry' };
   });
-  for (const m of stored) {
-    await trx('messages').insert({
-      id: m.id, device_id: deviceId, ts: m.ts, frame_id: null, kind: m.kind, data: JSON.stringify(m.data),
-      location: m.hasLoc ? trx.raw('ST_SetSRID(ST_MakePoint(?, ?), 4326)', [m.lon, m.lat]) : null,
-      extra: null, received_at: new Date(), vehicle_speed: m.speed,
-    });
-  }
-  return stored.map(({ hasLoc, speed, ...m }) => m).sort((a, b) => a.ts.getTime() - b.ts.getTime());
+  for (const m of stored) await trx('messages').insert(messageRow(trx, { id: m.id, deviceId, ts: m.ts, data: m.data }));
+  return stored.sort((a, b) => a.ts.getTime() - b.ts.getTime());
 }
 
 /**

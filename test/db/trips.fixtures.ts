@@ -1,16 +1,14 @@
-import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { TestApp } from '../helpers/app.js';
 import { tripsStage } from '../../gateway/stages/trips.stage.js';
 import type { NewEvent } from '../../db/repositories/events.repository.js';
-import { vehicleSpeedOf } from '../../db/repositories/ingest.repository.js';
+import { messageRow } from '../helpers/telemetry.factory.js';
+import { uuid7 } from '../../lib/uuid7.js';
 import type { TripStats } from '../../db/trips/formulas.js';
 
 /** A frame as stored: seconds from BASE, kind, speed (km/h), position, other telemetry. */
-/** A frame; `payloadOnly`: stored without the vehicle_speed column (as before migration 028, or by another path). */
 export interface F {
   s: number; kind?: 'startup' | 'telemetry' | 'shutdown'; speed?: number; lat?: number; lon?: number; data?: Record<string, unknown>;
-  payloadOnly?: boolean;
 }
 
 export const BASE = Date.UTC(2026, 0, 15, 8, 0, 0);
@@ -44,15 +42,10 @@ async function store(trx: Knex, deviceId: string, frames: F[]) {
   const rows = frames.map((f) => {
     const data: Record<string, unknown> = { ...(f.speed !== undefined ? { vehicleSpeed: f.speed } : {}), ...(f.data ?? {}) };
     if (f.lat !== undefined) data.location = { type: 'Point', coordinates: [f.lon ?? LON, f.lat] };
-    return { id: randomUUID(), ts: at(f.s), kind: f.kind ?? 'telemetry', data, f };
+    return { id: uuid7(at(f.s).getTime()), ts: at(f.s), kind: f.kind ?? 'telemetry', data, f };
   });
   if (rows.length) {
-    await trx('messages').insert(rows.map((r) => ({
-      id: r.id, device_id: deviceId, ts: r.ts, frame_id: null, kind: r.kind, data: JSON.stringify(r.data),
-      location: r.f.lat !== undefined ? trx.raw('ST_SetSRID(ST_MakePoint(?, ?), 4326)', [r.f.lon ?? LON, r.f.lat]) : null,
-      extra: null, received_at: new Date(),
-      vehicle_speed: r.f.payloadOnly ? null : vehicleSpeedOf(r.data), // as the gateway writes it
-    })));
+    await trx('messages').insert(rows.map((r) => messageRow(trx, { id: r.id, deviceId, ts: r.ts, kind: r.kind, data: r.data })));
   }
   return rows.sort((a, b) => a.ts.getTime() - b.ts.getTime());
 }
@@ -121,16 +114,16 @@ export async function longDrive(t: TestApp, deviceId: string, s0: number, n: num
   }
   await t.db.knex.transaction(async (trx) => {
     await trx.raw(`
-      INSERT INTO messages (id, device_id, ts, frame_id, kind, data, location, extra, received_at, vehicle_speed)
-      SELECT gen_random_uuid(), ?::uuid, to_timestamp(f.ts_ms / 1000.0), NULL, f.kind,
-        jsonb_build_object('vehicleSpeed', f.speed, 'location', jsonb_build_object('type', 'Point', 'coordinates', jsonb_build_array(f.lon, f.lat))),
-        ST_SetSRID(ST_MakePoint(f.lon, f.lat), 4326), NULL, now(), f.speed
+      INSERT INTO messages (id, device_id, ts, kind, num, location, received_at)
+      SELECT gen_random_uuid(), ?::uuid, to_timestamp(f.ts_ms / 1000.0), nullif(f.kind, 'telemetry'),
+        message_num(jsonb_build_object('vehicleSpeed', f.speed), NULL), ST_SetSRID(ST_MakePoint(f.lon, f.lat), 4326), now()
       FROM unnest(?::float8[], ?::text[], ?::float8[], ?::float8[], ?::float8[]) AS f(ts_ms, kind, speed, lat, lon)`,
     [deviceId, frames.map((f) => at(f.s).getTime()), frames.map((f) => f.kind), frames.map((f) => f.speed), frames.map((f) => f.lat),
       frames.map((f) => f.lon)] as any);
     // as the platform's auto-analyze does once a table has grown (db/connection.ts): the plans then know a device's rows
     await trx.raw('ANALYZE messages');
-    const rows = await trx('messages').where({ device_id: deviceId }).orderBy([{ column: 'ts' }, { column: 'received_at' }, { column: 'id' }]);
+    const rows = await trx('messages').where({ device_id: deviceId }).orderBy([{ column: 'ts' }, { column: 'received_at' }, { column: 'id' }])
+      .select('id', 'ts', trx.raw(`coalesce(kind, 'telemetry') AS kind`), trx.raw('message_data(num, txt, location) AS data'));
     const devices = [{ deviceId, previousLatest: null,
       messages: rows.map((r: any) => ({ id: r.id, deviceId, timestamp: new Date(r.ts), kind: r.kind, data: r.data })) as any[] }];
     await t.repos.events.insert(await tripsStage({ config: t.config } as any).apply({ trx, devices }), trx);

@@ -13,12 +13,12 @@ afterAll(async () => { await t?.close(); });
 const device = async () => { const app = await t.make.application(); return (await t.make.device(app.principal)).id; };
 
 describe('trip segmentation', () => {
-  it('reads the speed from its column, else from the payload, where a speed that is not a number counts as none', async () => {
+  it('reads the speed from its slot, where a speed that is not a number counts as none', async () => {
     const [a, b] = [await device(), await device()];
     const frames = drive(0, 300, 36);
     await feed(t, a, frames, 7);
-    // the same drive stored without the column, one sample's speed not a number (another path than the gateway's)
-    await feed(t, b, frames.map((f, i) => ({ ...f, payloadOnly: true, ...(i === 30 ? { data: { vehicleSpeed: 'n/a' } } : {}) })), 7);
+    // the same drive with one sample's speed not a number (another path than the gateway's, which refuses it)
+    await feed(t, b, frames.map((f, i) => ({ ...f, ...(i === 30 ? { data: { vehicleSpeed: 'n/a' } } : {}) })), 7);
     const [ta, tb] = [(await tripsOf(t, a))[0], (await tripsOf(t, b))[0]];
     const [sa, sb] = [tripStats(sumsOf(ta)), tripStats(sumsOf(tb))];
     expect(sa.messageCount).toBe(frames.length);

@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { storedMessages } from '../helpers/telemetry.factory.js';
+import { slotOf } from '../../db/message-data.sql.js';
+import { frameUuid } from '../../lib/uuid7.js';
 
 let g: TestGateway;
 beforeAll(async () => { g = await startTestGateway(); });
@@ -7,7 +10,7 @@ afterAll(async () => { await g?.close(); });
 
 const ago = (ms: number) => new Date(Date.now() - ms);
 const topic = (deviceId: string) => `devices/${deviceId}/frames`;
-const frames = (deviceId: string) => g.t.db.knex('messages').where('device_id', deviceId).orderBy('ts');
+const frames = (deviceId: string) => storedMessages(g.t.db.knex).where('device_id', deviceId).orderBy('ts');
 
 async function setup() {
   const app = await g.t.make.application();
@@ -54,11 +57,17 @@ describe('durability', () => {
 
   it('stores a re-sent frame once, whether it comes again in a later payload or twice in one', async () => {
     const { device, publish } = await setup();
-    const frame = { id: 'same', ts: ago(3000).toISOString(), data: { rpm: 800 } };
+    const [first, second] = [ago(3000), ago(2000)];
+    const frame = { id: 'same', ts: first.toISOString(), data: { rpm: 800 } };
     await publish(frame);
     await publish(frame);
-    await publish([{ id: 7, ts: ago(2000).toISOString() }, { id: 7, ts: ago(2000).toISOString() }]);
-    expect((await frames(device.id)).map((r) => r.frame_id)).toEqual(['same', '7']);
+    await publish([{ id: 7, ts: second.toISOString() }, { id: 7, ts: second.toISOString() }]);
+    // a frame is its device, frame id and timestamp: its id is made of them (lib/uuid7.ts frameUuid)
+    expect((await frames(device.id)).map((r) => r.id))
+      .toEqual([frameUuid(first.getTime(), device.id, 'same'), frameUuid(second.getTime(), device.id, '7')]);
+    // the same frame id at another time is another frame
+    await publish({ ...frame, ts: ago(1000).toISOString() });
+    expect(await frames(device.id)).toHaveLength(3);
   });
 
   it('stores a late frame where it belongs in time', async () => {
@@ -79,10 +88,11 @@ describe('durability', () => {
       { ts: ago(2000).toISOString(), pids: { '0C': '1AF8' }, dtcs: ['P0300'], battery: { voltage: 12.4 }, collision: { peakG: 4.5 } },
       { ts: ago(1000).toISOString(), data: { coolantTemp: 90 }, location: { lat: 1, lon: 2, speed: 30, satellites: 8 } },
     ]);
-    const rows = await frames(device.id);
-    expect(rows.map((r) => [r.data, r.extra])).toEqual([
-      [{ rpm: 1726 }, { dtcs: ['P0300'], battery: { voltage: 12.4 }, collision: { peakG: 4.5 } }],
-      [{ coolantTemp: 90, location: { type: 'Point', coordinates: [2, 1] } }, { gps: { speed: 30, satellites: 8 } }],
+    const rows = await frames(device.id).select(g.t.db.knex.raw(`num[${slotOf('gps.speed')}] AS gps_speed`),
+      g.t.db.knex.raw(`num[${slotOf('gps.satellites')}] AS gps_satellites`));
+    expect(rows.map((r) => [r.data, r.extra, r.gps_speed, r.gps_satellites])).toEqual([
+      [{ rpm: 1726 }, { dtcs: ['P0300'], battery: { voltage: 12.4 }, collision: { peakG: 4.5 } }, null, null],
+      [{ coolantTemp: 90, location: { type: 'Point', coordinates: [2, 1] } }, null, 30, 8],
     ]);
   });
 });

@@ -16,6 +16,8 @@ import { vehiclesStage } from '../../gateway/stages/vehicles.stage.js';
 import { rulesStage } from '../../gateway/stages/rules.stage.js';
 import { createRule } from '../db/rules.fixtures.js';
 import { randomUUID } from 'node:crypto';
+import { storedMessages } from '../helpers/telemetry.factory.js';
+import { frameUuid } from '../../lib/uuid7.js';
 
 let t: TestApp;
 beforeAll(async () => { t = await buildTestApp(); });
@@ -68,8 +70,8 @@ describe('frames stored before', () => {
     const [mixed] = seen.at(-1)!;
     expect(mixed.skipped?.map((m) => m.frameId)).toEqual(['b']);
     expect(mixed.messages.map((m) => m.step)).toEqual([{ meters: 0, source: 'none', vehicleId: null }]);
-    const stored = await t.db.knex('messages').where({ device_id: d.id }).orderBy('ts').select('id', 'frame_id');
-    expect(stored.map((r: any) => r.frame_id)).toEqual(['a', 'b', 'c']);
+    const stored = await t.db.knex('messages').where({ device_id: d.id }).orderBy('ts').select('id');
+    expect(stored.map((r: any) => r.id)).toEqual(['a', 'b', 'c'].map((f, k) => frameUuid(at(k + 1).getTime(), d.id, f)));
     expect(seen.flat().flatMap((b) => b.messages.map((m) => m.id)).sort()).toEqual(stored.map((r: any) => r.id).sort());
   });
 });
@@ -104,8 +106,7 @@ describe('the cross-process feed', () => {
     await reader.close(); // a second close counts once
     expect(feedFollowed(pgliteDb)).toBe(false);
     await p.submit(job(d.id, [{ id: 'x3', ts: at(3).getTime() }]));
-    const x2 = await t.db.knex('messages').where({ device_id: d.id, frame_id: 'x2' }).first('id');
-    expect(await feedRows(d.id)).toEqual([{ message_ids: [x2.id] }]);
+    expect(await feedRows(d.id)).toEqual([{ message_ids: [frameUuid(at(2).getTime(), d.id, 'x2')] }]);
   });
 });
 
@@ -421,7 +422,7 @@ describe('failures', () => {
     const jobs: IngestJob[] = [job(d1.id, { ts: at(1).getTime(), data: { rpm: 1000 } }),
       job(d2.id, [{ ts: at(1).getTime(), data: { rpm: 2000 } }, { ts: at(2).getTime(), data: { rpm: 666 } }])];
     await Promise.all(jobs.map((j) => p.submit(j)));
-    const rpms = async (id: string) => (await t.db.knex('messages').where('device_id', id).orderBy('ts')).map((r) => r.data.rpm);
+    const rpms = async (id: string) => (await storedMessages(t.db.knex).where('device_id', id).orderBy('ts')).map((r) => r.data.rpm);
     expect(await rpms(d1.id)).toEqual([1000]);
     expect(await rpms(d2.id)).toEqual([2000]);
     expect((await t.repos.ingest.deadLetters(d2.id)).map((l) => [l.frameIndex, l.reason])).toEqual([[1, 'frame 1: storage failed: cannot derive rpm 666']]);
@@ -442,7 +443,7 @@ describe('failures', () => {
     const frames = [{ id: 'ok', ts: at(1).getTime(), data: { rpm: 2000 } },
       { id: 'bad', ts: at(2).getTime(), data: { rpm: 666, fuelType: 'x'.repeat(1000) } }];
     await p.submit(job(d.id, frames));
-    expect((await t.db.knex('messages').where('device_id', d.id)).map((r) => r.data.rpm)).toEqual([2000]);
+    expect((await storedMessages(t.db.knex).where('device_id', d.id)).map((r) => r.data.rpm)).toEqual([2000]);
     const [letter, ...others] = await t.repos.ingest.deadLetters(d.id);
     expect(others).toEqual([]);
     expect(letter.frameIndex).toBe(1);

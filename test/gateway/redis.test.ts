@@ -9,6 +9,7 @@ import { silentLogger } from '../../lib/logger.js';
 import { startGateway } from '../../gateway/gateway.js';
 import { RedisUnavailableError } from '../../gateway/redis.js';
 import { gatewaysOnRedis } from '../helpers/gateway.js';
+import { storedMessages } from '../helpers/telemetry.factory.js';
 
 const redisUrl = process.env.TEST_REDIS_URL;
 
@@ -47,7 +48,7 @@ describe.runIf(redisUrl)('gateways sharing MQTT state through Redis', () => {
     const frame = (rpm: number) => JSON.stringify({ ts: new Date(Date.now() - 1000).toISOString(), data: { rpm } });
     await (await gws.a.connect(d)).publishAsync(`devices/${d.id}/frames`, frame(1000), { qos: 1 });
     await (await gws.a.connect(d, onB())).publishAsync(`devices/${d.id}/frames`, frame(2000), { qos: 1 });
-    const rows = await gws.a.t.db.knex('messages').where('device_id', d.id).select('data');
+    const rows = await storedMessages(gws.a.t.db.knex).where('device_id', d.id);
     expect(rows.map((r) => r.data.rpm).sort()).toEqual([1000, 2000]);
   });
 

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { storedMessages } from '../helpers/telemetry.factory.js';
+import { slotOf } from '../../db/message-data.sql.js';
 
 let g: TestGateway;
 beforeAll(async () => { g = await startTestGateway({ maxPayloadBytes: 4096 }); });
@@ -13,7 +15,7 @@ async function device() {
   const client = await g.connect(d);
   const publish = (payload: string | Buffer) => client.publishAsync(`devices/${d.id}/frames`, payload, { qos: 1 });
   // the payload's frames often share a millisecond: then in rpm order (nothing orders messages by arrival)
-  const stored = async () => (await g.t.db.knex('messages').where('device_id', d.id).orderBy('ts').orderByRaw("(data ->> 'rpm')::float8"))
+  const stored = async () => (await storedMessages(g.t.db.knex).where('device_id', d.id).orderBy('ts').orderByRaw(`num[${slotOf('rpm')}]`))
     .map((r) => r.data);
   const letters = async () => (await g.t.repos.ingest.deadLetters(d.id)).reverse()
     .map((l) => ({ topic: l.topic, frameIndex: l.frameIndex, reason: l.reason, raw: l.raw?.toString('utf8') }));

@@ -7,6 +7,7 @@ import { loadConfig } from '../../lib/config.js';
 import { silentLogger } from '../../lib/logger.js';
 import { startPlatform, type Platform } from '../../bin/platform.js';
 import { createTestDb } from '../helpers/db.js';
+import { storedMessages } from '../helpers/telemetry.factory.js';
 
 let db: Awaited<ReturnType<typeof createTestDb>>;
 let platform: Platform;
@@ -40,7 +41,7 @@ describe('drivewire serve --only gateway', () => {
     const client = await connectAsync(creds.mqttUrl, { username: device.id, clientId: device.id, password: secret, reconnectPeriod: 0 });
     await client.publishAsync(`devices/${device.id}/frames`, JSON.stringify({ ts: Date.now() - 1000, pids: { '0D': '50' } }), { qos: 1 });
     await client.endAsync();
-    const [row] = await platform.db.knex('messages').where('device_id', device.id);
+    const [row] = await storedMessages(platform.db.knex).where('device_id', device.id);
     expect(row.data).toEqual({ vehicleSpeed: 80 });
   });
 });

@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { storedMessages } from '../helpers/telemetry.factory.js';
 
 let g: TestGateway;
 let wsUrl: string;
@@ -39,7 +40,7 @@ describe('live stream', () => {
     const ts = new Date(Date.now() - 1000);
     await client.publishAsync(`devices/${device.id}/frames`, JSON.stringify({ ts: ts.toISOString(), pids: { '0C': '0FA0' } }), { qos: 1 });
     const { payload } = await pub;
-    const [stored] = await g.t.db.knex('messages').where('device_id', device.id);
+    const [stored] = await storedMessages(g.t.db.knex).where('device_id', device.id);
     expect(payload).toEqual({
       id: stored.id, timestamp: ts.toISOString(), data: { rpm: 1000 },
       links: { self: `http://localhost:3999/api/v1/messages/${stored.id}?deviceId=${device.id}` },

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, eventually, type TestGateway } from '../helpers/gateway.js';
 import mqttPacket from 'mqtt-packet';
 import { connectedDevice, metric, rawMqtt, within } from './mqtt.helpers.js';
+import { storedMessages } from '../helpers/telemetry.factory.js';
 
 let g: TestGateway;
 // 200 frames at once, then one frame every 10 s (none within a test); bytes: 10,000 at once, then 1 byte every 10 s
@@ -78,7 +79,7 @@ describe('a device over its rate at QoS 1', () => {
     await within(Promise.all(Array.from({ length: 30 }, (_, k) => dev.publish(JSON.stringify({ id: `${k}`, ts: base + k, data: { rpm: k } })))),
       'PUBACKs', 10_000);
     expect(Date.now() - started).toBeGreaterThanOrEqual(900);
-    const rows = await q.t.db.knex('messages').where('device_id', dev.d.id).orderBy('ts').select('data', 'received_at');
+    const rows = await storedMessages(q.t.db.knex).where('device_id', dev.d.id).orderBy('ts');
     expect(rows.map((r) => r.data.rpm)).toEqual(Array.from({ length: 30 }, (_, k) => k));
     // taken in the order they came: received (admitted) times never go back
     const received = rows.map((r) => new Date(r.received_at).getTime());
@@ -125,7 +126,7 @@ describe('a device whose QoS 1 payloads wait for its rate limit', () => {
     await c.end(); // unacknowledged, the device would send them again
     const again = await w.connect(d);
     await within(again.publishAsync(`devices/${d.id}/frames`, one(4), { qos: 1 }), 'PUBACK', 15_000);
-    const rpm = (await w.t.db.knex('messages').where('device_id', d.id).orderBy('ts')).map((r) => r.data.rpm);
+    const rpm = (await storedMessages(w.t.db.knex).where('device_id', d.id).orderBy('ts')).map((r) => r.data.rpm);
     expect(rpm).toEqual([1, 4]);
     expect(await refusedOn('gone')).toBe(gone + 2);
   });
@@ -141,7 +142,7 @@ describe('a device whose QoS 1 payloads wait for its rate limit', () => {
     expect(await refusedOn('rate_queue')).toBeGreaterThan(queued);
     const again = await w.connect(d);
     await within(again.publishAsync(`devices/${d.id}/frames`, one(500), { qos: 1 }), 'PUBACK', 15_000);
-    const rpm = (await w.t.db.knex('messages').where('device_id', d.id).orderBy('ts')).map((r) => r.data.rpm);
+    const rpm = (await storedMessages(w.t.db.knex).where('device_id', d.id).orderBy('ts')).map((r) => r.data.rpm);
     expect(rpm).toEqual([100, 500]);
   });
 });

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { connectedDevice, metric } from './mqtt.helpers.js';
 import { createDummy } from '../../api/modules/dummies/dummies.service.js';
+import { storedMessages } from '../helpers/telemetry.factory.js';
 
 let g: TestGateway;
 let strict: TestGateway;
@@ -37,7 +38,7 @@ describe('frames stamped ahead of the gateway\'s clock', () => {
     await client.publishAsync(`devices/${dummy.deviceId}/frames`, JSON.stringify([
       { ts: ahead(3_600_000), data: { rpm: 1 } }, { ts: ahead(g.t.config.dummyMaxLeadMs - 60_000), data: { rpm: 2 } }, { ts: far, data: { rpm: 3 } },
     ]), { qos: 1 });
-    const stored = await g.t.db.knex('messages').where('device_id', dummy.deviceId).orderBy('ts');
+    const stored = await storedMessages(g.t.db.knex).where('device_id', dummy.deviceId).orderBy('ts');
     expect(stored.map((r) => r.data.rpm)).toEqual([1, 2]);
     const [letter] = await g.t.repos.ingest.deadLetters(dummy.deviceId);
     expect(letter.reason).toContain(`ts ${far} is more than ${g.t.config.dummyMaxLeadMs / 1000} s ahead of the gateway's clock`);

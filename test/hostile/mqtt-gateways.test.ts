@@ -4,13 +4,14 @@
 import { describe, expect, it } from 'vitest';
 import { gatewaysOnRedis } from '../helpers/gateway.js';
 import { goodFrame, rawMqtt, within } from './mqtt.helpers.js';
+import { storedMessages } from '../helpers/telemetry.factory.js';
 
 const redisUrl = process.env.TEST_REDIS_URL;
 
 describe.runIf(redisUrl)('a device session on two gateways sharing Redis', () => {
   const gws = gatewaysOnRedis(redisUrl!);
 
-  const stored = async (deviceId: string) => (await gws.a.t.db.knex('messages').where('device_id', deviceId).orderBy('ts'))
+  const stored = async (deviceId: string) => (await storedMessages(gws.a.t.db.knex).where('device_id', deviceId).orderBy('ts'))
     .map((r) => r.data.rpm as number);
 
   it('stores a QoS 2 PUBLISH re-sent with DUP on the other gateway, after a reconnection before PUBREL, once', async () => {

@@ -4,12 +4,13 @@ import mqttPacket from 'mqtt-packet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { goodFrame, rawMqtt, stillServing } from './mqtt.helpers.js';
+import { storedMessages } from '../helpers/telemetry.factory.js';
 
 let g: TestGateway;
 beforeAll(async () => { g = await startTestGateway(); });
 afterAll(async () => { await g?.close(); });
 
-const stored = async (deviceId: string) => (await g.t.db.knex('messages').where('device_id', deviceId).orderBy('ts'))
+const stored = async (deviceId: string) => (await storedMessages(g.t.db.knex).where('device_id', deviceId).orderBy('ts'))
   .map((r) => r.data.rpm as number);
 
 const publish2 = (topic: string, payload: string, messageId: number, dup = false) =>
@@ -95,7 +96,7 @@ describe('QoS 2 uplink whose first copy is still being committed when the connec
     expect((await again.next('pubrec')).messageId).toBe(11);
     again.send({ cmd: 'pubrel', messageId: 11 });
     expect((await again.next('pubcomp')).messageId).toBe(11);
-    const rows = await slow.t.db.knex('messages').where('device_id', d.id);
+    const rows = await storedMessages(slow.t.db.knex).where('device_id', d.id);
     expect(rows.map((r) => r.data.rpm)).toEqual([1600]);
     await again.end();
   });

@@ -3,6 +3,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { connectedDevice, metric, ts } from './mqtt.helpers.js';
+import { storedMessages } from '../helpers/telemetry.factory.js';
+import { slotOf } from '../../db/message-data.sql.js';
 
 let g: TestGateway;
 beforeAll(async () => { g = await startTestGateway(); });
@@ -20,7 +22,7 @@ describe('unknown frame fields', () => {
     ]));
     expect(await dev.storedRpm()).toEqual([800, 900]);
     expect(await dev.letters()).toEqual([]);
-    const [row] = await g.t.db.knex('messages').where('device_id', dev.d.id).whereRaw("data ->> 'rpm' = '800'");
+    const [row] = await storedMessages(g.t.db.knex).where('device_id', dev.d.id).whereRaw(`num[${slotOf('rpm')}] = 800`);
     expect(row.data).toEqual({ rpm: 800, location: { type: 'Point', coordinates: [2, 1] } });
     expect(await ignored('firmwareBuild')).toBe(fw + 2);
     expect(await ignored('location.fix')).toBe(fix + 1);

@@ -5,6 +5,8 @@ import mqttPacket from 'mqtt-packet';
 import { expect } from 'vitest';
 import type { MqttClient } from 'mqtt';
 import type { TestGateway } from '../helpers/gateway.js';
+import { storedMessages } from '../helpers/telemetry.factory.js';
+import { slotOf } from '../../db/message-data.sql.js';
 
 /** Fails the test when `p` has not settled within `ms` (default 5 s: longer is a hang). */
 export async function within<T>(p: Promise<T>, what: string, ms = 5000): Promise<T> {
@@ -34,7 +36,7 @@ export async function connectedDevice(g: TestGateway): Promise<HostileDevice> {
     d, client,
     publish: (payload) => within(client.publishAsync(`devices/${d.id}/frames`, payload, { qos: 1 }), 'PUBACK'),
     // frames of one payload often share a millisecond: then in rpm order (nothing orders messages by arrival)
-    storedRpm: async () => (await g.t.db.knex('messages').where('device_id', d.id).orderBy('ts').orderByRaw("(data ->> 'rpm')::float8"))
+    storedRpm: async () => (await storedMessages(g.t.db.knex).where('device_id', d.id).orderBy('ts').orderByRaw(`num[${slotOf('rpm')}]`))
       .map((r) => r.data.rpm),
     letters: async () => (await g.t.repos.ingest.deadLetters(d.id)).reverse()
       .map((l) => ({ frameIndex: l.frameIndex, reason: l.reason, raw: l.raw?.toString('utf8') })),

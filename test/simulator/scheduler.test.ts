@@ -280,7 +280,7 @@ describe('run scheduler', () => {
     const asked: number[] = [];
     const s = scheduler({
       mqttUrl: null, resolveMqttUrl: async () => { asked.push(1); return broker.url; },
-      storedFrames: (deviceId, runId) => storedPassFrames(db.knex, deviceId, runId),
+      storedFrames: (deviceId, from, to) => storedPassFrames(db.knex, deviceId, from, to),
     });
     try {
       const done = await finished(run);

@@ -31,9 +31,10 @@ export default async function telemetryRoutes(app: App) {
   };
   /** A message the caller may read, optionally required to belong to `deviceId`. */
   const readableMessage = async (request: FastifyRequest, messageId: string, deviceId?: string) => {
-    const message = await repos.telemetry.getMessage(messageId);
-    if (!message || (deviceId && message.deviceId !== deviceId)) throw new NotFound();
-    await repos.devices.requireReadable(request.principal!, message.deviceId);
+    // with a device, that device must be readable; without one, the message is looked for among the readable devices
+    if (deviceId) await repos.devices.requireReadable(request.principal!, deviceId);
+    const message = await repos.telemetry.getMessage(messageId, deviceId ? { deviceId } : { readableBy: request.principal! });
+    if (!message) throw new NotFound();
     return { message: presentMessage(app.links, message) };
   };
 
