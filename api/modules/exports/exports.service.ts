@@ -42,7 +42,14 @@ export function attachment(kind: string, id: string, extension: string, r: { sin
 const cursorOf = (row: ExportRow): ExportCursor => ({ ts: row.timestamp, id: row.id });
 
 /**
- * The reply's body: the writer's head, each page's text, its tail. Pages are read one after the other by keyset,
+ * Rows written as one chunk of the reply: a chunk of a few tens of KB. V8 allocates a string or buffer of more than
+ * 128 KB outside the young generation, where only a full collection frees it: a whole page as one chunk (about
+ * 600 KB of CSV) made the API's memory grow by every page until one ran (docs/development/performance.md, export).
+ */
+export const ROWS_PER_CHUNK = 250;
+
+/**
+ * The reply's body: the writer's head, each page's text (in chunks of ROWS_PER_CHUNK rows), its tail. Pages are read one after the other by keyset,
  * the next one requested while the current one is written; a Readable pulls the next chunk only when the socket
  * has taken the previous ones (backpressure), so at most two pages are held however large the export.
  * `first` is the first page, read before the answer starts, so that a failing database is still an error answer.
@@ -56,8 +63,10 @@ export function exportStream(writer: ExportWriter, first: ExportRow[], next: (af
       const more = page.length >= limit ? next(cursorOf(page[page.length - 1])) : null;
       // a client that leaves while the next page loads ends the generator: that page is then never awaited
       more?.catch(() => undefined);
-      const text = writer.rows(page);
-      if (text) yield text;
+      for (let i = 0; i < page.length; i += ROWS_PER_CHUNK) {
+        const text = writer.rows(page.slice(i, i + ROWS_PER_CHUNK));
+        if (text) yield text;
+      }
       if (!more) break;
       page = await more;
     }
