@@ -2,16 +2,10 @@
 // idle or while devices publish at a given total rate, and the same load on a bare Fastify route running
 // the same statement (the page with what its remaining count needs) straight through the database
 // client — measured in the same run, so the figure is a ratio to what the machine can do with nothing of ours.
-import { spawn } from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import Fastify from 'fastify';
 import pg from 'pg';
 import autocannon from 'autocannon';
-import { LAUNCHER } from './child.js';
-import { procCpu } from './processes.js';
-import { apiUrlOf } from '../bin/commands/serve.js';
+import { startApiProcess } from './child.js';
 import { quantile, round, runLoad, startBenchPlatform, type LoadResult, machine } from './harness.js';
 import type { Knex } from 'knex';
 import { benchScenario, type BenchOptions } from './types.js';
@@ -68,36 +62,10 @@ async function bareFastify(databaseUrl: string | null, knex: Knex): Promise<{ ur
   return { url: address, close: async () => { await app.close(); await pool?.end(); } };
 }
 
-/**
- * The API alone in a process of its own (`drivewire serve --only api`, the scale-out layout of
- * docs/operations/scale-out.md) on the bench's database, while the bench process keeps the gateway: requests no longer
- * wait behind the ingest on one event loop.
- */
-async function apiProcess(databaseUrl: string): Promise<{ url: string; cpu(): number | null; close(): Promise<void> }> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'drivewire-bench-api-'));
-  const child = spawn(process.execPath, [LAUNCHER, 'serve', '--only', 'api', '--database-url', databaseUrl, '--http-port', '0',
-    '--host', '127.0.0.1', '--data-dir', dataDir, '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  const close = async () => {
-    child.kill('SIGTERM');
-    await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
-    if (child.exitCode === null) child.kill('SIGKILL');
-    fs.rmSync(dataDir, { recursive: true, force: true });
-  };
-  try {
-    const url = await apiUrlOf(child, 60_000);
-    const cpu = () => { const c = procCpu(`/proc/${child.pid}/stat`); return c && c.user + c.system; };
-    return { url, cpu, close };
-  } catch (err) {
-    await close();
-    throw err;
-  }
-}
-
 async function run(o: BenchOptions) {
   if (o.apiProcess && !o.databaseUrl) throw new Error('--api-process needs --database-url: the embedded database belongs to one process');
   const bench = await startBenchPlatform({ databaseUrl: o.databaseUrl });
-  const separate = o.apiProcess && o.databaseUrl ? await apiProcess(o.databaseUrl).catch(async (err) => { await bench.close(); throw err; }) : null;
+  const separate = o.apiProcess && o.databaseUrl ? await startApiProcess(o.databaseUrl).catch(async (err) => { await bench.close(); throw err; }) : null;
   try {
     const [target, ...publishers] = await bench.devices(1 + (o.ingestRate ? o.devices : 0));
     const { knex } = bench.platform.db;

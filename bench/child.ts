@@ -1,8 +1,12 @@
 // Bench child processes (the connections scenario's load and bare Aedes, the webhooks scenario's receiver): a
 // process of their own, so their CPU and memory stay out of the figures they serve as baselines or peers for.
-import { fork, type ChildProcess } from 'node:child_process';
+import { fork, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { apiUrlOf } from '../bin/commands/serve.js';
+import { procCpu } from './processes.js';
 
 /** The `drivewire` launcher (bin/drivewire.js; the build's dist/bin/drivewire.js links to it). */
 export const LAUNCHER = fileURLToPath(new URL('../bin/drivewire.js', import.meta.url));
@@ -52,5 +56,36 @@ export async function within<T>(answer: Promise<T>, ms: number): Promise<T | nul
     return await Promise.race([answer, new Promise<null>((r) => { timer = setTimeout(r, ms, null); })]);
   } finally {
     clearTimeout(timer);
+  }
+}
+
+/**
+ * The API alone in a process of its own (`drivewire serve --only api`, the scale-out layout of
+ * docs/operations/scale-out.md) on the bench's database, while the bench process keeps the gateway: requests no longer
+ * wait behind the ingest on one event loop. `asLaunched`: with the launcher's own memory settings (launchedLike), as
+ * `drivewire serve` runs, for figures of the process's memory.
+ */
+export async function startApiProcess(databaseUrl: string, o: { asLaunched?: boolean } = {}): Promise<{
+  url: string; pid: number; cpu(): number | null; close(): Promise<void>;
+}> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'drivewire-bench-api-'));
+  const args = ['serve', '--only', 'api', '--database-url', databaseUrl, '--http-port', '0', '--host', '127.0.0.1', '--data-dir', dataDir,
+    '--log-level', 'warn'];
+  const command = o.asLaunched ? launchedLike(LAUNCHER, args) : { command: process.execPath, args: [LAUNCHER, ...args] };
+  const child = spawn(command.command, command.args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const close = async () => {
+    child.kill('SIGTERM');
+    await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
+    if (child.exitCode === null) child.kill('SIGKILL');
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  };
+  try {
+    const url = await apiUrlOf(child, 60_000);
+    const cpu = () => { const c = procCpu(`/proc/${child.pid}/stat`); return c && c.user + c.system; };
+    return { url, pid: child.pid!, cpu, close };
+  } catch (err) {
+    await close();
+    throw err;
   }
 }

@@ -55,6 +55,9 @@ export const BENCH_SCENARIOS: BenchScenarioEntry[] = [
   { name: 'late-trip', description: 'a late frame into a long completed trip (--trip-messages) beside a current frame, --duration rounds of each: PUBACK ms, /health ms meanwhile',
     load: async () => (await import('./late-trip.bench.js')).lateTripScenario,
     smoke: { tripMessages: 20_000, durationS: 2 } },
+  { name: 'export', description: "a CSV export of one device's --export-messages messages (made in SQL) over HTTP: the API's RSS before, at its peak and after (goal: a rise of at most 50 MB), and the time",
+    load: async () => (await import('./export.bench.js')).exportScenario,
+    smoke: { exportMessages: 20_000 } },
   // Issue 11: the ingest scenario with the trips stage off then on, on fresh platforms, and their ratio.
   { name: 'trips', description: 'the ingest scenario with trips off then on (--trips compare): the cost of the trips stage',
     notInSmoke: true,

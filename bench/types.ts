@@ -34,6 +34,8 @@ export interface BenchOptions {
   parallel?: number;
   /** Messages of the long completed trip the late-trip scenario's late frames go into. */
   tripMessages?: number;
+  /** Messages of the device the export scenario exports. */
+  exportMessages?: number;
   /** `--smoke`: a scenario may shorten what the shared smoke options do not cover (drain waits). */
   smoke?: boolean;
 }

@@ -3,8 +3,10 @@ import path from 'node:path';
 import { SETTINGS } from '../lib/config.js';
 import { readCredentials, type Credentials } from './credentials.js';
 
-/** A user-facing CLI failure: printed as one line, exit code 1, no stack trace. */
-export class CliError extends Error {}
+/** A user-facing CLI failure: printed as one line, exit code 1, no stack trace; `status`: the API's HTTP status, if any. */
+export class CliError extends Error {
+  constructor(message: string, readonly status?: number) { super(message); }
+}
 
 export interface ClientOptions { apiUrl?: string; dataDir?: string; json?: boolean; appId?: string; appSecret?: string }
 
@@ -15,6 +17,8 @@ export interface Client {
   api<T = unknown>(method: string, urlPath: string, body?: unknown): Promise<T>;
   /** A call to the admin API with the admin token. */
   admin<T = unknown>(method: string, urlPath: string, body?: unknown): Promise<T>;
+  /** A call as the application whose answer the caller reads (a streamed body, a HEAD's headers); a 4xx/5xx throws. */
+  fetch(method: string, urlPath: string): Promise<Response>;
 }
 
 /** The environment the client commands read, beside their flags (docs/reference/cli.md lists it). */
@@ -47,7 +51,7 @@ export function createClient(opts: ClientOptions): Client {
       + '(the platform stopped), or pass them as options'
     : `No ${what}: start the platform with 'drivewire serve --data-dir ${dirFlag}' or pass --api-url (and credentials)`);
 
-  async function call<T>(method: string, urlPath: string, auth: string, body?: unknown): Promise<T> {
+  async function send(method: string, urlPath: string, auth: string, body?: unknown): Promise<Response> {
     if (!apiUrl) throw need('API URL');
     const url = /^https?:/.test(urlPath) ? urlPath : `${apiUrl}${urlPath}`;
     let res: Response;
@@ -59,25 +63,33 @@ export function createClient(opts: ClientOptions): Client {
     } catch (err) {
       throw new CliError(`Cannot reach the drivewire API at ${apiUrl}: ${(err as Error & { cause?: Error }).cause?.message ?? (err as Error).message}`);
     }
+    if (res.status < 400) return res;
     const text = await res.text();
-    let parsed: unknown;
-    try { parsed = text ? JSON.parse(text) : null; } catch { parsed = text; }
-    if (res.status >= 400) {
-      // the API's error envelope (docs/reference/rest-api.md#errors); anything else is shown as it came
-      const error = (parsed !== null && typeof parsed === 'object' ? parsed : {}) as { error?: string; message?: string };
-      const msg = error.message ?? text;
-      if (res.status === 401) throw new CliError(`401 Unauthorized - ${msg} (check the credentials in ${path.join(dataDir, 'credentials.json')})`);
-      throw new CliError(`${res.status} ${error.error ?? res.statusText} - ${msg}`);
-    }
-    return parsed as T;
+    const parsed = parse(text);
+    // the API's error envelope (docs/reference/rest-api.md#errors); anything else is shown as it came
+    const error = (parsed !== null && typeof parsed === 'object' ? parsed : {}) as { error?: string; message?: string };
+    const msg = error.message ?? text;
+    if (res.status === 401) throw new CliError(`401 Unauthorized - ${msg} (check the credentials in ${path.join(dataDir, 'credentials.json')})`, 401);
+    throw new CliError(`${res.status} ${error.error ?? res.statusText} - ${msg}`, res.status);
   }
+
+  async function call<T>(method: string, urlPath: string, auth: string, body?: unknown): Promise<T> {
+    return parse(await (await send(method, urlPath, auth, body)).text()) as T;
+  }
+
+  const appAuth = () => {
+    if (!appId || !appSecret) throw need('application credentials');
+    return `Basic ${Buffer.from(`${appId}:${appSecret}`).toString('base64')}`;
+  };
 
   return {
     apiUrl: apiUrl ?? '',
     credentials,
     api(method, urlPath, body) {
-      if (!appId || !appSecret) throw need('application credentials');
-      return call(method, urlPath, `Basic ${Buffer.from(`${appId}:${appSecret}`).toString('base64')}`, body);
+      return call(method, urlPath, appAuth(), body);
+    },
+    fetch(method, urlPath) {
+      return send(method, urlPath, appAuth());
     },
     admin(method, urlPath, body) {
       const token = adminToken(credentials);
@@ -85,6 +97,11 @@ export function createClient(opts: ClientOptions): Client {
       return call(method, urlPath, `Bearer ${token}`, body);
     },
   };
+}
+
+/** JSON text as a value; anything else (an empty body: null) as it came. */
+function parse(text: string): unknown {
+  try { return text ? JSON.parse(text) : null; } catch { return text; }
 }
 
 /** The admin token: DRIVEWIRE_ADMIN_TOKEN, else the file DRIVEWIRE_ADMIN_TOKEN_FILE names, else credentials.json. */

@@ -4,6 +4,7 @@ import { registerAdminCommands } from './commands/admin.js';
 import { registerBenchCommands } from './commands/bench.js';
 import { registerSimulatorCommands } from './commands/dummies.js';
 import { registerTripCommands } from './commands/trips.js';
+import { registerExportCommands } from './commands/export.js';
 
 /** The `drivewire` command and all of its subcommands: what bin/cli.ts runs and docs/reference/cli.md describes. */
 export function createProgram(): Command {
@@ -12,7 +13,8 @@ export function createProgram(): Command {
     .showHelpAfterError()
     .exitOverride();
   // Command groups, in one explicit list.
-  for (const register of [registerServeCommands, registerAdminCommands, registerBenchCommands, registerSimulatorCommands, registerTripCommands]) {
+  for (const register of [registerServeCommands, registerAdminCommands, registerBenchCommands, registerSimulatorCommands, registerTripCommands,
+    registerExportCommands]) {
     register(program);
   }
   return program;

@@ -18,6 +18,7 @@ import { diagnosticsRepository } from './repositories/diagnostics.repository.js'
 import { collisionsRepository } from './repositories/collisions.repository.js';
 import { tripsRepository } from './trips/trips.repository.js';
 import { odometersRepository } from './distance/odometers.repository.js';
+import { exportsRepository } from './repositories/exports.repository.js';
 
 export * from './connection.js';
 export { migrateLatest } from './migrate.js';
@@ -45,6 +46,7 @@ export function repositories(knex: Knex) {
     collisions: collisionsRepository(knex),
     trips: tripsRepository(knex),
     odometers: odometersRepository(knex),
+    exports: exportsRepository(knex),
   };
 }
 export type Repositories = ReturnType<typeof repositories>;

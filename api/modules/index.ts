@@ -12,6 +12,7 @@ import collisionsRoutes from './collisions/collisions.routes.js';
 import tripsRoutes from './trips/trips.routes.js';
 import reportCardsRoutes from './report-cards/report-cards.routes.js';
 import distanceRoutes from './distance/distance.routes.js';
+import exportsRoutes from './exports/exports.routes.js';
 
 /** The modules served under /api/v1, one per capability, in one explicit list (docs/development/architecture.md). */
 export const API_MODULES: ApiPlugin[] = [
@@ -28,4 +29,5 @@ export const API_MODULES: ApiPlugin[] = [
   tripsRoutes,
   reportCardsRoutes,
   distanceRoutes,
+  exportsRoutes,
 ];

@@ -60,6 +60,7 @@ export function registerBenchCommands(program: Command): void {
     .option('--step-seconds <s>', 'knee scenario: seconds each step lasts', '5')
     .option('--parallel <n>', 'connections scenario: connection attempts in flight at once', '250')
     .option('--trip-messages <n>', 'late-trip scenario: messages of the long completed trip', '231500')
+    .option('--export-messages <n>', 'export scenario: messages of the device exported', '1000000')
     .option('--no-baselines', 'skip the bare baselines (bare Aedes, raw COPY, the storing floor) measured after the scenario')
     .option('--no-save', 'do not save the results in bench/results/')
     .option('--smoke', 'every scenario, small and short, without baselines and not saved; exits 1 on lost or duplicated frames or errors (never on a timing)')
@@ -84,6 +85,7 @@ export function registerBenchCommands(program: Command): void {
         stepSeconds: count('step-seconds', o.stepSeconds, 1),
         parallel: count('parallel', o.parallel, 1),
         tripMessages: count('trip-messages', o.tripMessages, 3),
+        exportMessages: count('export-messages', o.exportMessages, 1),
       };
       // Each scenario's options: what the command line gives, else the scenario's devices; --smoke over both.
       const runs = chosen.map((entry) => {
