@@ -30,17 +30,20 @@ export async function generateMessages(knex: Knex, o: GenerateOptions): Promise<
         -96.8 + 0.045 * cos(i / 600.0) AS lon, 32.78 + 0.045 * sin(i / 600.0) AS lat,
         round((50 + 40 * sin(i / 97.0))::numeric, 1)::float8 AS speed
       FROM unnest(?::uuid[]) AS d(device_id) CROSS JOIN generate_series(0, ?::int - 1) AS i),
-    ins AS (
-      INSERT INTO messages (id, device_id, ts, frame_id, kind, data, location, extra, received_at, step_m, step_source, step_vehicle_id,
-        vehicle_speed)
-      SELECT gen_random_uuid(), g.device_id, g.ts, NULL, 'telemetry',
-        jsonb_build_object('vehicleSpeed', g.speed, 'rpm', round(800 + g.speed * 40), 'calculatedLoadValue', round((20 + g.speed / 2)::numeric, 1),
-          'coolantTemp', 90, 'location', jsonb_build_object('type', 'Point', 'coordinates', jsonb_build_array(g.lon, g.lat)))
+    d AS (
+      SELECT g.*, jsonb_build_object('vehicleSpeed', g.speed, 'rpm', round(800 + g.speed * 40),
+          'calculatedLoadValue', round((20 + g.speed / 2)::numeric, 1), 'coolantTemp', 90)
         || CASE WHEN g.i % 100 = 0 THEN jsonb_build_object('fuelType', 'Gasoline') ELSE '{}'::jsonb END
         || CASE WHEN g.i % 10 = 0 THEN jsonb_build_object('accel', jsonb_build_object('maxX', 1.2, 'maxY', 0.8, 'maxZ', 9.9,
-          'minX', -1.1, 'minY', -0.7, 'minZ', 9.7)) ELSE '{}'::jsonb END,
-        ST_SetSRID(ST_MakePoint(g.lon, g.lat), 4326), NULL, g.ts, NULL, NULL, NULL, g.speed
-      FROM g
+          'minX', -1.1, 'minY', -0.7, 'minZ', 9.7)) ELSE '{}'::jsonb END AS data
+      FROM g),
+    ins AS (
+      -- stored as the ingest insert stores a frame (db/message-data.sql.ts): slots, other values, the point; an id
+      -- carrying the timestamp
+      INSERT INTO messages (id, device_id, ts, received_at, num, txt, location)
+      SELECT message_uuid(d.ts), d.device_id, d.ts, d.ts, message_num(d.data, NULL), message_txt(d.data),
+        ST_SetSRID(ST_MakePoint(d.lon, d.lat), 4326)
+      FROM d
       RETURNING 1)
     SELECT count(*) AS n FROM ins`, [o.start, stepMs, o.devices, o.messages]);
   await knex.raw('ANALYZE messages');

@@ -80,10 +80,10 @@ describe('GET /api/v1/devices/{deviceId}/messages/export?format=csv', () => {
     const { app, device } = await setup();
     // three messages per millisecond, so that pages end inside a millisecond
     const n = 2 * EXPORT_PAGE_ROWS + 7;
-    await t.db.knex.raw(`INSERT INTO messages (id, device_id, ts, kind, data, received_at)
-      SELECT gen_random_uuid(), ?, '2024-07-01T00:00:00Z'::timestamptz + make_interval(secs => (i / 3) / 1000.0), 'telemetry',
-        jsonb_build_object('rpm', i), now()
-      FROM generate_series(0, ? - 1) i`, [device.id, n]);
+    await t.db.knex.raw(`INSERT INTO messages (id, device_id, ts, num, received_at)
+      SELECT message_uuid(x.ts), ?, x.ts, message_num(jsonb_build_object('rpm', x.i), NULL), now()
+      FROM (SELECT i, '2024-07-01T00:00:00Z'::timestamptz + make_interval(secs => (i / 3) / 1000.0) AS ts
+        FROM generate_series(0, ? - 1) i) x`, [device.id, n]);
     const res = await t.get(`/api/v1/devices/${device.id}/messages/export?until=2024-08-01`, app.auth);
     const { rows } = csvObjects(res.body);
     expect(rows.length).toBe(n);
