@@ -81,7 +81,8 @@ export async function down(knex: Knex): Promise<void> {
       SELECT m.id, m.device_id, m.ts, coalesce(m.kind, 'telemetry'), message_data(m.num, m.txt, m.location), m.location,
         nullif(coalesce(m.extra, '{}'::jsonb) || coalesce((SELECT jsonb_build_object('gps', jsonb_object_agg(g.k, g.v))
           FROM (VALUES ('alt', ${numAt('m', 'gps.alt')}), ('speed', ${numAt('m', 'gps.speed')}), ('heading', ${numAt('m', 'gps.heading')}),
-            ('hdop', ${numAt('m', 'gps.hdop')}), ('satellites', ${numAt('m', 'gps.satellites')})) g(k, v) WHERE g.v IS NOT NULL), '{}'::jsonb),
+            ('hdop', ${numAt('m', 'gps.hdop')}), ('satellites', ${numAt('m', 'gps.satellites')})) g(k, v) WHERE g.v IS NOT NULL
+            HAVING count(*) > 0), '{}'::jsonb),
           '{}'::jsonb),
         m.received_at, m.step_m, m.step_source, m.step_vehicle_id, ${numAt('m', 'vehicleSpeed')}
       FROM messages m;
