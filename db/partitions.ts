@@ -5,7 +5,7 @@ import type pg from 'pg';
  * The platform's own partition manager: range partitions of one span (a day, a month) on a timestamptz column, made
  * ahead of time and on demand, listed with their sizes, dropped whole once older than a cutoff. pg_partman does the
  * same on PostgreSQL but is not in PGlite; one manager on both keeps one behaviour and one test suite
- * (docs/operations/retention.md).
+ * (docs/operations/postgresql.md#time-partitions).
  *
  * There is no DEFAULT partition: a row without its partition is refused, and the ingest path makes the partition
  * first (ensurePartitions). With a default partition, adding a partition whose range overlaps rows already in it would
