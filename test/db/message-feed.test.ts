@@ -1,6 +1,5 @@
 // The cross-process live feed: it follows commit order, never a clock. A batch that commits
 // late, or whose gateway clock is off, is streamed once; a subscription gets nothing from before it.
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Knex } from 'knex';
 import { repositories, type Repositories } from '../../db/index.js';
