@@ -9,11 +9,28 @@ import { migrateLatest } from '../db/migrate.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
+/**
+ * The migrations and the repository's modules they import, transitively (the SQL functions a migration creates may be
+ * written in one: db/message-data.sql.ts), in a stable order.
+ */
+function schemaSources(): string[] {
+  const dir = path.join(root, 'db', 'migrations');
+  const seen = new Set<string>();
+  const visit = (file: string) => {
+    if (seen.has(file) || !fs.existsSync(file)) return;
+    seen.add(file);
+    for (const [, spec] of fs.readFileSync(file, 'utf8').matchAll(/from '(\.{1,2}\/[^']+)\.js'/g)) {
+      visit(path.resolve(path.dirname(file), `${spec}.ts`));
+    }
+  };
+  for (const f of fs.readdirSync(dir).sort()) visit(path.join(dir, f));
+  return [...seen].sort();
+}
+
 /** A hash of everything that shapes the schema, so the cached template is rebuilt when it changes. */
 function schemaHash(): string {
   const h = createHash('sha256');
-  const dir = path.join(root, 'db', 'migrations');
-  for (const f of fs.readdirSync(dir).sort()) h.update(f).update(fs.readFileSync(path.join(dir, f)));
+  for (const f of schemaSources()) h.update(path.relative(root, f)).update(fs.readFileSync(f));
   h.update(JSON.parse(fs.readFileSync(path.join(root, 'node_modules/@electric-sql/pglite/package.json'), 'utf8')).version);
   return h.digest('hex').slice(0, 16);
 }
