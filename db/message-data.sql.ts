@@ -13,12 +13,12 @@
  * MESSAGE_SLOTS, with a migration that replaces message_data()). test/db/message-data.test.ts checks every numeric
  * parameter of lib/catalog.ts has one.
  */
-import { CATALOG } from '../lib/catalog.js';
+import { CATALOG, PARAMETERS } from '../lib/catalog.js';
 
 /** The accelerometer axes: `data.accel.<axis>`. */
 export const ACCEL_AXES = ['maxX', 'maxY', 'maxZ', 'minX', 'minY', 'minZ'] as const;
 /** The GPS fix's extras beyond the point (the frame's `location.<field>`), kept out of `data` as before. */
-export const GPS_EXTRAS = ['alt', 'speed', 'heading', 'hdop', 'satellites'] as const;
+const GPS_EXTRAS = ['alt', 'speed', 'heading', 'hdop', 'satellites'] as const;
 
 /**
  * Every slot's key, 1-based in SQL: `accel.*`, then `gps.*`, then the numeric catalog parameters in catalog order at
@@ -74,12 +74,6 @@ export function numAt(alias: string, key: string): string {
   return `${alias}.num[${slot}]`;
 }
 
-/** A parameter's slot as SQL, for a key chosen per row (a rule's parameter): null for a key without one. */
-export const slotOfSql = (keyExpr: string): string => `array_position(${textArray(MESSAGE_SLOTS)}, ${keyExpr})`;
-
-/** The message's `accel` as the jsonb object `data` holds (null when it carried none), as SQL. */
-export const accelOf = (alias: string): string => `message_accel(${alias}.num)`;
-
 const textArray = (keys: readonly string[]) => `ARRAY[${keys.map((k) => `'${k}'`).join(', ')}]::text[]`;
 
 /**
@@ -123,7 +117,7 @@ export function messageDataFunctions(): string[] {
     `CREATE OR REPLACE FUNCTION message_txt(data jsonb) RETURNS jsonb LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
       SELECT jsonb_object_agg(e.key, e.value) FROM jsonb_each(coalesce(data, '{}'::jsonb)) e
       WHERE e.key NOT IN ('location', 'accel')
-        AND NOT (jsonb_typeof(e.value) = 'number' AND array_position(${textArray(MESSAGE_SLOTS)}, e.key) >= ${FIRST_PARAMETER}) $$`,
+        AND NOT (jsonb_typeof(e.value) = 'number' AND coalesce(array_position(${textArray(MESSAGE_SLOTS)}, e.key), 0) >= ${FIRST_PARAMETER}) $$`,
     `CREATE OR REPLACE FUNCTION message_accel(num float8[]) RETURNS jsonb LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
       SELECT jsonb_object_agg((${textArray(ACCEL_AXES)})[u.i], u.v)
       FROM unnest(num[1:${ACCEL_AXES.length}]) WITH ORDINALITY AS u(v, i) WHERE u.v IS NOT NULL $$`,
@@ -132,7 +126,7 @@ export function messageDataFunctions(): string[] {
       SELECT coalesce(txt, '{}'::jsonb)
         || coalesce((SELECT jsonb_object_agg((${textArray(PARAMETER_KEYS)})[u.i], u.v)
           FROM unnest(num[${FIRST_PARAMETER}:]) WITH ORDINALITY AS u(v, i) WHERE u.v IS NOT NULL), '{}'::jsonb)
-        || CASE WHEN message_accel(num) IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('accel', message_accel(num)) END
+        || coalesce((SELECT jsonb_build_object('accel', a.v) FROM (SELECT message_accel(num) AS v) a WHERE a.v IS NOT NULL), '{}'::jsonb)
         || CASE WHEN loc IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('location',
           jsonb_build_object('type', 'Point', 'coordinates', jsonb_build_array(ST_X(loc), ST_Y(loc)))) END $$`,
   ];
@@ -143,7 +137,7 @@ export const messageData = (alias: string): string => `message_data(${alias}.num
 
 /**
  * SQL condition: the message carries at least one of `keys` (catalog keys, `location`, `accel`): a slot test per
- * numeric key, `?|` on txt for the others. Keys are checked against the catalog by the caller; they are bound, not
+ * numeric key, `?|` on txt for the keys whose values may be text. Keys are checked against the catalog by the caller; they are bound, not
  * spliced, except slot numbers.
  */
 export function carriesAny(alias: string, keys: readonly string[]): { sql: string; bindings: unknown[] } {
@@ -151,11 +145,12 @@ export function carriesAny(alias: string, keys: readonly string[]): { sql: strin
   const text: string[] = [];
   for (const k of new Set(keys)) {
     if (k === 'location') parts.push(`${alias}.location IS NOT NULL`);
-    else if (k === 'accel') parts.push(`${accelOf(alias)} IS NOT NULL`);
+    else if (k === 'accel') parts.push(hasAccel(alias));
     else {
       const slot = SLOT.get(k);
       if (slot && slot >= FIRST_PARAMETER) parts.push(`${alias}.num[${slot}] IS NOT NULL`);
-      text.push(k);
+      // a number parameter is only ever in its slot; a scalar's string value, and every other value, is in txt
+      if (!slot || PARAMETERS.get(k)?.value !== 'number') text.push(k);
     }
   }
   const bindings: unknown[] = [];

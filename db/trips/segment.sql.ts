@@ -94,7 +94,7 @@ const SPAN = `
  */
 const ROWS0 = (virtual: boolean, carried: string[] = [], numbered = true) => `
   rows0 AS (
-    -- kind: null stands for telemetry in storage (migration 035); named here, so that no test below meets a null
+    -- kind: null stands for telemetry in storage (migration 035); named here, so that no comparison below meets a null
     SELECT x.device_id, m.id, m.ts, coalesce(m.kind, 'telemetry') AS kind, m.location,${carried.map((c) => ` ${c},`).join('')}
       -- the vehicle speed as the distance steps read it, else the GPS speed
       ${SAMPLE_COLUMNS('m')},

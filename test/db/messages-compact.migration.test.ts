@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import * as m035 from '../../db/migrations/035_messages_compact.js';
 import { storedMessages } from '../helpers/telemetry.factory.js';
+import { slotOf } from '../../db/message-data.sql.js';
 
 let t: TestApp;
 beforeAll(async () => { t = await buildTestApp(); });
@@ -29,7 +30,7 @@ describe('messages in the compact layout (migration 035)', () => {
     }
     await m035.up(t.db.knex);
     const rows = await storedMessages(t.db.knex).where('device_id', device.id).orderBy('ts')
-      .select(t.db.knex.raw('num[8] AS gps_speed'));
+      .select(t.db.knex.raw(`num[${slotOf('gps.speed')}] AS gps_speed`));
     expect(rows.map((r: any) => [r.id, r.kind, r.data, r.extra])).toEqual([
       [wide[0].id, 'startup', wide[0].data, { vin: '1FTFW1ET5DFC10312' }],
       [wide[1].id, 'telemetry', wide[1].data, null],
