@@ -202,6 +202,27 @@ export function storedData(data: Record<string, unknown>, gps?: Record<string, u
 export const parametersWithoutSlot = (): string[] =>
   CATALOG.filter((p) => (p.value === 'number' || p.value === 'scalar') && !SLOT.has(p.key)).map((p) => p.key);
 
+/**
+ * SQL rows (one column, `key`) of what the message `m` carries, read from its columns without building its data: each
+ * non-null slot as `#<slot>`, each txt key, and `location`. dataKeysOf turns them into data's keys.
+ */
+export const carriedKeys = (m: string): string => `SELECT '#' || u.i AS key FROM unnest(${m}.num) WITH ORDINALITY AS u(v, i)
+    WHERE u.v IS NOT NULL
+    UNION ALL SELECT jsonb_object_keys(${m}.txt)
+    UNION ALL SELECT 'location' WHERE ${m}.location IS NOT NULL`;
+
+/** The keys of `data` that carriedKeys' rows name: a slot's parameter, `accel` for an axis; GPS extras are not data. */
+export function dataKeysOf(carried: Iterable<string>): Set<string> {
+  const keys = new Set<string>();
+  for (const k of carried) {
+    if (!k.startsWith('#')) { keys.add(k); continue; }
+    const slotKey = MESSAGE_SLOTS[Number(k.slice(1)) - 1];
+    if (!slotKey || slotKey.startsWith('gps.')) continue;
+    keys.add(slotKey.startsWith('accel.') ? 'accel' : slotKey);
+  }
+  return keys;
+}
+
 /** SQL condition: the message carried an accelerometer window (any axis). */
 export const hasAccel = (alias: string): string =>
   `(${ACCEL_AXES.map((a) => `${numAt(alias, `accel.${a}`)} IS NOT NULL`).join(' OR ')})`;

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { messageData } from '../message-data.sql.js';
+import { carriedKeys, dataKeysOf, messageData } from '../message-data.sql.js';
 
 /**
  * Rows of one export page: few enough that a page, parsed and written out, stays a few MB, many enough that the
@@ -98,16 +98,19 @@ export function exportsRepository(knex: Knex) {
       return Number((out[0] as unknown as { n: number | string }).n);
     },
 
-    /** The data keys present in the range (the CSV's columns): one pass over the range in the database. */
+    /**
+     * The data keys present in the range (the CSV's columns): one pass over the range in the database, reading the
+     * stored columns (carriedKeys), not each message's data built.
+     */
     async keys(s: ExportSource, r: ExportRange, trx: Knex = knex): Promise<Set<string>> {
       const w = rangeOf(r, null);
-      const keysOf = `SELECT DISTINCT k.key FROM messages m CROSS JOIN LATERAL jsonb_object_keys(${messageData('m')}) AS k(key)`;
+      const keysOf = `SELECT DISTINCT k.key FROM messages m CROSS JOIN LATERAL (${carriedKeys('m')}) AS k(key)`;
       const out = isDevice(s)
         ? await rows(`${keysOf} WHERE m.device_id = ?::uuid AND ${w.sql}`, [s.deviceId, ...w.bindings], trx)
         : s.deviceIds.length
           ? await rows(`WITH ${INTERVALS} ${keysOf} JOIN iv ON ${IN_INTERVAL} WHERE ${w.sql}`, [s.deviceIds, s.vehicleId, ...w.bindings], trx)
           : [];
-      return new Set((out as unknown as { key: string }[]).map((k) => k.key));
+      return dataKeysOf((out as unknown as { key: string }[]).map((k) => k.key));
     },
   };
 }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { MESSAGE_SLOTS, parametersWithoutSlot, storedData } from '../../db/message-data.sql.js';
+import { MESSAGE_SLOTS, carriedKeys, dataKeysOf, parametersWithoutSlot, slotOf, storedData } from '../../db/message-data.sql.js';
 import { uuid7, uuid7Ms, frameUuid } from '../../lib/uuid7.js';
 
 let t: TestApp;
@@ -25,6 +25,16 @@ describe('message slots (db/message-data.sql.ts)', () => {
     expect(rows[0].num.map((v: unknown) => (v === null ? null : Number(v)))).toEqual(inJs.num);
     expect(rows[0].txt).toEqual(inJs.txt);
     expect(rows[0].data).toEqual(data);
+  });
+
+  it('name the data keys a message carries from its columns: a slot\'s parameter, accel for an axis, no GPS extra', async () => {
+    const data = { rpm: 900, fuelType: 'Diesel', accel: { minZ: 9.5 }, location: { type: 'Point', coordinates: [2, 1] } };
+    const { rows } = await t.db.knex.raw(`SELECT k.key FROM (SELECT message_num(?::jsonb, ?::jsonb) AS num, message_txt(?::jsonb) AS txt,
+      ST_SetSRID(ST_MakePoint(2, 1), 4326) AS location) m CROSS JOIN LATERAL (${carriedKeys('m')}) AS k(key)`,
+    [JSON.stringify(data), JSON.stringify({ speed: 30 }), JSON.stringify(data)]);
+    const carried = rows.map((r: { key: string }) => r.key);
+    expect(carried).toEqual(expect.arrayContaining([`#${slotOf('gps.speed')}`, `#${slotOf('rpm')}`]));
+    expect(dataKeysOf(carried)).toEqual(new Set(Object.keys(data)));
   });
 
   it('make ids that carry the timestamp, the same one for a re-sent frame', async () => {
