@@ -10,6 +10,8 @@ import { quantile, round, runLoad, startBenchPlatform, type LoadResult, machine 
 import type { Knex } from 'knex';
 import { benchScenario, type BenchOptions } from './types.js';
 import { MESSAGE_TOTALS, messageTotalsBindings, remainingFromTotals } from '../db/repositories/telemetry.repository.js';
+import { createPartitions } from '../db/partitions.js';
+import { MESSAGE_PARTITIONS } from '../db/retention/time-tables.js';
 
 const HISTORY = 50_000;
 const LIMIT = 20;
@@ -21,6 +23,7 @@ const PAGE_WITH_TOTALS = `SELECT m.id, m.device_id, m.ts, m.data, ${MESSAGE_TOTA
 
 /** A device history of HISTORY messages, one a second, written in one statement. */
 async function seedHistory(knex: Knex, deviceId: string): Promise<void> {
+  await createPartitions(knex, MESSAGE_PARTITIONS, new Date(Date.now() - (HISTORY + 1) * 1000), new Date());
   await knex.raw(`
     INSERT INTO messages (id, device_id, ts, num, received_at)
     SELECT message_uuid(x.ts), ?, x.ts, message_num(jsonb_build_object('rpm', 800 + x.g % 4000, 'vehicleSpeed', x.g % 120), NULL), now()

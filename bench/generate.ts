@@ -1,6 +1,8 @@
 // Stored telemetry made in SQL, for benchmarks that need a long history (export, and any other that reads one): one
 // INSERT … SELECT over generate_series, so a million messages take a minute, not the hours ingest would.
 import type { Knex } from 'knex';
+import { createPartitions } from '../db/partitions.js';
+import { MESSAGE_PARTITIONS } from '../db/retention/time-tables.js';
 
 export interface GenerateOptions {
   /** Devices (already provisioned) that get the messages, each the same number. */
@@ -23,6 +25,7 @@ export interface GenerateOptions {
  */
 export async function generateMessages(knex: Knex, o: GenerateOptions): Promise<number> {
   const stepMs = (o.days * 86_400_000) / Math.max(1, o.messages);
+  await createPartitions(knex, MESSAGE_PARTITIONS, o.start, new Date(o.start.getTime() + o.days * 86_400_000));
   const { rows } = await knex.raw(`
     WITH g AS (
       SELECT d.device_id, i,

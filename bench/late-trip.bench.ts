@@ -8,6 +8,8 @@ import { tripsStage } from '../gateway/stages/trips.stage.js';
 import { connect } from './load.common.js';
 import { machine, round, startBenchPlatform } from './harness.js';
 import { benchScenario, type BenchOptions } from './types.js';
+import { createPartitions } from '../db/partitions.js';
+import { MESSAGE_PARTITIONS } from '../db/retention/time-tables.js';
 
 /** The trip's messages are stored a second apart; this many at a time are segmented, in order, as ingest would. */
 const SEGMENT_CHUNK = 5_000;
@@ -49,6 +51,7 @@ async function run(o: BenchOptions) {
     const end = Date.now() - 3_600_000;
     const start = end - (n - 1) * 1000;
     const latAt = (i: number) => 32.7 + (i * 50 / 3.6) / 110_900;
+    await createPartitions(knex, MESSAGE_PARTITIONS, new Date(start), new Date(end));
     const built = performance.now();
     // stored and segmented a chunk at a time, in order, as ingest does (segmentation reads what is stored from the
     // batch's first message on)

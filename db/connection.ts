@@ -180,14 +180,18 @@ const SKIPPED = ['spatial_ref_sys', 'knex_migrations', 'knex_migrations_lock'];
  * PostgreSQL, from its own counters: a hot table once a tenth of it (and 500 rows) changed since its last analysis;
  * another once it has rows, then as it doubles (the rows its last analysis counted: `reltuples`).
  */
-const CHANGED_PG = `SELECT s.relname AS t FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
-  WHERE s.schemaname = current_schema() AND (?::text[] IS NULL OR s.relname = ANY(?::text[])) AND s.relname <> ALL(?::text[])
-    AND CASE WHEN s.relname = ANY(?::text[]) THEN s.n_mod_since_analyze > 500 + 0.1 * greatest(s.n_live_tup, 0)
+const CHANGED_PG = `SELECT s.relname AS t FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid,
+    LATERAL (SELECT coalesce((SELECT p.relname FROM pg_inherits i JOIN pg_class p ON p.oid = i.inhparent
+      WHERE i.inhrelid = c.oid), s.relname) AS name) o
+  WHERE s.schemaname = current_schema() AND (?::text[] IS NULL OR o.name = ANY(?::text[])) AND o.name <> ALL(?::text[])
+    AND CASE WHEN o.name = ANY(?::text[]) THEN s.n_live_tup > 0 AND s.n_mod_since_analyze > 500 + 0.1 * greatest(s.n_live_tup, 0)
       ELSE s.n_live_tup > 0 AND s.n_live_tup >= 2 * greatest(c.reltuples, 0) END`;
 /** PGlite keeps no such counters (its statistics are never flushed): the tables' sizes, compared with the last analysis. */
-const SIZES = `SELECT c.relname AS t, pg_relation_size(c.oid)::float8 AS bytes FROM pg_class c
+const SIZES = `SELECT c.relname AS t, o.name, pg_relation_size(c.oid)::float8 AS bytes FROM pg_class c,
+    LATERAL (SELECT coalesce((SELECT p.relname FROM pg_inherits i JOIN pg_class p ON p.oid = i.inhparent
+      WHERE i.inhrelid = c.oid), c.relname) AS name) o
   WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r'
-    AND (?::text[] IS NULL OR c.relname = ANY(?::text[])) AND c.relname <> ALL(?::text[])`;
+    AND (?::text[] IS NULL OR o.name = ANY(?::text[])) AND o.name <> ALL(?::text[])`;
 
 /**
  * Analyzes the ingest path's tables as they grow, every few seconds, through the pool. Without fresh statistics a
@@ -205,7 +209,8 @@ const SIZES = `SELECT c.relname AS t, pg_relation_size(c.oid)::float8 AS bytes F
  *   not by changes: `rule_states` is updated by every batch, and each analysis has every statement that reads the
  *   table planned again, which on PGlite's one connection holds up the batches (analyzed at every tenth of growth
  *   there, the rules bench's commit p99 rose markedly).
- * An ANALYZE also makes every cached plan that reads the table be planned again. A refusal (not the owner) is ignored.
+ * A time partition (migration 036) is analyzed by its table's rule, once it has rows: an empty one analyzed would look
+ * free to read whole. An ANALYZE also makes every cached plan that reads the table be planned again. A refusal (not the owner) is ignored.
  * Started by the processes that ingest or deliver (bin/platform.ts), not by every connection (the CLI, API-only parts).
  */
 export function autoAnalyze(knex: Knex, everyMs = 5000, tables: string[] | null = null): Periodic {
@@ -214,9 +219,9 @@ export function autoAnalyze(knex: Knex, everyMs = 5000, tables: string[] | null 
   const due = async (): Promise<{ t: string; bytes?: number }[]> => {
     if (!pglite) return (await knex.raw(CHANGED_PG, [tables, tables, SKIPPED, HOT])).rows;
     const { rows } = await knex.raw(SIZES, [tables, tables, SKIPPED]);
-    return (rows as { t: string; bytes: number }[]).filter(({ t, bytes }) => {
+    return (rows as { t: string; name: string; bytes: number }[]).filter(({ t, name, bytes }) => {
       const last = analyzedAt.get(t) ?? 0;
-      return HOT.includes(t) ? bytes >= last * 1.1 && bytes - last >= 1 << 20 : bytes >= Math.max(8192, last * 2);
+      return HOT.includes(name) ? bytes >= last * 1.1 && bytes - last >= 1 << 20 : bytes >= Math.max(8192, last * 2);
     });
   };
   return every(everyMs, async (stopped) => {

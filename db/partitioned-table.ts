@@ -38,11 +38,11 @@ export function withColumnAdded(def: string, column: string, from = 0): string {
 
 /** What a table carries beyond its columns, read before it is renamed (the definitions then name the original). */
 async function describe(knex: Knex, table: string, column: string) {
-  const [{ rows: referencing }, { rows: identity }, { rows: options }] = await Promise.all([
-    knex.raw(`SELECT conname, conrelid::regclass::text AS t FROM pg_constraint WHERE confrelid = ?::regclass AND contype = 'f'`, [table]),
-    knex.raw(`SELECT attname FROM pg_attribute WHERE attrelid = ?::regclass AND attidentity <> ''`, [table]),
-    knex.raw(`SELECT reloptions FROM pg_class WHERE oid = ?::regclass`, [table]),
-  ]);
+  // one after the other: a migration's transaction is one connection
+  const { rows: referencing } = await knex.raw(`SELECT conname, conrelid::regclass::text AS t FROM pg_constraint
+    WHERE confrelid = ?::regclass AND contype = 'f'`, [table]);
+  const { rows: identity } = await knex.raw(`SELECT attname FROM pg_attribute WHERE attrelid = ?::regclass AND attidentity <> ''`, [table]);
+  const { rows: options } = await knex.raw(`SELECT reloptions FROM pg_class WHERE oid = ?::regclass`, [table]);
   if (referencing.length) {
     throw new Error(`${table} is referenced by ${referencing.map((r: { conname: string; t: string }) => `${r.t}.${r.conname}`).join(', ')}: drop those keys first`);
   }
@@ -112,4 +112,40 @@ export async function convertToPartitioned(knex: Knex, spec: PartitionedTable, o
   // after the rows: one index build each instead of an insert per row and index, and no trigger fired by the move
   for (const statement of [...constraints, ...indexes, ...d.triggers]) await knex.raw(statement);
   return range.n;
+}
+
+/**
+ * The reverse of convertToPartitioned (a migration's down): `spec.table` as a plain table with the same columns,
+ * defaults, checks, keys (as they are now: a key widened by the partition key stays widened), indexes, triggers and
+ * rows, storage parameters from `spec.storage`. Returns the number of rows moved.
+ */
+export async function convertToPlain(knex: Knex, spec: PartitionedTable): Promise<number> {
+  const { table } = spec;
+  const { rows: triggers } = await knex.raw(`SELECT pg_get_triggerdef(oid) AS def FROM pg_trigger
+    WHERE tgrelid = ?::regclass AND NOT tgisinternal AND tgparentid = 0 ORDER BY tgname`, [table]);
+  const { rows: sequences } = await knex.raw(`SELECT s.relname AS seq, a.attname AS col FROM pg_depend d
+    JOIN pg_class s ON s.oid = d.objid AND s.relkind = 'S'
+    JOIN pg_attribute a ON a.attrelid = d.refobjid AND a.attnum = d.refobjsubid
+    WHERE d.refobjid = ?::regclass AND d.classid = 'pg_class'::regclass AND d.deptype = 'a'`, [table]);
+  const { rows: keys } = await knex.raw(`SELECT conname AS name, pg_get_constraintdef(oid) AS def FROM pg_constraint
+    WHERE conrelid = ?::regclass AND contype IN ('p', 'u', 'f') AND conparentid = 0 ORDER BY contype <> 'p', conname`, [table]);
+  const { rows: indexes } = await knex.raw(`SELECT pg_get_indexdef(i.indexrelid) AS def FROM pg_index i
+    WHERE i.indrelid = ?::regclass AND NOT EXISTS (SELECT 1 FROM pg_constraint k WHERE k.conindid = i.indexrelid)`, [table]);
+  const { rows: targets } = await knex.raw(`SELECT attname, attstattarget FROM pg_attribute
+    WHERE attrelid = ?::regclass AND attnum > 0 AND NOT attisdropped AND attstattarget >= 0`, [table]);
+  // the definitions are read before the rename, so they name the table itself
+  const old = `${table}_partitioned`;
+  await knex.raw(`ALTER TABLE ${table} RENAME TO ${old}`);
+  await knex.raw(`CREATE TABLE ${table} (LIKE ${old} INCLUDING DEFAULTS INCLUDING GENERATED INCLUDING CONSTRAINTS
+    INCLUDING STORAGE INCLUDING COMPRESSION INCLUDING COMMENTS)${spec.storage ? ` WITH (${spec.storage})` : ''}`);
+  if (targets.length) {
+    await knex.raw(`ALTER TABLE ${table} ${targets.map((t: { attname: string; attstattarget: number }) => `ALTER COLUMN "${t.attname}" SET STATISTICS ${Number(t.attstattarget)}`).join(', ')}`);
+  }
+  for (const s of sequences as { seq: string; col: string }[]) await knex.raw(`ALTER SEQUENCE "${s.seq}" OWNED BY ${table}."${s.col}"`);
+  const { rows: [{ n }] } = await knex.raw(`WITH moved AS (INSERT INTO ${table} SELECT * FROM ${old} RETURNING 1) SELECT count(*)::float8 AS n FROM moved`);
+  await knex.raw(`DROP TABLE ${old}`);
+  for (const k of keys as { name: string; def: string }[]) await knex.raw(`ALTER TABLE ${table} ADD CONSTRAINT "${k.name}" ${k.def}`);
+  for (const i of indexes as { def: string }[]) await knex.raw(i.def.replace(' ON ONLY ', ' ON '));
+  for (const tr of triggers as { def: string }[]) await knex.raw(tr.def);
+  return n;
 }

@@ -13,6 +13,8 @@ import { batchTransaction } from '../db/prepared.js';
 import { assemble, deviceBatches, poisonLetters, splitJob, storedDeviceBatches } from './ingest.batch.js';
 import { recordFeedBatch } from '../db/message-feed.js';
 import { insertPart, storedBatch, type StoredRef } from '../db/repositories/ingest.repository.js';
+import { ensurePartitions } from '../db/partitions.js';
+import { DEAD_LETTER_PARTITIONS, MESSAGE_PARTITIONS } from '../db/retention/time-tables.js';
 
 export type { IngestJob };
 
@@ -289,6 +291,9 @@ function batchRunner(o: PipelineOptions): (batch: Pending[]) => Promise<void> {
     const candidates = deviceBatches(messages, new Map());
     for (const stage of o.stages) await stage.prepare?.(candidates);
     const started = performance.now();
+    // before the transaction: a partition is made (rarely: a new day, a late frame's) in a short transaction of its own
+    await ensurePartitions(o.knex, MESSAGE_PARTITIONS, rows.map((r) => r.timestamp));
+    await ensurePartitions(o.knex, DEAD_LETTER_PARTITIONS, deadLetters.map((r) => r.receivedAt));
     const { stored, events } = await batchTransaction(o.knex, async (trx) => {
       // one round trip: the insert, each device's newest stored timestamp before the batch, the stages' early reads
       const { inserted, latest, early } = await timed('insert', async () => {

@@ -32,6 +32,7 @@ import * as m031 from './031_webhook_endpoints.js';
 import * as m032 from './032_run_wait_reason.js';
 import * as m033 from './033_notification_times_ms.js';
 import * as m035 from './035_messages_compact.js';
+import * as m036 from './036_time_partitions.js';
 
 export const MIGRATIONS: Record<string, Knex.Migration> = {
   '001_core': m001,
@@ -67,4 +68,5 @@ export const MIGRATIONS: Record<string, Knex.Migration> = {
   '032_run_wait_reason': m032,
   '033_notification_times_ms': m033,
   '035_messages_compact': m035,
+  '036_time_partitions': m036,
 };

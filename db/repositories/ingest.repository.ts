@@ -5,6 +5,8 @@ import { vehicleAt } from '../vehicle-at.sql.js';
 import { runParts, type PartRow, type SqlPart, type SqlStatement } from '../fused.js';
 import { LATEST_MESSAGE, NEW_STEPS_CTES, type StepSource, type StoredStep } from '../distance/steps.sql.js';
 import { storedData } from '../message-data.sql.js';
+import { ensurePartitions } from '../partitions.js';
+import { DEAD_LETTER_PARTITIONS, MESSAGE_PARTITIONS } from '../retention/time-tables.js';
 
 /**
  * One telemetry message row as the gateway writes it: location as lon/lat, turned into a PostGIS point here; data and
@@ -255,6 +257,7 @@ export function ingestRepository(knex: Knex) {
      */
     async insertMessages(rows: MessageRow[], trx: Knex = knex): Promise<StoredBatch> {
       if (!rows.length) return { inserted: new Map(), latest: new Map() };
+      await ensurePartitions(trx, MESSAGE_PARTITIONS, rows.map((r) => r.timestamp));
       const [stored] = await runParts(trx, [insertPart(rows, [...new Set(rows.map((r) => r.deviceId))])]);
       return storedBatch(stored, rows);
     },
@@ -266,6 +269,7 @@ export function ingestRepository(knex: Knex) {
         device_id: r.deviceId && noNul(r.deviceId), topic: noNul(r.topic), frame_index: r.frameIndex, reason: boundedReason(r.reason),
         raw: r.raw ? boundedRaw(r.raw).toString('base64') : null, received_at: r.receivedAt.toISOString(),
       }));
+      await ensurePartitions(trx, DEAD_LETTER_PARTITIONS, rows.map((r) => r.receivedAt));
       await prepared(trx, INSERT_DEAD_LETTERS, [JSON.stringify(json)]);
     },
 

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
+import { ensurePartitions } from '../partitions.js';
+import { TRANSACTION_PARTITIONS } from '../retention/time-tables.js';
 import { streamPage, type StreamWindow } from '../paging.js';
 import { prepared } from '../prepared.js';
 
@@ -45,7 +47,10 @@ function logWriter(knex: Knex) {
     if (!pending.length) return writing;
     const rows = pending;
     pending = [];
-    writing = writing.then(() => prepared(knex, INSERT_LINES, [JSON.stringify(rows)])).then(() => undefined, () => {
+    writing = writing.then(async () => {
+      await ensurePartitions(knex, TRANSACTION_PARTITIONS, rows.map((r) => r.ts as Date));
+      await prepared(knex, INSERT_LINES, [JSON.stringify(rows)]);
+    }).then(() => undefined, () => {
       // the database is unreachable: the lines wait for the next flush, ahead of newer ones (bounded)
       pending = [...rows, ...pending].slice(-MAX_PENDING);
       schedule();
@@ -76,7 +81,10 @@ export function transactionsRepository(knex: Knex) {
         status_code: t.statusCode, method: t.method, service: t.service,
       };
       if (trx === knex) writer.add(row);
-      else await trx('transactions').insert(row);
+      else {
+        await ensurePartitions(trx, TRANSACTION_PARTITIONS, [t.timestamp]);
+        await trx('transactions').insert(row);
+      }
     },
 
     /** Writes the buffered lines now (before reading the log, and when the API closes). */

@@ -6,6 +6,7 @@ import { csvObjects } from '../helpers/csv.js';
 import { at, deviceOnVehicle, drive, feed } from '../db/trips.fixtures.js';
 import { csvCell, geojsonWriter, protectText, quoteField, xmlEscape } from '../../api/modules/exports/exports.formats.js';
 import { EXPORT_PAGE_ROWS } from '../../db/repositories/exports.repository.js';
+import { partitionsFor } from '../helpers/partitions.js';
 
 const TEL = 'https://telemetry.example.test';
 let t: TestApp;
@@ -80,6 +81,7 @@ describe('GET /api/v1/devices/{deviceId}/messages/export?format=csv', () => {
     const { app, device } = await setup();
     // three messages per millisecond, so that pages end inside a millisecond
     const n = 2 * EXPORT_PAGE_ROWS + 7;
+    await partitionsFor(t.db.knex, 'messages', '2024-07-01T00:00:00Z');
     await t.db.knex.raw(`INSERT INTO messages (id, device_id, ts, num, received_at)
       SELECT message_uuid(x.ts), ?, x.ts, message_num(jsonb_build_object('rpm', x.i), NULL), now()
       FROM (SELECT i, '2024-07-01T00:00:00Z'::timestamptz + make_interval(secs => (i / 3) / 1000.0) AS ts

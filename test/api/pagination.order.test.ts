@@ -5,6 +5,7 @@ import { insertMessages } from '../helpers/telemetry.factory.js';
 import { createRule, depotRule, ingest, insideDepot, outsideDepot } from '../db/rules.fixtures.js';
 import { cursorUntil } from '../../api/plugins/pagination.js';
 import { up as cutNotificationTimes } from '../../db/migrations/033_notification_times_ms.js';
+import { partitionsFor } from '../helpers/partitions.js';
 
 // Stream lists page in the total order timestamp desc, id desc: a page never holds more than `limit` records, even
 // when one millisecond holds more, and following `links.prior` returns each record exactly once.
@@ -272,6 +273,7 @@ describe('the other stream lists sharing one millisecond', () => {
     const { app, device, vehicle } = await setup();
     const { event, subscription } = await subscribedEvent(app, device.id, vehicle.id);
     const notifications = sameMs(5);
+    await partitionsFor(t.db.knex, 'notifications', notifications[0].ts);
     await t.db.knex('notifications').insert(notifications.map((n) => ({
       id: n.id, event_id: event.id, subscription_id: subscription, application_id: app.id, device_id: device.id,
       url: 'http://127.0.0.1:9/hook', state: 'complete', created_at: n.ts,
@@ -284,6 +286,7 @@ describe('the other stream lists sharing one millisecond', () => {
   it('transactions', async () => {
     const app = await t.make.application();
     const lines = sameMs(5);
+    await partitionsFor(t.db.knex, 'transactions', lines[0].ts);
     await t.db.knex('transactions').insert(lines.map((l) => ({
       id: l.id, application_id: app.id, ts: l.ts, path: '/api/v1/devices', status_code: 200, method: 'GET', service: 'platform',
     })));
@@ -316,6 +319,7 @@ describe('the other stream lists sharing one millisecond', () => {
     const { app, device, vehicle } = await setup();
     const { event, subscription } = await subscribedEvent(app, device.id, vehicle.id);
     const [fine, whole] = [randomUUID(), randomUUID()];
+    await partitionsFor(t.db.knex, 'notifications', '2026-04-01T12:00:00Z');
     for (const [id, at] of [[fine, '2026-04-01 12:00:00.123456+00'], [whole, '2026-04-01 12:00:00.124+00']]) {
       await t.db.knex('notifications').insert({
         id, event_id: event.id, subscription_id: subscription, application_id: app.id, device_id: device.id,

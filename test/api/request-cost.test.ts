@@ -3,6 +3,7 @@ import { buildTestApp, basic, type TestApp } from '../helpers/app.js';
 import { REMAINING_CAP } from '../../db/paging.js';
 import { insertMessages, series } from '../helpers/telemetry.factory.js';
 import { recordStatements } from '../helpers/statements.js';
+import { partitionsFor } from '../helpers/partitions.js';
 
 // An API read costs one round trip once warm for a device's messages (the page with its count), two for
 // the other streams (the page and a capped count): authentication
@@ -47,6 +48,7 @@ describe('per-request database cost', () => {
 
   it('counts `remaining` up to the cap, not over the whole history', async () => {
     const app = await t.make.application();
+    await partitionsFor(t.db.knex, 'transactions', '2026-01-01T00:00:00Z');
     await t.db.knex.raw(`
       INSERT INTO transactions (id, application_id, ts, path, status_code, method, service)
       SELECT gen_random_uuid(), ?, timestamp '2026-01-01' + g * interval '1 second', '/x', 200, 'GET', 's'

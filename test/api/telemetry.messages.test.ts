@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { insertMessage, insertMessages, series } from '../helpers/telemetry.factory.js';
+import { partitionsFor } from '../helpers/partitions.js';
 
 const TEL = 'https://telemetry.example.test';
 let t: TestApp;
@@ -61,6 +62,7 @@ describe('GET /api/v1/devices/{deviceId}/messages', () => {
   it('walks the stream without since with remaining exact from the stored total, past the 10,000 cap too', async () => {
     const { app, device } = await setup();
     // 10,025 messages one second apart from 2024-07-01, newest 2024-07-01T02:47:04Z
+    await partitionsFor(t.db.knex, 'messages', '2024-07-01T00:00:00Z');
     await t.db.knex.raw(`INSERT INTO messages (id, device_id, ts, received_at)
       SELECT message_uuid(x.ts), ?, x.ts, now()
       FROM (SELECT '2024-07-01T00:00:00Z'::timestamptz + make_interval(secs => i) AS ts FROM generate_series(0, 10024) i) x`, [device.id]);

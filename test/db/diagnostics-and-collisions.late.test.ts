@@ -6,6 +6,7 @@ import { silentLogger } from '../../lib/logger.js';
 import { diagnosticsStage } from '../../gateway/stages/diagnostics.stage.js';
 import { collisionsStage } from '../../gateway/stages/collisions.stage.js';
 import type { DeviceBatch, IngestedMessage } from '../../gateway/ingest.types.js';
+import { partitionsFor } from '../helpers/partitions.js';
 
 // How far back a late frame makes the collisions and trouble-code stages re-read (lateRecomputeMaxMessages: 200 here).
 let t: TestApp;
@@ -16,6 +17,7 @@ beforeAll(async () => {
   const app = await t.make.application();
   const fleet = [];
   for (let i = 0; i < 50; i++) fleet.push((await t.make.device(app.principal)).id);
+  await partitionsFor(t.db.knex, 'messages', T0, T0 + 600_000);
   await t.db.knex.raw(`
     INSERT INTO messages (id, device_id, ts, received_at)
     SELECT message_uuid(x.ts), x.d, x.ts, now()
@@ -31,6 +33,7 @@ const accel = (minX: number) => ({ maxX: 0.1, minX, maxY: 0.1, minY: -0.1, maxZ:
 async function history(n: number): Promise<string> {
   const app = await t.make.application();
   const device = await t.make.device(app.principal);
+  await partitionsFor(t.db.knex, 'messages', T0, T0 + n * 1000);
   await t.db.knex.raw(`
     INSERT INTO messages (id, device_id, ts, num, location, extra, received_at)
     SELECT gen_random_uuid(), ?::uuid, to_timestamp((?::float8 + i * 1000) / 1000),

@@ -133,7 +133,8 @@ describe('distance steps', () => {
     // with the gateway's hint (the newest message it stored): one read from it on, the whole history never
     const { inserting, distance } = await t.db.knex.transaction(async (trx) =>
       storeAndMeasure(trx, device.id, vehicle.id, frames, { ts: new Date(stored.ts), id: stored.id }));
-    expect(inserting.reduce((n, r) => n + r.loops, 0)).toBe(1);
+    // one probe of each day's partition from the hint on (the days ahead are empty), one row read
+    expect(inserting.filter((r) => r.rows > 0).reduce((n, r) => n + r.loops, 0)).toBe(1);
     expect(inserting.reduce((n, r) => n + r.rows * r.loops, 0)).toBe(1);
     // the distance statement reads no message (its updates by key find an empty list)
     expect(distance.reduce((n, r) => n + r.rows * r.loops, 0)).toBe(0);

@@ -3,6 +3,7 @@ import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { deliveryKit } from '../workers/helpers.js';
 import { createRule, depotRule, ingest, insideDepot, outsideDepot } from './rules.fixtures.js';
 import * as m030 from '../../db/migrations/030_notification_subscription_key.js';
+import * as m036 from '../../db/migrations/036_time_partitions.js';
 import { started, stillPending } from '../helpers/pending.js';
 
 let t: TestApp;
@@ -123,9 +124,12 @@ describe('notifications without a per-row key to their subscription (migration 0
   it('goes down to the key and up again', async () => {
     const key = async () => (await t.db.knex.raw(`SELECT 1 FROM pg_constraint WHERE conname = 'notifications_subscription_id_fkey'`)).rows.length;
     expect(await key()).toBe(0);
+    // down in migration order: 036 makes notifications a plain table again first
+    await m036.down(t.db.knex);
     await m030.down(t.db.knex);
     expect(await key()).toBe(1);
     await m030.up(t.db.knex);
+    await m036.up(t.db.knex);
     expect(await key()).toBe(0);
     const { device, subscription } = await kit.subscribed('http://127.0.0.1:9/r');
     const [e] = await kit.fire([{ deviceId: device.id }]);

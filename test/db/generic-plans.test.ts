@@ -3,6 +3,7 @@ import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { framesToMessages, storeFrames, vehicleWithDevice } from './distance.fixtures.js';
 import { distancePart } from '../../db/distance/triggers.sql.js';
 import { messageReads } from '../helpers/plan-reads.js';
+import { partitionsFor } from '../helpers/partitions.js';
 
 // Its own database: the messages table is nearly empty when the plan is made, as on a new deployment.
 let t: TestApp;
@@ -17,6 +18,7 @@ describe('generic plans made on a small messages table', () => {
     await t.db.knex.transaction(async (trx) => { await storeFrames(trx, t, device.id, vehicle.id, T0, [{ s: 0, north: 0, speed: 36 }]); });
     const messages = framesToMessages(device.id, vehicle.id, T0, [{ s: 1, north: 10, speed: 36 }]);
     const other = await vehicleWithDevice(t, T0);
+    await partitionsFor(t.db.knex, 'messages', T0, T0 + 6_000_000);
     const reads = await t.db.knex.transaction(async (trx) => {
       await trx('messages').insert(messages.map((m) => ({
         id: m.id, device_id: device.id, ts: m.timestamp, received_at: m.receivedAt,

@@ -4,6 +4,7 @@ import { buildTestApp, type TestApp } from '../helpers/app.js';
 import type { MessageRow } from '../../db/repositories/ingest.repository.js';
 import { frameUuid, uuid7 } from '../../lib/uuid7.js';
 import { MESSAGE_TOTALS, messageTotalsBindings } from '../../db/repositories/telemetry.repository.js';
+import { isTable, partitionsFor } from '../helpers/partitions.js';
 
 let t: TestApp;
 beforeAll(async () => { t = await buildTestApp(); });
@@ -52,6 +53,7 @@ describe('the remaining of a device\'s first message pages', () => {
     const seed = (id: string, from: string, n: number) => t.db.knex.raw(`INSERT INTO messages (id, device_id, ts, received_at)
       SELECT message_uuid(x.ts), ?, x.ts, now() FROM (SELECT ?::timestamptz + make_interval(secs => i) AS ts
       FROM generate_series(0, ?) i) x`, [id, from, n - 1]);
+    await partitionsFor(t.db.knex, 'messages', '2024-07-01T00:00:00Z', '2024-07-03T00:00:00Z');
     await seed(device.id, '2024-07-01T00:00:00Z', 30_000);
     await seed(other.id, '2024-07-02T00:00:00Z', 60_000);
     await t.db.knex.raw('ANALYZE messages');
@@ -61,10 +63,11 @@ describe('the remaining of a device\'s first message pages', () => {
     const out = rows[0]['QUERY PLAN'];
     const reads: number[] = [];
     const walk = (n: any) => {
-      if (n['Relation Name'] === 'messages') reads.push(n['Actual Rows'] + (n['Rows Removed by Filter'] ?? 0));
+      if (isTable(n['Relation Name'], 'messages')) reads.push(n['Actual Rows'] + (n['Rows Removed by Filter'] ?? 0));
       for (const c of n.Plans ?? []) walk(c);
     };
     walk((typeof out === 'string' ? JSON.parse(out) : out)[0].Plan);
-    expect(reads).toEqual([20]);
+    // each day's partition is probed; only the page's has rows
+    expect(reads.filter((n) => n > 0)).toEqual([20]);
   });
 });

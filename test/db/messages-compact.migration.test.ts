@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import * as m035 from '../../db/migrations/035_messages_compact.js';
+import * as m036 from '../../db/migrations/036_time_partitions.js';
 import { storedMessages } from '../helpers/telemetry.factory.js';
 import { slotOf } from '../../db/message-data.sql.js';
 
@@ -13,6 +14,8 @@ describe('messages in the compact layout (migration 035)', () => {
   it('converts every stored message, keeps its data, GPS extras and id, and goes down and up again', async () => {
     const app = await t.make.application('enterprise');
     const device = await t.make.device(app.principal);
+    // down in migration order: 036 makes messages a plain table first
+    await m036.down(t.db.knex);
     await m035.down(t.db.knex);
     // messages as the wide layout stored them: data with the GeoJSON location, GPS extras in extra, ids of any time
     const wide = [
@@ -47,5 +50,6 @@ describe('messages in the compact layout (migration 035)', () => {
     const back = await t.db.knex('messages').where('device_id', device.id).orderBy('ts').select('id', 'data', 'extra', 'kind');
     expect(back.map((r: any) => [r.id, r.data, r.extra, r.kind])).toEqual(wide.map((w) => [w.id, w.data, w.extra, w.kind]));
     await m035.up(t.db.knex);
+    await m036.up(t.db.knex);
   });
 });

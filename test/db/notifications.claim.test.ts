@@ -4,6 +4,7 @@ import { deliveryKit } from '../workers/helpers.js';
 import { CLAIM, RECORD_ATTEMPTS } from '../../db/repositories/notifications.repository.js';
 import { endpointOf } from '../../db/repositories/subscriptions.repository.js';
 import * as m031 from '../../db/migrations/031_webhook_endpoints.js';
+import { isTable } from '../helpers/partitions.js';
 
 let t: TestApp;
 beforeAll(async () => { t = await buildTestApp(); });
@@ -14,7 +15,7 @@ const kit = deliveryKit(() => t);
 function notificationReads(plan: unknown): number[] {
   const reads: number[] = [];
   const walk = (n: any) => {
-    if (n['Relation Name'] === 'notifications' || /^notifications/.test(n['Index Name'] ?? '')) {
+    if (isTable(n['Relation Name'], 'notifications') || /^notifications/.test(n['Index Name'] ?? '')) {
       reads.push(n['Actual Rows'] * (n['Actual Loops'] ?? 1) + (n['Rows Removed by Filter'] ?? 0));
     }
     for (const c of n.Plans ?? []) walk(c);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Knex } from 'knex';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { isTable, partitionsFor } from '../helpers/partitions.js';
 
 // The stream order (ts desc, id desc) and the before cursor are served by the lists' indexes: a page reads about its
 // own rows from the index, never sorts the device's whole history.
@@ -31,7 +32,7 @@ async function planOf(knex: Knex, table: string, call: () => Promise<unknown>) {
   const sorted: number[] = [];
   const walk = (n: any, sub: boolean) => {
     if (n['Node Type'] === 'Sort') sorted.push(n['Actual Rows']);
-    if (n['Relation Name'] === table) reads.push({ node: n['Node Type'], rows: n['Actual Rows'] + (n['Rows Removed by Filter'] ?? 0), page: !sub });
+    if (isTable(n['Relation Name'], table)) reads.push({ node: n['Node Type'], rows: n['Actual Rows'] + (n['Rows Removed by Filter'] ?? 0), page: !sub });
     for (const c of n.Plans ?? []) walk(c, sub || c['Parent Relationship'] === 'InitPlan' || c['Parent Relationship'] === 'SubPlan');
   };
   walk(plan, false);
@@ -41,6 +42,7 @@ async function planOf(knex: Knex, table: string, call: () => Promise<unknown>) {
 async function seed(table: 'messages' | 'events', deviceId: string, from: string, n: number, perMs: number) {
   const ts = `?::timestamptz + make_interval(secs => i / ${perMs})`;
   if (table === 'messages') {
+    await partitionsFor(t.db.knex, 'messages', from, new Date(new Date(from).getTime() + (n / perMs) * 1000));
     await t.db.knex.raw(`INSERT INTO messages (id, device_id, ts, received_at)
       SELECT message_uuid(x.ts), ?, x.ts, now() FROM (SELECT ${ts} AS ts FROM generate_series(0, ?) i) x`, [deviceId, from, n - 1]);
   } else {

@@ -1,4 +1,6 @@
 import type { Knex } from 'knex';
+import { ensurePartitions } from '../../db/partitions.js';
+import { MESSAGE_PARTITIONS } from '../../db/retention/time-tables.js';
 import type { TestApp } from '../helpers/app.js';
 import { evaluateRulesDeriver, type RuleDeriverContext } from '../../db/rules/evaluate.js';
 import { EVENT_COLUMNS, toEvent, type EventRecord, type EventRow } from '../../db/repositories/events.repository.js';
@@ -28,6 +30,7 @@ async function storeMessages(trx: Knex, deviceId: string, messages: TestMessage[
     const data = { ...(hasLoc ? { location: { type: 'Point', coordinates: [m.lon, m.lat] } } : {}), ...(m.data ?? {}) };
     return { id: uuid7(m.ts.getTime()), ts: m.ts, data, lat: m.lat ?? null, lon: m.lon ?? null, kind: 'telemetry' };
   });
+  await ensurePartitions(trx, MESSAGE_PARTITIONS, stored.map((m) => m.ts));
   for (const m of stored) await trx('messages').insert(messageRow(trx, { id: m.id, deviceId, ts: m.ts, data: m.data }));
   return stored.sort((a, b) => a.ts.getTime() - b.ts.getTime());
 }

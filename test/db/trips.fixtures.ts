@@ -5,6 +5,7 @@ import type { NewEvent } from '../../db/repositories/events.repository.js';
 import { messageRow } from '../helpers/telemetry.factory.js';
 import { uuid7 } from '../../lib/uuid7.js';
 import type { TripStats } from '../../db/trips/formulas.js';
+import { partitionsFor } from '../helpers/partitions.js';
 
 /** A frame as stored: seconds from BASE, kind, speed (km/h), position, other telemetry. */
 export interface F {
@@ -45,6 +46,7 @@ async function store(trx: Knex, deviceId: string, frames: F[]) {
     return { id: uuid7(at(f.s).getTime()), ts: at(f.s), kind: f.kind ?? 'telemetry', data, f };
   });
   if (rows.length) {
+    await partitionsFor(trx, 'messages', Math.min(...rows.map((r) => r.ts.getTime())), Math.max(...rows.map((r) => r.ts.getTime())));
     await trx('messages').insert(rows.map((r) => messageRow(trx, { id: r.id, deviceId, ts: r.ts, kind: r.kind, data: r.data })));
   }
   return rows.sort((a, b) => a.ts.getTime() - b.ts.getTime());
@@ -112,6 +114,7 @@ export async function longDrive(t: TestApp, deviceId: string, s0: number, n: num
     const speed = i === 0 || i === n - 1 ? 0 : kmh;
     frames.push({ s: s0 + i, kind, speed, lat: north(i * kmh / 3.6), lon: LON });
   }
+  await partitionsFor(t.db.knex, 'messages', at(s0), at(s0 + n));
   await t.db.knex.transaction(async (trx) => {
     await trx.raw(`
       INSERT INTO messages (id, device_id, ts, kind, num, location, received_at)

@@ -2,6 +2,7 @@ import { expect } from 'vitest';
 import type { Knex } from 'knex';
 import { fuse, type SqlPart } from '../../db/fused.js';
 import { plainBinding } from '../../db/binary-array.js';
+import { isTable } from './partitions.js';
 
 /**
  * A statement's generic plan (what a prepared statement runs), executed with the part's bindings: its reads of messages
@@ -34,7 +35,7 @@ export async function messageReads(trx: Knex, part: SqlPart, grow?: (trx: Knex) 
   const plan = (typeof out === 'string' ? JSON.parse(out) : out)[0].Plan;
   const reads: { node: string; rows: number; loops: number }[] = [];
   const walk = (n: any) => {
-    if (n['Relation Name'] === 'messages' && n['Node Type'] !== 'ModifyTable') {
+    if (isTable(n['Relation Name'], 'messages') && n['Node Type'] !== 'ModifyTable') {
       reads.push({ node: n['Node Type'], rows: n['Actual Rows'] + (n['Rows Removed by Filter'] ?? 0), loops: n['Actual Loops'] });
     }
     for (const c of n.Plans ?? []) walk(c);

@@ -1,4 +1,6 @@
 import type { Knex } from 'knex';
+import { ensurePartitions } from '../../db/partitions.js';
+import { MESSAGE_PARTITIONS } from '../../db/retention/time-tables.js';
 import { storedData } from '../../db/message-data.sql.js';
 import { uuid7 } from '../../lib/uuid7.js';
 
@@ -43,6 +45,7 @@ export async function insertMessages(knex: Knex, inputs: MessageInput[]): Promis
     return { id: m.id ?? uuid7(ts.getTime()), deviceId: m.deviceId, ts, data };
   });
   if (!out.length) return [];
+  await ensurePartitions(knex, MESSAGE_PARTITIONS, out.map((m) => m.ts));
   await knex('messages').insert(out.map((m) => messageRow(knex, m)));
   return out.map(({ id, deviceId, ts, data }) => ({ id, deviceId, ts, data }));
 }
