@@ -12,6 +12,7 @@ import { ensureCredentials, held, type Credentials, type HeldCredentials } from 
 import { announce, followApiUrl, gatewayPublicMqttUrl, runs } from './roles.js';
 import { startRunScheduler } from '../simulator/scheduler.js';
 import { startNotificationWorker } from '../workers/notifications/index.js';
+import { startRetention } from '../workers/retention/expiry.js';
 import { startTripSweep } from '../workers/trips/sweep.js';
 import { startGateway } from '../gateway/gateway.js';
 import { assertPortsFree, mqttPorts } from '../gateway/listeners.js';
@@ -123,4 +124,5 @@ const PART_STARTERS: [PartName, (deps: PartDeps, started: Part[]) => Promise<Par
   ['gateway', startGateway],
   ['workers', startRunScheduler],
   ['workers', startTripSweep],
+  ['workers', startRetention],
 ];

@@ -5,6 +5,7 @@ import { registerBenchCommands } from './commands/bench.js';
 import { registerSimulatorCommands } from './commands/dummies.js';
 import { registerTripCommands } from './commands/trips.js';
 import { registerExportCommands } from './commands/export.js';
+import { registerRetentionCommands } from './commands/retention.js';
 
 /** The `drivewire` command and all of its subcommands: what bin/cli.ts runs and docs/reference/cli.md describes. */
 export function createProgram(): Command {
@@ -14,7 +15,7 @@ export function createProgram(): Command {
     .exitOverride();
   // Command groups, in one explicit list.
   for (const register of [registerServeCommands, registerAdminCommands, registerBenchCommands, registerSimulatorCommands, registerTripCommands,
-    registerExportCommands]) {
+    registerExportCommands, registerRetentionCommands]) {
     register(program);
   }
   return program;

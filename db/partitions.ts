@@ -254,10 +254,20 @@ async function rowsOf(knex: Knex, p: Partition): Promise<number> {
   return rows[0].n;
 }
 
-/** Drops one table that is no partition any more, giving way to other lockers (its foreign keys lock their tables). */
-async function dropDetached(knex: Knex, name: string): Promise<void> {
-  await withShortLocks(knex, async (trx) => { await trx.raw(`DROP TABLE IF EXISTS ${name}`); });
+/**
+ * Drops one table that is no partition any more, giving way to other lockers (its foreign keys lock their tables);
+ * `before` runs first in the same transaction (what the table's rows leave behind elsewhere: counts), so the two
+ * happen together or not at all.
+ */
+async function dropDetached(knex: Knex, p: Partition, before?: BeforeDrop): Promise<void> {
+  await withShortLocks(knex, async (trx) => {
+    if (before && (await trx.raw('SELECT to_regclass(?) IS NOT NULL AS present', [p.name])).rows[0].present) await before(trx, p);
+    await trx.raw(`DROP TABLE IF EXISTS ${p.name}`);
+  });
 }
+
+/** Runs in the transaction that drops a partition, before the DROP (on PostgreSQL the partition is detached by then). */
+export type BeforeDrop = (trx: Knex, partition: Partition) => Promise<void>;
 
 /**
  * DETACH … CONCURRENTLY (PostgreSQL): the partition leaves the table without a lock that holds up its readers and
@@ -277,10 +287,11 @@ async function detachConcurrently(knex: Knex, spec: PartitionedTable, p: Partiti
 /**
  * Drops `table`'s partitions whose whole range ends at or before `cutoff`, oldest first, and returns them. On
  * PostgreSQL each is detached concurrently, then dropped (no transaction: call it with the root knex); on PGlite
- * (one connection, nobody to wait for) dropped at once. `dryRun`: returns what would be dropped, drops nothing.
+ * (one connection, nobody to wait for) dropped at once. `dryRun`: returns what would be dropped, drops nothing;
+ * `beforeDrop`: see BeforeDrop.
  */
 export async function dropPartitionsBefore(
-  knex: Knex, spec: PartitionedTable, cutoff: Date, opts: { dryRun?: boolean } = {},
+  knex: Knex, spec: PartitionedTable, cutoff: Date, opts: { dryRun?: boolean; beforeDrop?: BeforeDrop } = {},
 ): Promise<DroppedPartition[]> {
   checked(spec);
   if (isTransaction(knex) && onPostgres(knex) && !opts.dryRun) throw new Error('Partitions are detached outside a transaction');
@@ -297,7 +308,7 @@ export async function dropPartitionsBefore(
           if ((await listPartitions(knex, spec)).some((q) => q.name === p.name)) throw err;
         });
       }
-      await dropDetached(knex, p.name);
+      await dropDetached(knex, p, opts.beforeDrop);
     }
     dropped.push(entry);
   }

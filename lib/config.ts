@@ -22,7 +22,7 @@ export type Kind = 'string' | 'path' | 'int' | 'number' | 'port' | 'bool' | 'url
 
 /** The sections of `serve --help` and of the configuration reference, in their order. */
 export const GROUPS = [
-  'Parts and storage', 'HTTP API', 'Live stream', 'Web console', 'MQTT gateway', 'Ingest', 'Trips',
+  'Parts and storage', 'Retention', 'HTTP API', 'Live stream', 'Web console', 'MQTT gateway', 'Ingest', 'Trips',
   'Diagnostics and collisions', 'Webhooks', 'Simulator',
 ] as const;
 export type Group = (typeof GROUPS)[number];
@@ -111,6 +111,34 @@ export const SETTINGS = {
     kind: 'enum', env: 'DRIVEWIRE_LOG_LEVEL', group: 'Parts and storage', def: 'info', arg: 'level',
     values: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
     description: 'log level: JSON lines on stdout, human-readable ones on a terminal',
+  },
+
+  // Retention
+  retentionDays: {
+    kind: 'int', env: 'DRIVEWIRE_RETENTION_DAYS', group: 'Retention', def: null, defaultText: 'keep everything', unit: 'days',
+    arg: 'n', rules: [atLeast(1)],
+    description: "days of telemetry (messages) kept; each day's partition is dropped once it is older (docs/operations/retention.md)",
+    notes: 'Expiry drops whole days by the frames\' own time; the summaries derived from them stay: trips with their '
+      + 'statistics and previews, report cards, odometers, trouble-code occurrences, collisions, vehicles and events. '
+      + 'The workers run an expiry pass at start and every hour; `drivewire retention apply` runs one now.',
+  },
+  transactionRetentionDays: {
+    kind: 'int', env: 'DRIVEWIRE_TRANSACTION_RETENTION_DAYS', group: 'Retention', def: null, defaultText: 'keep everything',
+    unit: 'days', arg: 'n', rules: [atLeast(1)],
+    description: "days of the transaction log (one line per API call) kept; a month's partition goes once all of it is older",
+  },
+  notificationRetentionDays: {
+    kind: 'int', env: 'DRIVEWIRE_NOTIFICATION_RETENTION_DAYS', group: 'Retention', def: null, defaultText: 'keep everything',
+    unit: 'days', arg: 'n', rules: [atLeast(1)],
+    description: "days of webhook notifications and their attempts kept; a month's partition goes once all of it is older",
+    notes: 'Retries end within minutes (--webhook-max-attempts, --webhook-backoff-ms), long before a retention of days '
+      + "reaches a notification; a paused subscription's notifications older than the retention go with the rest, and "
+      + 'resuming it delivers those that remain.',
+  },
+  deadLetterRetentionDays: {
+    kind: 'int', env: 'DRIVEWIRE_DEAD_LETTER_RETENTION_DAYS', group: 'Retention', def: null, defaultText: 'keep everything',
+    unit: 'days', arg: 'n', rules: [atLeast(1)],
+    description: "days of dead letters (refused frames) kept; a month's partition goes once all of it is older",
   },
 
   // HTTP API

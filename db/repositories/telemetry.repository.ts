@@ -45,7 +45,7 @@ function pickData(knex: Knex, keys: string[]): Knex.Raw {
  * timestamps go together) took `ts > ?` to match a third of the device's rows and scanned the whole table.
  * Bindings: messageTotalsBindings.
  */
-export const MESSAGE_TOTALS = `(SELECT n FROM device_message_counts WHERE device_id = ?) AS dw_total,
+export const MESSAGE_TOTALS = `(SELECT sum(n) FROM device_message_counts WHERE device_id = ?) AS dw_total,
   (SELECT count(*) FROM (SELECT 1 FROM messages WHERE device_id = ? AND ts > ? ORDER BY device_id, ts DESC, id DESC LIMIT ?) x)
   + (SELECT count(*) FROM (SELECT 1 FROM messages WHERE device_id = ? AND ts = ? AND id >= ?::uuid LIMIT ?) y) AS dw_newer`;
 

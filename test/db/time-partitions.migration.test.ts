@@ -58,9 +58,10 @@ describe('the append-only tables partitioned by time (migration 036)', () => {
     expect(res.json().message.data).toEqual({ rpm: 801, location: { type: 'Point', coordinates: [-96.8, 32.78] } });
     expect((await t.get(`/api/v1/subscriptions/${subscription.id}/notifications?until=2030-01-01`, app.auth)).json().notifications).toHaveLength(1);
 
-    // the message counts follow inserts and deletes through the partitioned table's triggers
-    const n = async () => Number((await t.db.knex('device_message_counts').where({ device_id: device.id }).first('n'))?.n ?? 0);
+    // the message counts, per device and day, follow inserts and deletes through the partitioned table's triggers
+    const n = async () => Number((await t.db.knex('device_message_counts').where({ device_id: device.id }).sum({ n: 'n' }))[0].n ?? 0);
     const counted = await n();
+    expect(counted).toBe(3);
     await insertMessages(t.db.knex, [{ deviceId: device.id, ts: '2026-02-01T00:00:00Z' }]);
     expect(await n()).toBe(counted + 1);
     await t.db.knex('messages').where({ device_id: device.id }).where('ts', '<', '2025-11-01').del();
