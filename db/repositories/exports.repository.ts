@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { carriedKeys, dataKeysOf, messageData } from '../message-data.sql.js';
+import { csvRecord, type CsvCellSource } from '../export-csv.sql.js';
 
 /**
  * Rows of one export page: few enough that a page, parsed and written out, stays a few MB, many enough that the
@@ -19,6 +20,12 @@ export interface ExportRow {
   data: Record<string, unknown>;
 }
 
+/**
+ * A CSV export's record: its text as PostgreSQL wrote it (db/export-csv.sql.ts), or null with `message` the message
+ * for the export's JavaScript writer to write; its (ts, id) is the page's cursor.
+ */
+export interface CsvRecord { line: string | null; id: string; ts: Date; message: ExportRow | null }
+
 /** Whose messages: one device's, or a vehicle's from the given devices while each was in it. */
 export type ExportSource = { deviceId: string } | { vehicleId: string; deviceIds: string[] };
 
@@ -34,6 +41,7 @@ const toRow = (r: Row): ExportRow => ({
   id: r.id, deviceId: r.device_id, timestamp: new Date(r.ts), lon: num(r.lon), lat: num(r.lat), data: r.data ?? {},
 });
 
+const STORED = 'm.id, m.device_id, m.ts, m.num, m.txt, m.location';
 const COLUMNS = `m.id, m.device_id, m.ts, ST_X(m.location) AS lon, ST_Y(m.location) AS lat, ${messageData('m')} AS data`;
 
 /**
@@ -64,6 +72,24 @@ function rangeOf(r: ExportRange, after: ExportCursor | null): { sql: string; bin
 const isDevice = (s: ExportSource): s is { deviceId: string } => 'deviceId' in s;
 
 /**
+ * The stored columns (STORED) of the page after `after`, oldest first, as a statement to select from; null when the
+ * source has no devices. A vehicle's: each interval's next messages by its own index range, then merged, never a sort
+ * of the whole history.
+ */
+function pageOf(s: ExportSource, r: ExportRange, after: ExportCursor | null, limit: number): { sql: string; bindings: unknown[] } | null {
+  const w = rangeOf(r, after);
+  if (isDevice(s)) {
+    return { sql: `SELECT ${STORED} FROM messages m WHERE m.device_id = ?::uuid AND ${w.sql} ORDER BY m.ts, m.id LIMIT ?`,
+      bindings: [s.deviceId, ...w.bindings, limit] };
+  }
+  if (!s.deviceIds.length) return null;
+  return { sql: `WITH ${INTERVALS}
+    SELECT x.* FROM iv CROSS JOIN LATERAL (
+      SELECT ${STORED} FROM messages m WHERE ${IN_INTERVAL} AND ${w.sql} ORDER BY m.ts, m.id LIMIT ?) x
+    ORDER BY x.ts, x.id LIMIT ?`, bindings: [s.deviceIds, s.vehicleId, ...w.bindings, limit, limit] };
+}
+
+/**
  * Reads for exports (api/modules/exports): a device's or a vehicle's messages oldest first, a page at a time by
  * keyset in (ts, id) order, so each page is an index range whatever the export's size; their count; the data keys
  * present. Each page is its own statement: a long export holds no connection or snapshot while the client reads.
@@ -73,17 +99,27 @@ export function exportsRepository(knex: Knex) {
   return {
     /** The page after `after` (null: the first), at most `limit` messages, oldest first. */
     async page(s: ExportSource, r: ExportRange, after: ExportCursor | null, limit = EXPORT_PAGE_ROWS, trx: Knex = knex): Promise<ExportRow[]> {
-      const w = rangeOf(r, after);
-      if (isDevice(s)) {
-        return (await rows(`SELECT ${COLUMNS} FROM messages m WHERE m.device_id = ?::uuid AND ${w.sql} ORDER BY m.ts, m.id LIMIT ?`,
-          [s.deviceId, ...w.bindings, limit], trx)).map(toRow);
-      }
-      if (!s.deviceIds.length) return [];
-      // each interval's next messages by its own index range, then merged: never a sort of the whole history
-      return (await rows(`WITH ${INTERVALS}
-        SELECT x.* FROM iv CROSS JOIN LATERAL (
-          SELECT ${COLUMNS} FROM messages m WHERE ${IN_INTERVAL} AND ${w.sql} ORDER BY m.ts, m.id LIMIT ?) x
-        ORDER BY x.ts, x.id LIMIT ?`, [s.deviceIds, s.vehicleId, ...w.bindings, limit, limit], trx)).map(toRow);
+      const q = pageOf(s, r, after, limit);
+      if (!q) return [];
+      return (await rows(`SELECT ${COLUMNS} FROM (${q.sql}) m ORDER BY m.ts, m.id`, q.bindings, trx)).map(toRow);
+    },
+
+    /**
+     * The page after `after` as CSV records of the columns `cells`, written by PostgreSQL; a message it cannot write
+     * as the JavaScript writer would comes back as the message, for that writer (db/export-csv.sql.ts).
+     */
+    async csvPage(s: ExportSource, r: ExportRange, after: ExportCursor | null, cells: readonly CsvCellSource[],
+      limit = EXPORT_PAGE_ROWS, trx: Knex = knex): Promise<CsvRecord[]> {
+      const q = pageOf(s, r, after, limit);
+      if (!q) return [];
+      // OFFSET 0 keeps the record a column of its own, computed once, that the message's columns test
+      const out = await rows(`SELECT c.line, c.id, c.ts, CASE WHEN c.line IS NULL THEN c.device_id END AS device_id,
+          CASE WHEN c.line IS NULL THEN ST_X(c.location) END AS lon, CASE WHEN c.line IS NULL THEN ST_Y(c.location) END AS lat,
+          CASE WHEN c.line IS NULL THEN message_data(c.num, c.txt, c.location) END AS data
+        FROM (SELECT ${csvRecord('m', cells)} AS line, m.* FROM (${q.sql}) m OFFSET 0) c ORDER BY c.ts, c.id`, q.bindings, trx);
+      return (out as (Row & { line: string | null })[]).map((x) => ({
+        line: x.line, id: x.id, ts: new Date(x.ts), message: x.line === null ? toRow(x) : null,
+      }));
     },
 
     /** How many messages the export holds (HEAD's X-Total-Count): an index range count. */

@@ -39,8 +39,6 @@ export function attachment(kind: string, id: string, extension: string, r: { sin
   return `attachment; filename="${parts.join('-')}.${extension}"`;
 }
 
-const cursorOf = (row: ExportRow): ExportCursor => ({ ts: row.timestamp, id: row.id });
-
 /**
  * Rows written as one chunk of the reply: a chunk of a few tens of KB. V8 allocates a string or buffer of more than
  * 128 KB outside the young generation, where only a full collection frees it: a whole page as one chunk (about
@@ -48,27 +46,36 @@ const cursorOf = (row: ExportRow): ExportCursor => ({ ts: row.timestamp, id: row
  */
 export const ROWS_PER_CHUNK = 250;
 
+/** An export's pages: the first (read before the answer starts), the one after a row, and a row's place. */
+export interface ExportPages<R> {
+  first: R[];
+  next(after: ExportCursor): Promise<R[]>;
+  cursor(row: R): ExportCursor;
+}
+
+/** The cursor of a message. */
+export const messageCursor = (row: ExportRow): ExportCursor => ({ ts: row.timestamp, id: row.id });
+
 /**
- * The reply's body: the writer's head, each page's text (in chunks of ROWS_PER_CHUNK rows), its tail. Pages are read one after the other by keyset,
- * the next one requested while the current one is written; a Readable pulls the next chunk only when the socket
- * has taken the previous ones (backpressure), so at most two pages are held however large the export.
- * `first` is the first page, read before the answer starts, so that a failing database is still an error answer.
+ * The reply's body: the writer's head, each page's text (in chunks of ROWS_PER_CHUNK rows), its tail. Pages are read
+ * one after the other by keyset, the next one once the current one is written: a Readable pulls the next chunk only
+ * when the socket has taken the previous ones (backpressure), so one page is held at a time however large the
+ * export, and none is read ahead of a slow client. `pages.first` is read before the answer starts, so that a failing
+ * database is still an error answer.
  */
-export function exportStream(writer: ExportWriter, first: ExportRow[], next: (after: ExportCursor) => Promise<ExportRow[]>,
-  limit = EXPORT_PAGE_ROWS): Readable {
+export function exportStream<R>(writer: ExportWriter<R>, pages: ExportPages<R>, limit = EXPORT_PAGE_ROWS): Readable {
   async function* chunks() {
     yield writer.head();
-    let page = first;
+    let page = pages.first;
     while (page.length) {
-      const more = page.length >= limit ? next(cursorOf(page[page.length - 1])) : null;
-      // a client that leaves while the next page loads ends the generator: that page is then never awaited
-      more?.catch(() => undefined);
       for (let i = 0; i < page.length; i += ROWS_PER_CHUNK) {
         const text = writer.rows(page.slice(i, i + ROWS_PER_CHUNK));
         if (text) yield text;
       }
-      if (!more) break;
-      page = await more;
+      if (page.length < limit) break;
+      const after = pages.cursor(page[page.length - 1]);
+      page = []; // the written page is garbage while the next one is read
+      page = await pages.next(after);
     }
     const tail = writer.tail();
     if (tail) yield tail;
