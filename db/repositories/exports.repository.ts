@@ -3,10 +3,10 @@ import { carriedKeys, dataKeysOf, messageData } from '../message-data.sql.js';
 import { csvRecord, type CsvCellSource } from '../export-csv.sql.js';
 
 /**
- * Rows of one export page: few enough that a page, parsed and written out, stays a few MB, many enough that the
- * round trips are a small part of the time (docs/development/performance.md, export).
+ * Rows of one export page: few enough that what a page holds while it is read and written stays small (about 300 KB of
+ * CSV text), many enough that the round trips are a small part of the time (docs/development/performance.md, export).
  */
-export const EXPORT_PAGE_ROWS = 5_000;
+export const EXPORT_PAGE_ROWS = 2_500;
 
 /** A stored message as an export writes it. */
 export interface ExportRow {
@@ -21,10 +21,11 @@ export interface ExportRow {
 }
 
 /**
- * A CSV export's record: its text as PostgreSQL wrote it (db/export-csv.sql.ts), or null with `message` the message
- * for the export's JavaScript writer to write; its (ts, id) is the page's cursor.
+ * Consecutive records of a CSV export, as PostgreSQL wrote them (db/export-csv.sql.ts): `text`, their text joined;
+ * or, when it left one of them to the JavaScript writer, `records`: each record's text or that message. `rows`: how
+ * many; `last`: the last one's place (the page's cursor).
  */
-export interface CsvRecord { line: string | null; id: string; ts: Date; message: ExportRow | null }
+export interface CsvChunk { rows: number; text: string | null; records: (string | ExportRow)[] | null; last: ExportCursor }
 
 /** Whose messages: one device's, or a vehicle's from the given devices while each was in it. */
 export type ExportSource = { deviceId: string } | { vehicleId: string; deviceIds: string[] };
@@ -35,7 +36,7 @@ export interface ExportRange { since?: Date; until: Date; located?: boolean }
 /** Where the previous page ended: its last message in (ts, id) order. */
 export interface ExportCursor { ts: Date; id: string }
 
-interface Row { id: string; device_id: string; ts: Date | string; lon: number | string | null; lat: number | string | null; data: Record<string, unknown> | null }
+interface Row { id: string; device_id: string; ts: Date | string | number; lon: number | string | null; lat: number | string | null; data: Record<string, unknown> | null }
 const num = (v: number | string | null) => (v === null ? null : Number(v));
 const toRow = (r: Row): ExportRow => ({
   id: r.id, deviceId: r.device_id, timestamp: new Date(r.ts), lon: num(r.lon), lat: num(r.lat), data: r.data ?? {},
@@ -105,20 +106,31 @@ export function exportsRepository(knex: Knex) {
     },
 
     /**
-     * The page after `after` as CSV records of the columns `cells`, written by PostgreSQL; a message it cannot write
-     * as the JavaScript writer would comes back as the message, for that writer (db/export-csv.sql.ts).
+     * The page after `after` as CSV records of the columns `cells`, written by PostgreSQL and joined `chunkRows` at a
+     * time, so that the API reads a few strings a page, not a row object per message (docs/development/performance.md,
+     * export). A chunk holding a message SQL cannot write as the JavaScript writer would comes as its records, that
+     * message as an ExportRow for that writer.
      */
     async csvPage(s: ExportSource, r: ExportRange, after: ExportCursor | null, cells: readonly CsvCellSource[],
-      limit = EXPORT_PAGE_ROWS, trx: Knex = knex): Promise<CsvRecord[]> {
-      const q = pageOf(s, r, after, limit);
+      o: { limit?: number; chunkRows: number }, trx: Knex = knex): Promise<CsvChunk[]> {
+      const q = pageOf(s, r, after, o.limit ?? EXPORT_PAGE_ROWS);
       if (!q) return [];
-      // OFFSET 0 keeps the record a column of its own, computed once, that the message's columns test
-      const out = await rows(`SELECT c.line, c.id, c.ts, CASE WHEN c.line IS NULL THEN c.device_id END AS device_id,
-          CASE WHEN c.line IS NULL THEN ST_X(c.location) END AS lon, CASE WHEN c.line IS NULL THEN ST_Y(c.location) END AS lat,
-          CASE WHEN c.line IS NULL THEN message_data(c.num, c.txt, c.location) END AS data
-        FROM (SELECT ${csvRecord('m', cells)} AS line, m.* FROM (${q.sql}) m OFFSET 0) c ORDER BY c.ts, c.id`, q.bindings, trx);
-      return (out as (Row & { line: string | null })[]).map((x) => ({
-        line: x.line, id: x.id, ts: new Date(x.ts), message: x.line === null ? toRow(x) : null,
+      const out = await rows(`SELECT count(*) AS n, (array_agg(x.ts ORDER BY x.rn DESC))[1] AS last_ts,
+          (array_agg(x.id ORDER BY x.rn DESC))[1] AS last_id,
+          string_agg(x.line, '' ORDER BY x.rn) FILTER (WHERE NOT x.slow) AS text,
+          json_agg(coalesce(to_json(x.line), json_build_object('id', x.id, 'device_id', x.device_id,
+            'ts', floor(extract(epoch FROM x.ts) * 1000)::float8, 'lon', ST_X(x.location), 'lat', ST_Y(x.location),
+            'data', message_data(x.num, x.txt, x.location))) ORDER BY x.rn) FILTER (WHERE x.slow) AS records
+        FROM (SELECT n.*, bool_or(n.line IS NULL) OVER (PARTITION BY n.chunk) AS slow FROM (
+          SELECT c.*, (c.rn - 1) / ?::int AS chunk FROM (
+            -- OFFSET 0: the record is computed once, not again where it is tested
+            SELECT ${csvRecord('m', cells)} AS line, row_number() OVER (ORDER BY m.ts, m.id) AS rn, m.*
+            FROM (${q.sql}) m OFFSET 0) c) n) x
+        GROUP BY x.chunk ORDER BY x.chunk`, [o.chunkRows, ...q.bindings], trx);
+      type Out = { n: number | string; last_ts: Date | string; last_id: string; text: string | null; records: (string | Row)[] | null };
+      return (out as unknown as Out[]).map((c) => ({
+        rows: Number(c.n), text: c.text, last: { ts: new Date(c.last_ts), id: c.last_id },
+        records: c.records && c.records.map((x) => (typeof x === 'string' ? x : toRow(x))),
       }));
     },
 

@@ -1,5 +1,5 @@
 import { CATALOG, FRAME_FIELDS } from '../../../lib/catalog.js';
-import type { CsvRecord, ExportRow } from '../../../db/repositories/exports.repository.js';
+import type { CsvChunk, ExportRow } from '../../../db/repositories/exports.repository.js';
 import type { CsvCellSource } from '../../../db/export-csv.sql.js';
 
 /**
@@ -84,15 +84,12 @@ export function csvWriter(columns: CsvColumn[]): ExportWriter {
   return { head: () => csvHead(columns), rows: (rows) => rows.map((r) => csvLine(columns, r)).join(''), tail: () => '' };
 }
 
-/** CSV of records PostgreSQL wrote (csvPage): each one's text as it is, a message it left to JavaScript formatted here. */
-export function csvRecordWriter(columns: CsvColumn[]): ExportWriter<CsvRecord> {
+/** CSV of records PostgreSQL wrote (csvPage): their text as it is, a message it left to JavaScript formatted here. */
+export function csvChunkWriter(columns: CsvColumn[]): ExportWriter<CsvChunk> {
+  const record = (r: string | ExportRow) => (typeof r === 'string' ? r : csvLine(columns, r));
   return {
     head: () => csvHead(columns),
-    rows: (rows) => {
-      let out = '';
-      for (const r of rows) out += r.line ?? csvLine(columns, r.message!);
-      return out;
-    },
+    rows: (chunks) => chunks.map((c) => c.text ?? c.records!.map(record).join('')).join(''),
     tail: () => '',
   };
 }

@@ -3,13 +3,13 @@ import type { FastifyReply } from 'fastify';
 import type { App } from '../../context.js';
 import { NotFound } from '../../../lib/errors.js';
 import type { Principal } from '../../../db/index.js';
-import type { ExportRange, ExportRow, ExportSource } from '../../../db/repositories/exports.repository.js';
+import { EXPORT_PAGE_ROWS, type CsvChunk, type ExportCursor, type ExportRange, type ExportRow, type ExportSource } from '../../../db/repositories/exports.repository.js';
 import { DeviceIdParams, errorResponses, VehicleIdParams } from '../../schemas/common.js';
 import { presentMessage } from '../telemetry/telemetry.presenters.js';
 import { readableRecentDevices } from '../trips/trips.service.js';
-import { csvColumns, csvRecordWriter, FORMAT_SHAPES, geojsonWriter, gpxWriter, ndjsonWriter, type ExportWriter } from './exports.formats.js';
+import { csvColumns, csvChunkWriter, FORMAT_SHAPES, geojsonWriter, gpxWriter, ndjsonWriter, type ExportWriter } from './exports.formats.js';
 import { ExportHead, MessagesExportBody, MessagesExportQuery, TripExportBody, TripExportQuery, TripIdParams } from './exports.schemas.js';
-import { attachment, exportStream, MESSAGE_FORMATS, messageCursor, parseFormat, parseRange, TRIP_FORMATS } from './exports.service.js';
+import { attachment, exportStream, MESSAGE_FORMATS, messagePages, parseFormat, ROWS_PER_CHUNK, parseRange, TRIP_FORMATS } from './exports.service.js';
 
 /** What one export reads and how it writes it: `body` reads the first page, then streams the rest. */
 interface Plan {
@@ -41,16 +41,16 @@ export default async function exportsRoutes(app: App) {
   const messagesBody = (source: ExportSource, range: ExportRange, writer: (first: ExportRow[]) => ExportWriter | Promise<ExportWriter>) =>
     async () => {
       const first = await repos.exports.page(source, range, null);
-      return exportStream(await writer(first), { first, next: (after) => repos.exports.page(source, range, after), cursor: messageCursor });
+      return exportStream(await writer(first), messagePages(first, (after) => repos.exports.page(source, range, after)));
     };
   /** CSV records PostgreSQL writes (db/export-csv.sql.ts) of the columns present in the range. */
   const csvBody = (source: ExportSource, range: ExportRange, withDevice: boolean) => async () => {
     const columns = csvColumns(await repos.exports.keys(source, range), withDevice);
     const cells = columns.map((c) => c.source);
-    const first = await repos.exports.csvPage(source, range, null, cells);
-    return exportStream(csvRecordWriter(columns), {
-      first, next: (after) => repos.exports.csvPage(source, range, after, cells), cursor: (r) => ({ ts: r.ts, id: r.id }),
-    });
+    const page = (after: ExportCursor | null) => repos.exports.csvPage(source, range, after, cells, { chunkRows: ROWS_PER_CHUNK });
+    // a page may have a next one when it is full: its chunks hold EXPORT_PAGE_ROWS records
+    const last = (chunks: CsvChunk[]) => (chunks.reduce((n, c) => n + c.rows, 0) >= EXPORT_PAGE_ROWS ? chunks[chunks.length - 1].last : null);
+    return exportStream(csvChunkWriter(columns), { first: await page(null), next: page, last, perChunk: 1 });
   };
   const head = async (reply: FastifyReply, p: Plan) => {
     const n = await repos.exports.count(p.source, p.range);
