@@ -3,8 +3,8 @@ import type { CsvChunk, ExportRow } from '../../../db/repositories/exports.repos
 import type { CsvCellSource } from '../../../db/export-csv.sql.js';
 
 /**
- * How an export format writes its rows (docs/concepts/exports.md): a head, the text of a page of rows, a tail.
- * Each page becomes one chunk of the reply, so what is held at a time is a page, whatever the export's size.
+ * How an export format writes its rows (docs/concepts/exports.md): a head, the text of some rows of a page, a tail.
+ * Each call's text becomes one chunk of the reply, so what is held at a time is a page, whatever the export's size.
  */
 export interface ExportWriter<R = ExportRow> {
   head(): string;

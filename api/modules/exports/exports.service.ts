@@ -40,9 +40,10 @@ export function attachment(kind: string, id: string, extension: string, r: { sin
 }
 
 /**
- * Rows written as one chunk of the reply (a CSV's, joined by PostgreSQL): a chunk of a few tens of KB. V8 allocates a string or buffer of more than
- * 128 KB outside the young generation, where only a full collection frees it: a whole page as one chunk (about
- * 600 KB of CSV) made the API's memory grow by every page until one ran (docs/development/performance.md, export).
+ * Rows written as one chunk of the reply (a CSV's joined so by PostgreSQL): a chunk of a few tens of KB. V8 allocates
+ * a string or buffer of more than 128 KB outside the young generation, where only a full collection frees it: a whole
+ * page as one chunk (about 600 KB of CSV) made the API's memory grow by every page until one ran
+ * (docs/development/performance.md, export).
  */
 export const ROWS_PER_CHUNK = 250;
 
