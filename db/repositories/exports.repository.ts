@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { carriedKeys, dataKeysOf, messageData } from '../message-data.sql.js';
+import { carriedKeys, dataKeysOf, messageData, numAt } from '../message-data.sql.js';
 import { csvRecord, type CsvCellSource } from '../export-csv.sql.js';
 
 /**
@@ -30,7 +30,10 @@ export interface CsvChunk { rows: number; text: string | null; records: (string 
 /** Whose messages: one device's, or a vehicle's from the given devices while each was in it. */
 export type ExportSource = { deviceId: string } | { vehicleId: string; deviceIds: string[] };
 
-/** `since` exclusive, `until` inclusive (as every list); `located`: only messages with a location (GPX, GeoJSON). */
+/**
+ * `since` exclusive, `until` inclusive (as every list); `located`: only messages with a location, read as a track
+ * (GPX, GeoJSON): their data is the speed alone, all a track point shows, not each message's data built and parsed.
+ */
 export interface ExportRange { since?: Date; until: Date; located?: boolean }
 
 /** Where the previous page ended: its last message in (ts, id) order. */
@@ -44,6 +47,11 @@ const toRow = (r: Row): ExportRow => ({
 
 const STORED = 'm.id, m.device_id, m.ts, m.num, m.txt, m.location';
 const COLUMNS = `m.id, m.device_id, m.ts, ST_X(m.location) AS lon, ST_Y(m.location) AS lat, ${messageData('m')} AS data`;
+/** A track point's columns: vehicleSpeed is only ever a number in its slot (db/message-data.sql.ts). */
+const TRACK = `m.id, m.device_id, m.ts, ST_X(m.location) AS lon, ST_Y(m.location) AS lat, ${numAt('m', 'vehicleSpeed')} AS speed`;
+const toTrackRow = (r: Row & { speed: number | string | null }): ExportRow => ({
+  ...toRow({ ...r, data: null }), data: r.speed === null ? {} : { vehicleSpeed: Number(r.speed) },
+});
 
 /**
  * The vehicle's intervals on each of the given devices: from an association's start to that device's next one (none:
@@ -102,7 +110,8 @@ export function exportsRepository(knex: Knex) {
     async page(s: ExportSource, r: ExportRange, after: ExportCursor | null, limit = EXPORT_PAGE_ROWS, trx: Knex = knex): Promise<ExportRow[]> {
       const q = pageOf(s, r, after, limit);
       if (!q) return [];
-      return (await rows(`SELECT ${COLUMNS} FROM (${q.sql}) m ORDER BY m.ts, m.id`, q.bindings, trx)).map(toRow);
+      const out = await rows(`SELECT ${r.located ? TRACK : COLUMNS} FROM (${q.sql}) m ORDER BY m.ts, m.id`, q.bindings, trx);
+      return r.located ? (out as (Row & { speed: number | null })[]).map(toTrackRow) : out.map(toRow);
     },
 
     /**
