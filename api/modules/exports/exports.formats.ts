@@ -1,13 +1,14 @@
 import { CATALOG, FRAME_FIELDS } from '../../../lib/catalog.js';
-import type { ExportRow } from '../../../db/repositories/exports.repository.js';
+import type { CsvChunk, ExportRow } from '../../../db/repositories/exports.repository.js';
+import type { CsvCellSource } from '../../../db/export-csv.sql.js';
 
 /**
- * How an export format writes its rows (docs/concepts/exports.md): a head, the text of a page of rows, a tail.
- * Each page becomes one chunk of the reply, so what is held at a time is a page, whatever the export's size.
+ * How an export format writes its rows (docs/concepts/exports.md): a head, the text of some rows of a page, a tail.
+ * Each call's text becomes one chunk of the reply, so what is held at a time is a page, whatever the export's size.
  */
-export interface ExportWriter {
+export interface ExportWriter<R = ExportRow> {
   head(): string;
-  rows(rows: ExportRow[]): string;
+  rows(rows: R[]): string;
   tail(): string;
 }
 
@@ -41,7 +42,8 @@ export function csvCell(v: unknown): string {
   return quoteField(protectText(JSON.stringify(v)));
 }
 
-export interface CsvColumn { header: string; value(row: ExportRow): unknown }
+/** A CSV column: its header, its value in a message, and where the SQL that writes its cell reads it. */
+export interface CsvColumn { header: string; value(row: ExportRow): unknown; source: CsvCellSource }
 
 /** "Speed (km/h)": the catalog's name with its unit, or the name alone for a unitless or text parameter. */
 const label = (name: string, units: string | null) => (units ? `${name} (${units})` : name);
@@ -55,17 +57,18 @@ const ACCEL_AXES = Object.entries(FRAME_FIELDS).filter(([path]) => path.startsWi
  */
 export function csvColumns(present: ReadonlySet<string>, withDevice: boolean): CsvColumn[] {
   const fixed: CsvColumn[] = [
-    { header: 'timestamp', value: (r) => r.timestamp.toISOString() },
-    { header: 'id', value: (r) => r.id },
-    ...(withDevice ? [{ header: 'device', value: (r: ExportRow) => r.deviceId }] : []),
-    { header: 'latitude', value: (r) => r.lat },
-    { header: 'longitude', value: (r) => r.lon },
+    { header: 'timestamp', value: (r) => r.timestamp.toISOString(), source: 'timestamp' },
+    { header: 'id', value: (r) => r.id, source: 'id' },
+    ...(withDevice ? [{ header: 'device', value: (r: ExportRow) => r.deviceId, source: 'device' as const }] : []),
+    { header: 'latitude', value: (r) => r.lat, source: 'latitude' },
+    { header: 'longitude', value: (r) => r.lon, source: 'longitude' },
   ];
   const parameters = CATALOG.filter((p) => present.has(p.key))
-    .map((p): CsvColumn => ({ header: label(p.name, p.units), value: (r) => r.data[p.key] }));
+    .map((p): CsvColumn => ({ header: label(p.name, p.units), value: (r) => r.data[p.key], source: { key: p.key } }));
   const accel = present.has('accel')
     ? ACCEL_AXES.map(({ axis, units }): CsvColumn => ({
       header: label(`Accel ${axis}`, units), value: (r) => (r.data.accel as Record<string, unknown> | undefined)?.[axis],
+      source: { accel: axis },
     }))
     : [];
   return [...fixed, ...parameters, ...accel];
@@ -73,10 +76,20 @@ export function csvColumns(present: ReadonlySet<string>, withDevice: boolean): C
 
 const CRLF = '\r\n';
 
+const csvHead = (columns: CsvColumn[]) => columns.map((c) => quoteField(c.header)).join(',') + CRLF;
+const csvLine = (columns: CsvColumn[], r: ExportRow) => columns.map((c) => csvCell(c.value(r))).join(',') + CRLF;
+
+/** CSV of messages, each formatted here. */
 export function csvWriter(columns: CsvColumn[]): ExportWriter {
+  return { head: () => csvHead(columns), rows: (rows) => rows.map((r) => csvLine(columns, r)).join(''), tail: () => '' };
+}
+
+/** CSV of records PostgreSQL wrote (csvPage): their text as it is, a message it left to JavaScript formatted here. */
+export function csvChunkWriter(columns: CsvColumn[]): ExportWriter<CsvChunk> {
+  const record = (r: string | ExportRow) => (typeof r === 'string' ? r : csvLine(columns, r));
   return {
-    head: () => columns.map((c) => quoteField(c.header)).join(',') + CRLF,
-    rows: (rows) => rows.map((r) => columns.map((c) => csvCell(c.value(r))).join(',') + CRLF).join(''),
+    head: () => csvHead(columns),
+    rows: (chunks) => chunks.map((c) => c.text ?? c.records!.map(record).join('')).join(''),
     tail: () => '',
   };
 }

@@ -1,20 +1,21 @@
+import type { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
 import type { App } from '../../context.js';
 import { NotFound } from '../../../lib/errors.js';
 import type { Principal } from '../../../db/index.js';
-import type { ExportRange, ExportRow, ExportSource } from '../../../db/repositories/exports.repository.js';
+import { EXPORT_PAGE_ROWS, type CsvChunk, type ExportCursor, type ExportRange, type ExportRow, type ExportSource } from '../../../db/repositories/exports.repository.js';
 import { DeviceIdParams, errorResponses, VehicleIdParams } from '../../schemas/common.js';
 import { presentMessage } from '../telemetry/telemetry.presenters.js';
 import { readableRecentDevices } from '../trips/trips.service.js';
-import { csvColumns, csvWriter, FORMAT_SHAPES, geojsonWriter, gpxWriter, ndjsonWriter, type ExportWriter } from './exports.formats.js';
+import { csvColumns, csvChunkWriter, FORMAT_SHAPES, geojsonWriter, gpxWriter, ndjsonWriter, type ExportWriter } from './exports.formats.js';
 import { ExportHead, MessagesExportBody, MessagesExportQuery, TripExportBody, TripExportQuery, TripIdParams } from './exports.schemas.js';
-import { attachment, exportStream, MESSAGE_FORMATS, parseFormat, parseRange, TRIP_FORMATS } from './exports.service.js';
+import { attachment, exportStream, MESSAGE_FORMATS, messagePages, parseFormat, ROWS_PER_CHUNK, parseRange, TRIP_FORMATS } from './exports.service.js';
 
-/** What one export reads and how it writes it; `writer` sees the first page (GeoJSON needs to know if it has 2 points). */
+/** What one export reads and how it writes it: `body` reads the first page, then streams the rest. */
 interface Plan {
   source: ExportSource;
   range: ExportRange;
-  writer(first: ExportRow[]): Promise<ExportWriter>;
+  body(): Promise<Readable>;
   /** The file name's parts: `<kind>-<id>[-from-<since>][-to-<until>].<extension>`. */
   file: { kind: string; id: string; since?: Date; until?: Date };
   extension: string;
@@ -35,10 +36,21 @@ export default async function exportsRoutes(app: App) {
   const headers = (reply: FastifyReply, p: Plan) => reply.type(p.contentType)
     .header('content-disposition', attachment(p.file.kind, p.file.id, p.extension, p.file))
     .header('x-content-type-options', 'nosniff');
-  const send = async (reply: FastifyReply, p: Plan) => {
-    const first = await repos.exports.page(p.source, p.range, null);
-    const writer = await p.writer(first);
-    return headers(reply, p).send(exportStream(writer, first, (after) => repos.exports.page(p.source, p.range, after)));
+  const send = async (reply: FastifyReply, p: Plan) => headers(reply, p).send(await p.body());
+  /** Messages written from ExportRows; `writer` sees the first page (GeoJSON needs to know if it has 2 points). */
+  const messagesBody = (source: ExportSource, range: ExportRange, writer: (first: ExportRow[]) => ExportWriter | Promise<ExportWriter>) =>
+    async () => {
+      const first = await repos.exports.page(source, range, null);
+      return exportStream(await writer(first), messagePages(first, (after) => repos.exports.page(source, range, after)));
+    };
+  /** CSV records PostgreSQL writes (db/export-csv.sql.ts) of the columns present in the range. */
+  const csvBody = (source: ExportSource, range: ExportRange, withDevice: boolean) => async () => {
+    const columns = csvColumns(await repos.exports.keys(source, range), withDevice);
+    const cells = columns.map((c) => c.source);
+    const page = (after: ExportCursor | null) => repos.exports.csvPage(source, range, after, cells, { chunkRows: ROWS_PER_CHUNK });
+    // a page may have a next one when it is full: its chunks hold EXPORT_PAGE_ROWS records
+    const last = (chunks: CsvChunk[]) => (chunks.reduce((n, c) => n + c.rows, 0) >= EXPORT_PAGE_ROWS ? chunks[chunks.length - 1].last : null);
+    return exportStream(csvChunkWriter(columns), { first: await page(null), next: page, last, perChunk: 1 });
   };
   const head = async (reply: FastifyReply, p: Plan) => {
     const n = await repos.exports.count(p.source, p.range);
@@ -53,13 +65,10 @@ export default async function exportsRoutes(app: App) {
     const { untilGiven, ...window } = parseRange(q);
     const s = await source();
     const range: ExportRange = { ...window, located: format === 'gpx' };
-    const writer = async (): Promise<ExportWriter> => {
-      if (format === 'ndjson') return ndjsonWriter((m) => presentMessage(app.links, m));
-      if (format === 'gpx') return gpxWriter(`drivewire ${kind} ${id}`);
-      return csvWriter(csvColumns(await repos.exports.keys(s, range), kind === 'vehicle'));
-    };
+    const body = format === 'csv' ? csvBody(s, range, kind === 'vehicle')
+      : messagesBody(s, range, () => (format === 'ndjson' ? ndjsonWriter((m) => presentMessage(app.links, m)) : gpxWriter(`drivewire ${kind} ${id}`)));
     const file = { kind, id, since: window.since, until: untilGiven ? window.until : undefined };
-    return { source: s, range, writer, file, ...FORMAT_SHAPES[format] };
+    return { source: s, range, body, file, ...FORMAT_SHAPES[format] };
   };
   const deviceSource = (principal: Principal, deviceId: string) => async () => {
     await repos.devices.requireReadable(principal, deviceId);
@@ -74,12 +83,13 @@ export default async function exportsRoutes(app: App) {
     if (!t) throw new NotFound();
     // a trip's messages: its device's from its start to its stop (open: its newest message), as its links give them
     const range: ExportRange = { since: new Date(t.start.getTime() - 1), until: t.stop ?? t.lastTs, located: true };
-    const writer = async (first: ExportRow[]) => (format === 'gpx' ? gpxWriter(`drivewire trip ${t.id}`)
+    const source = { deviceId: t.deviceId };
+    const body = messagesBody(source, range, (first) => (format === 'gpx' ? gpxWriter(`drivewire trip ${t.id}`)
       : geojsonWriter(t.id, {
         id: t.id, deviceId: t.deviceId, vehicleId: t.vehicleId, start: t.start.toISOString(), stop: t.stop?.toISOString() ?? null,
         status: t.stop ? 'completed' : 'started', ...t.stats,
-      }, first.length));
-    return { source: { deviceId: t.deviceId }, range, writer, file: { kind: 'trip', id: t.id }, ...FORMAT_SHAPES[format] };
+      }, first.length)));
+    return { source, range, body, file: { kind: 'trip', id: t.id }, ...FORMAT_SHAPES[format] };
   };
 
   for (const method of ['GET', 'HEAD'] as const) {

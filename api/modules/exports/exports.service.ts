@@ -39,37 +39,58 @@ export function attachment(kind: string, id: string, extension: string, r: { sin
   return `attachment; filename="${parts.join('-')}.${extension}"`;
 }
 
-const cursorOf = (row: ExportRow): ExportCursor => ({ ts: row.timestamp, id: row.id });
-
 /**
- * Rows written as one chunk of the reply: a chunk of a few tens of KB. V8 allocates a string or buffer of more than
- * 128 KB outside the young generation, where only a full collection frees it: a whole page as one chunk (about
- * 600 KB of CSV) made the API's memory grow by every page until one ran (docs/development/performance.md, export).
+ * Rows written as one chunk of the reply (a CSV's joined so by PostgreSQL): a chunk of a few tens of KB. V8 allocates
+ * a string or buffer of more than 128 KB outside the young generation, where only a full collection frees it: a whole
+ * page as one chunk (about 600 KB of CSV) made the API's memory grow by every page until one ran
+ * (docs/development/performance.md, export).
  */
 export const ROWS_PER_CHUNK = 250;
 
 /**
- * The reply's body: the writer's head, each page's text (in chunks of ROWS_PER_CHUNK rows), its tail. Pages are read one after the other by keyset,
- * the next one requested while the current one is written; a Readable pulls the next chunk only when the socket
- * has taken the previous ones (backpressure), so at most two pages are held however large the export.
- * `first` is the first page, read before the answer starts, so that a failing database is still an error answer.
+ * An export's pages: the first (read before the answer starts), the one after a cursor; `last`: the cursor after a
+ * page, null when it was the last one; `perChunk`: a page's items written as one chunk of the reply.
  */
-export function exportStream(writer: ExportWriter, first: ExportRow[], next: (after: ExportCursor) => Promise<ExportRow[]>,
-  limit = EXPORT_PAGE_ROWS): Readable {
+export interface ExportPages<R> {
+  /** Emptied once written, so that the stream does not hold it while later pages are read. */
+  first: R[];
+  next(after: ExportCursor): Promise<R[]>;
+  last(page: R[]): ExportCursor | null;
+  perChunk: number;
+}
+
+/** Pages of messages: ROWS_PER_CHUNK rows a chunk; a full page may have a next one, after its last message. */
+export function messagePages(first: ExportRow[], next: (after: ExportCursor) => Promise<ExportRow[]>, limit = EXPORT_PAGE_ROWS):
+  ExportPages<ExportRow> {
+  const last = (page: ExportRow[]) => {
+    const row = page[page.length - 1];
+    return page.length >= limit ? { ts: row.timestamp, id: row.id } : null;
+  };
+  return { first, next, last, perChunk: ROWS_PER_CHUNK };
+}
+
+/**
+ * The reply's body: the writer's head, each page's text (in chunks of `perChunk` items), its tail. Pages are read
+ * one after the other by keyset, the next one once the current one is written: a Readable pulls the next chunk only
+ * when the socket has taken the previous ones (backpressure), so one page is held at a time however large the
+ * export, and none is read ahead of a slow client. `pages.first` is read before the answer starts, so that a failing
+ * database is still an error answer.
+ */
+export function exportStream<R>(writer: ExportWriter<R>, pages: ExportPages<R>): Readable {
+  // a page's text, then the cursor after it: the page is no longer held once written, while the next one is read
+  function* write(page: R[]): Generator<string, ExportCursor | null> {
+    for (let i = 0; i < page.length; i += pages.perChunk) {
+      const text = writer.rows(page.slice(i, i + pages.perChunk));
+      if (text) yield text;
+    }
+    return page.length ? pages.last(page) : null;
+  }
   async function* chunks() {
     yield writer.head();
-    let page = first;
-    while (page.length) {
-      const more = page.length >= limit ? next(cursorOf(page[page.length - 1])) : null;
-      // a client that leaves while the next page loads ends the generator: that page is then never awaited
-      more?.catch(() => undefined);
-      for (let i = 0; i < page.length; i += ROWS_PER_CHUNK) {
-        const text = writer.rows(page.slice(i, i + ROWS_PER_CHUNK));
-        if (text) yield text;
-      }
-      if (!more) break;
-      page = await more;
-    }
+    const first = pages.first;
+    pages.first = [];
+    let after = yield* write(first);
+    while (after) after = yield* write(await pages.next(after));
     const tail = writer.tail();
     if (tail) yield tail;
   }
