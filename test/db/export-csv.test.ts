@@ -4,6 +4,7 @@ import { csvColumns, csvChunkWriter, csvWriter } from '../../api/modules/exports
 import { slotOf } from '../../db/message-data.sql.js';
 import type { ExportCursor } from '../../db/repositories/exports.repository.js';
 import { uuid7 } from '../../lib/uuid7.js';
+import { partitionsFor } from '../helpers/partitions.js';
 
 let t: TestApp;
 beforeAll(async () => { t = await buildTestApp(); });
@@ -22,6 +23,7 @@ interface Stored { num?: Record<string, string>; txt?: unknown; at?: [string, st
 async function store(deviceId: string, start: number, rows: Stored[]) {
   for (const [i, r] of rows.entries()) {
     const ts = r.ts ?? new Date(start + i).toISOString();
+    await partitionsFor(t.db.knex, 'messages', ts);
     await t.db.knex.raw(`INSERT INTO messages (id, device_id, ts, received_at, num, txt, location)
       VALUES (?::uuid, ?::uuid, ?::timestamptz, now(), ?::float8[], ?::jsonb, ${r.at ? 'ST_SetSRID(ST_MakePoint(?::float8, ?::float8), 4326)' : 'NULL'})`,
     [uuid7(Math.max(0, Date.parse(ts))), deviceId, ts, r.num ? numOf(r.num) : null, r.txt === undefined ? null : JSON.stringify(r.txt), ...(r.at ?? [])]);
