@@ -2,7 +2,6 @@
 // (db/partitions.ts) while devices publish, timed, with the longest gap between consecutive acknowledgements the load
 // saw meanwhile beside the longest in the same load before the drop started.
 import type { Knex } from 'knex';
-import { performance } from 'node:perf_hooks';
 import { dropPartitionsBefore, listPartitions, type PartitionedTable } from '../db/partitions.js';
 import { round, runLoad, spread, type LoadOptions } from './harness.js';
 
@@ -29,7 +28,6 @@ export function longestGap(acks: Float64Array, from: number, to: number): number
   return longest === null ? null : round(longest);
 }
 
-const epochNow = () => performance.timeOrigin + performance.now();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
@@ -43,9 +41,9 @@ export async function dropOldestDayUnderLoad(knex: Knex, load: Omit<LoadOptions,
   const result = await runLoad({ ...load, ackTimes: true }, undefined, () => {
     started.drop = (async () => {
       await sleep(load.durationMs / 4);
-      const from = epochNow();
+      const from = Date.now();
       const dropped = await dropPartitionsBefore(knex, MESSAGES_BY_DAY, oldest.to);
-      return { from, to: epochNow(), dropped };
+      return { from, to: Date.now(), dropped };
     })();
     started.drop.catch(() => undefined); // awaited once the load is over: a failure is thrown there
   });
@@ -57,7 +55,8 @@ export async function dropOldestDayUnderLoad(knex: Knex, load: Omit<LoadOptions,
     seconds: round((drop.to - drop.from) / 1000, 2),
     longestAckGapMs: {
       duringDrop: longestGap(result.ackTimes, drop.from, drop.to),
-      beforeDrop: longestGap(result.ackTimes, result.windowEpochMs.from, drop.from),
+      // gaps that end before the drop starts: one across its start is the drop's
+      beforeDrop: longestGap(result.ackTimes.filter((t) => t <= drop.from), result.windowEpochMs.from, drop.from),
     },
     finishedInLoad: drop.to <= result.windowEpochMs.to,
     framesStoredPerSecond: round(result.acked / (result.measuredMs / 1000), 0),

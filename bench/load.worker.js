@@ -13,6 +13,9 @@ import { connect, cpuSince, frame, threadCpu } from './load.common.js';
 const { url, devices, durationMs, warmupMs, window: inflightMax, rate, frameBytes, ackTimes: keepAckTimes } = workerData;
 const latencies = [];
 const ackTimes = [];
+// performance.now() plus this is the wall clock (Date.now()) at sub-ms resolution; a worker's performance.timeOrigin
+// is not its own start, so timeOrigin + now() runs seconds behind the main thread's Date.now().
+const epochOffset = Date.now() - performance.now();
 let acked = 0;
 let ackedTotal = 0;
 let errors = 0;
@@ -32,7 +35,7 @@ function drive(client, device, index) {
         inflight--;
         const now = performance.now();
         if (err) errors++;
-        else { ackedTotal++; if (keepAckTimes) ackTimes.push(performance.timeOrigin + now); }
+        else { ackedTotal++; if (keepAckTimes) ackTimes.push(epochOffset + now); }
         if (!err && started >= measureFrom && now <= stopAt) { acked++; latencies.push(now - started); }
         if (rate === 0) send();
         else if (now >= stopAt && inflight === 0) resolve();
