@@ -98,6 +98,7 @@ async function run(o: BenchOptions) {
     const partitioned = await messagesPartitioned(knex);
     if (partitioned) await createPartitions(knex, MESSAGES_BY_DAY, start, new Date(end - 1));
     await generateMessages(knex, { devices: [target.id], messages: TARGET_MESSAGES, days: DAYS, start });
+    await knex.raw('VACUUM ANALYZE messages'); // as the preload is, so that both measurements read vacuumed pages
     const empty = await measure(bench, o, target, loadDevices);
     const perDevice = Math.floor((total - TARGET_MESSAGES) / others.length);
     const preloaded = await preload(knex, others, perDevice, start);
