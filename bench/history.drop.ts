@@ -2,11 +2,9 @@
 // (db/partitions.ts) while devices publish, timed, with the longest gap between consecutive acknowledgements the load
 // saw meanwhile beside the longest in the same load before the drop started.
 import type { Knex } from 'knex';
-import { dropPartitionsBefore, listPartitions, type PartitionedTable } from '../db/partitions.js';
+import { dropPartitionsBefore, listPartitions } from '../db/partitions.js';
+import { MESSAGE_PARTITIONS } from '../db/retention/time-tables.js';
 import { round, runLoad, spread, type LoadOptions } from './harness.js';
-
-/** messages as migration 036 partitions it: a partition a day on `ts`. */
-export const MESSAGES_BY_DAY: PartitionedTable = { table: 'messages', column: 'ts', span: 'day' };
 
 /** Whether messages is a partitioned table (pg_partitioned_table lists it). */
 export async function messagesPartitioned(knex: Knex): Promise<boolean> {
@@ -35,14 +33,14 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * drop ended before the measured window did, so that the gaps cover all of it).
  */
 export async function dropOldestDayUnderLoad(knex: Knex, load: Omit<LoadOptions, 'ackTimes'>) {
-  const [oldest] = await listPartitions(knex, MESSAGES_BY_DAY);
+  const [oldest] = await listPartitions(knex, MESSAGE_PARTITIONS);
   if (!oldest) return { dropped: null, reason: 'messages has no partition' };
   const started: { drop?: Promise<{ from: number; to: number; dropped: Awaited<ReturnType<typeof dropPartitionsBefore>> }> } = {};
   const result = await runLoad({ ...load, ackTimes: true }, undefined, () => {
     started.drop = (async () => {
       await sleep(load.durationMs / 4);
       const from = Date.now();
-      const dropped = await dropPartitionsBefore(knex, MESSAGES_BY_DAY, oldest.to);
+      const dropped = await dropPartitionsBefore(knex, MESSAGE_PARTITIONS, oldest.to);
       return { from, to: Date.now(), dropped };
     })();
     started.drop.catch(() => undefined); // awaited once the load is over: a failure is thrown there
