@@ -82,8 +82,8 @@ async function preload(knex: Knex, devices: Device[], perDevice: number, start: 
 /**
  * VACUUM of the stored messages (generate.ts has analyzed them): a history this old has been vacuumed by now, its pages
  * all-visible (index-only scans), and no autovacuum of the preload's millions of inserts runs during the measurements.
- * Of a partitioned messages, the partitions with rows only: an empty one is left as the platform leaves it (vacuumed,
- * it would count as read and found empty).
+ * Of a partitioned messages, only the partitions with rows: the empty ones ahead of now are left unvacuumed and
+ * unanalyzed, as the platform leaves them (db/connection.ts autoAnalyze).
  */
 async function vacuumMessages(knex: Knex): Promise<void> {
   const { rows } = await knex.raw(`SELECT c.relname AS name FROM pg_partition_tree('messages') t JOIN pg_class c ON c.oid = t.relid
