@@ -30,10 +30,10 @@ async function seedHistory(knex: Knex, deviceId: string): Promise<void> {
       FROM (SELECT g, date_trunc('milliseconds', now()) - g * interval '1 second' AS ts FROM generate_series(1, ?) g) x`, [deviceId, HISTORY]);
 }
 
-interface HttpFigures { requestsPerSecond: number; latencyMs: { p50: number; p99: number; max: number }; non2xx: number; errors: number }
+export interface HttpFigures { requestsPerSecond: number; latencyMs: { p50: number; p99: number; max: number }; non2xx: number; errors: number }
 
 /** `rate`: requests a second in all (autocannon's overallRate), for a latency at a given load; 0: as fast as answered. */
-async function hammer(url: string, headers: Record<string, string>, durationS: number, rate = 0): Promise<HttpFigures> {
+export async function hammer(url: string, headers: Record<string, string>, durationS: number, rate = 0): Promise<HttpFigures> {
   const r = await autocannon({ url, headers, connections: CONNECTIONS, duration: durationS, workers: 1, ...(rate ? { overallRate: rate } : {}) });
   return {
     requestsPerSecond: round(r.requests.average, 0),

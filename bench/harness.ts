@@ -105,6 +105,8 @@ export interface LoadOptions {
   rate: number;
   /** Extra padding per frame, bytes (0 = a ~300-byte telemetry frame). */
   frameBytes?: number;
+  /** Also return every PUBACK's wall-clock time (LoadResult.ackTimes). */
+  ackTimes?: boolean;
 }
 
 export interface LoadResult {
@@ -115,6 +117,8 @@ export interface LoadResult {
   measuredMs: number;
   /** ms from publish to PUBACK of each frame acknowledged in the window. */
   latencies: Float64Array;
+  /** With LoadOptions.ackTimes: epoch ms of every PUBACK, warm-up included, in order; else empty. */
+  ackTimes: Float64Array;
   /** The measured window on the wall clock (epoch ms, as the frames' `ts`); NaN where the worker never announced it. */
   windowEpochMs: { from: number; to: number };
   /** The platform's event loop delay over the whole load (warm-up included), ms. */
@@ -126,8 +130,11 @@ export interface LoadResult {
 /** The worker's last message: its counts, and its own thread's CPU over the measured window. */
 type LoadDone = Omit<LoadResult, 'eventLoopDelayMs' | 'processes'> & { type: 'done'; thread: Parameters<typeof workerThreadFigures>[0] };
 
-/** Runs the load generator on its own thread; with a monitor, marks the measured window the worker announces. */
-export function runLoad(o: LoadOptions, monitor?: ProcessMonitor): Promise<LoadResult> {
+/**
+ * Runs the load generator on its own thread; with a monitor, marks the measured window the worker announces.
+ * `onMeasuring` is called when the measured window starts (after the warm-up).
+ */
+export function runLoad(o: LoadOptions, monitor?: ProcessMonitor, onMeasuring?: () => void): Promise<LoadResult> {
   return new Promise((resolve, reject) => {
     const worker = new Worker(new URL('./load.worker.js', import.meta.url), { workerData: { frameBytes: 0, ...o } });
     let from: ReturnType<ProcessMonitor['mark']> | null = null;
@@ -141,7 +148,7 @@ export function runLoad(o: LoadOptions, monitor?: ProcessMonitor): Promise<LoadR
       return { p50: round(delay.percentile(50) / 1e6), p99: round(delay.percentile(99) / 1e6), max: round(delay.max / 1e6) };
     };
     worker.on('message', (m: { type: 'measuring' } | { type: 'measured' } | LoadDone) => {
-      if (m.type === 'measuring') { windowEpochMs.from = Date.now(); from = monitor?.mark() ?? null; }
+      if (m.type === 'measuring') { windowEpochMs.from = Date.now(); from = monitor?.mark() ?? null; onMeasuring?.(); }
       else if (m.type === 'measured') { windowEpochMs.to = Date.now(); to = monitor?.mark() ?? null; }
       else {
         const { type, thread, ...counts } = m;

@@ -4,12 +4,18 @@
 // the time from publish to PUBACK is the time to a committed row, since the gateway acks only then.
 // It tells the bench when the measured window starts and ends ('measuring', 'measured'), so the bench
 // can read each process's CPU over that window, and reports its own thread's CPU over it.
+// With `ackTimes`, it also returns the wall-clock time (epoch ms) of every PUBACK, warm-up included, in the order they
+// came: the history scenario reads the longest gap between consecutive acknowledgements (an ingest stall) from them.
 import { performance } from 'node:perf_hooks';
 import { parentPort, workerData } from 'node:worker_threads';
 import { connect, cpuSince, frame, threadCpu } from './load.common.js';
 
-const { url, devices, durationMs, warmupMs, window: inflightMax, rate, frameBytes } = workerData;
+const { url, devices, durationMs, warmupMs, window: inflightMax, rate, frameBytes, ackTimes: keepAckTimes } = workerData;
 const latencies = [];
+const ackTimes = [];
+// performance.now() plus this is the wall clock (Date.now()) at sub-ms resolution; a worker's performance.timeOrigin
+// is not its own start, so timeOrigin + now() runs seconds behind the main thread's Date.now().
+const epochOffset = Date.now() - performance.now();
 let acked = 0;
 let ackedTotal = 0;
 let errors = 0;
@@ -29,7 +35,7 @@ function drive(client, device, index) {
         inflight--;
         const now = performance.now();
         if (err) errors++;
-        else ackedTotal++;
+        else { ackedTotal++; if (keepAckTimes) ackTimes.push(epochOffset + now); }
         if (!err && started >= measureFrom && now <= stopAt) { acked++; latencies.push(now - started); }
         if (rate === 0) send();
         else if (now >= stopAt && inflight === 0) resolve();
@@ -73,4 +79,6 @@ if (!eluAtStart) beginWindow();
 endWindow();
 await Promise.all(clients.map((c) => c.endAsync()));
 const buffer = Float64Array.from(latencies);
-parentPort.postMessage({ type: 'done', acked, ackedTotal, errors, measuredMs: durationMs, latencies: buffer, thread: measured }, [buffer.buffer]);
+const acks = Float64Array.from(ackTimes);
+parentPort.postMessage({ type: 'done', acked, ackedTotal, errors, measuredMs: durationMs, latencies: buffer, ackTimes: acks, thread: measured },
+  [buffer.buffer, acks.buffer]);

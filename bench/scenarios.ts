@@ -11,6 +11,10 @@ export interface BenchScenarioEntry {
   load: Loader;
   /** Its devices when --devices is not given (default: the command's). */
   defaultDevices?: number;
+  /** Its publishes in flight per device when --window is not given (default: the command's). */
+  defaultWindow?: number;
+  /** Runs on PostgreSQL only: refused on the embedded database when named, left out when every scenario runs. */
+  needsPostgres?: boolean;
   /** `--smoke`: what this scenario runs with on top of the shared smoke options. */
   smoke?: Partial<BenchOptions>;
   /** Left out of `--smoke` over every scenario: another scenario's smoke runs the same code. */
@@ -58,6 +62,11 @@ export const BENCH_SCENARIOS: BenchScenarioEntry[] = [
   { name: 'export', description: "a CSV export of one device's --export-messages messages (made in SQL) over HTTP: the API's RSS before, at its peak and after (goal: a rise of at most 50 MB), and the time",
     load: async () => (await import('./export.bench.js')).exportScenario,
     smoke: { exportMessages: 20_000 } },
+  { name: 'history', description: 'ingest, GET …/messages and …/trips, bytes per message and dropping a day, on an empty database and then after preloading --messages (default 20,000,000) of history (PostgreSQL only)',
+    load: async () => (await import('./history.bench.js')).historyScenario,
+    defaultDevices: 200, defaultWindow: 10, needsPostgres: true,
+    smoke: { messages: 40_000 },
+    check: (o) => (o.devices > 999 ? `history: --devices must be at most 999 (the load's devices are among the history's 1000), got ${o.devices}` : null) },
   // Issue 11: the ingest scenario with the trips stage off then on, on fresh platforms, and their ratio.
   { name: 'trips', description: 'the ingest scenario with trips off then on (--trips compare): the cost of the trips stage',
     notInSmoke: true,

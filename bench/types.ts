@@ -36,6 +36,8 @@ export interface BenchOptions {
   tripMessages?: number;
   /** Messages of the device the export scenario exports. */
   exportMessages?: number;
+  /** Messages the history scenario preloads (over 1,000 devices and 30 days). */
+  messages?: number;
   /** `--smoke`: a scenario may shorten what the shared smoke options do not cover (drain waits). */
   smoke?: boolean;
 }

@@ -14,6 +14,8 @@ function count(name: string, text: string, min: number): number {
 const SMOKE: Partial<BenchOptions> = { devices: 5, durationS: 3, warmupS: 1, rules: 2, baselines: false, ingestRate: 100, smoke: true };
 /** Devices when --devices is not given and the scenario has no default of its own. */
 const DEVICES = 50;
+/** Publishes in flight per device when --window is not given and the scenario has no default of its own. */
+const WINDOW = 4;
 const STEPS = '1000,2000,4000,8000,12000,16000';
 
 function tripsMode(text: string): 'on' | 'off' | 'compare' {
@@ -46,7 +48,7 @@ export function registerBenchCommands(program: Command): void {
     .option('--devices <n>', `simulated devices (default: ${DEVICES}; connections scenario: 10000)`)
     .option('--duration <s>', 'seconds measured', '20')
     .option('--warmup <s>', 'seconds of load before measuring', '3')
-    .option('--window <n>', 'QoS 1 publishes in flight per device', '4')
+    .option('--window <n>', `QoS 1 publishes in flight per device (default: ${WINDOW}; history scenario: 10)`)
     .option('--rate <n>', 'frames per second per device (0 = as fast as acknowledgements allow; default: 0, rules scenario 2)')
     .option('--batch-size <n>', `ingest batch size in frames (default: ${SETTINGS.ingestBatchSize.env}, else ${SETTINGS.ingestBatchSize.def})`)
     .option('--batch-ms <ms>', `ingest batch window in ms (default: ${SETTINGS.ingestBatchMs.env}, else ${SETTINGS.ingestBatchMs.def})`)
@@ -61,17 +63,26 @@ export function registerBenchCommands(program: Command): void {
     .option('--parallel <n>', 'connections scenario: connection attempts in flight at once', '250')
     .option('--trip-messages <n>', 'late-trip scenario: messages of the long completed trip', '231500')
     .option('--export-messages <n>', 'export scenario: messages of the device exported', '1000000')
+    .option('--messages <n>', 'history scenario: messages of history preloaded over 1000 devices and 30 days (at least 20000: the API\'s device has 20000)', '20000000')
     .option('--no-baselines', 'skip the bare baselines (bare Aedes, raw COPY, the storing floor) measured after the scenario')
     .option('--no-save', 'do not save the results in bench/results/')
     .option('--smoke', 'every scenario, small and short, without baselines and not saved; exits 1 on lost or duplicated frames or errors (never on a timing)')
     .option('--database-url <url>', 'PostgreSQL + PostGIS to use (default: DATABASE_URL, else embedded PGlite in a temporary directory)')
     .action(async (name: string | undefined, o) => {
-      const chosen = name ? BENCH_SCENARIOS.filter((s) => s.name === name) : BENCH_SCENARIOS.filter((s) => !(o.smoke && s.notInSmoke));
-      if (!chosen.length) throw new CliError(`unknown scenario "${name}"; choose one of ${BENCH_SCENARIOS.map((s) => s.name).join(', ')}`);
+      const named = name ? BENCH_SCENARIOS.filter((s) => s.name === name) : BENCH_SCENARIOS.filter((s) => !(o.smoke && s.notInSmoke));
+      if (!named.length) throw new CliError(`unknown scenario "${name}"; choose one of ${BENCH_SCENARIOS.map((s) => s.name).join(', ')}`);
+      const databaseUrl: string | null = o.databaseUrl ?? process.env.DATABASE_URL ?? null;
+      if (name && named[0].needsPostgres && !databaseUrl) {
+        throw new CliError(`the ${name} scenario runs on PostgreSQL only, not on the embedded database: give --database-url (or DATABASE_URL)`);
+      }
+      // Every scenario in turn on the embedded database: those for PostgreSQL only are left out, and said so.
+      const chosen = named.filter((s) => databaseUrl || !s.needsPostgres);
+      for (const s of named) if (!chosen.includes(s)) process.stderr.write(`bench ${s.name}: left out (PostgreSQL only; give --database-url)\n`);
       const devices = o.devices === undefined ? undefined : count('devices', o.devices, 1);
-      const options: Omit<BenchOptions, 'devices'> = {
+      const window = o.window === undefined ? undefined : count('window', o.window, 1);
+      const options: Omit<BenchOptions, 'devices' | 'window'> = {
         durationS: count('duration', o.duration, 1), warmupS: count('warmup', o.warmup, 0),
-        window: count('window', o.window, 1), rate: o.rate === undefined ? undefined : count('rate', o.rate, 0), databaseUrl: o.databaseUrl ?? process.env.DATABASE_URL ?? null,
+        rate: o.rate === undefined ? undefined : count('rate', o.rate, 0), databaseUrl,
         batchSize: o.batchSize === undefined ? undefined : count('batch-size', o.batchSize, 1),
         batchMs: o.batchMs === undefined ? undefined : count('batch-ms', o.batchMs, 0),
         rules: count('rules', o.rules, 1),
@@ -86,10 +97,13 @@ export function registerBenchCommands(program: Command): void {
         parallel: count('parallel', o.parallel, 1),
         tripMessages: count('trip-messages', o.tripMessages, 3),
         exportMessages: count('export-messages', o.exportMessages, 1),
+        messages: count('messages', o.messages, 20_000),
       };
       // Each scenario's options: what the command line gives, else the scenario's devices; --smoke over both.
       const runs = chosen.map((entry) => {
-        const scenarioOptions: BenchOptions = { ...options, devices: devices ?? entry.defaultDevices ?? DEVICES };
+        const scenarioOptions: BenchOptions = {
+          ...options, devices: devices ?? entry.defaultDevices ?? DEVICES, window: window ?? entry.defaultWindow ?? WINDOW,
+        };
         if (o.smoke) Object.assign(scenarioOptions, SMOKE, entry.smoke);
         const problem = entry.check?.(scenarioOptions);
         if (problem) throw new CliError(problem);
