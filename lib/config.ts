@@ -87,6 +87,12 @@ export const MQTT_PACKET_HEADROOM = 64 * 1024;
 
 const PERFORMANCE = 'docs/development/performance.md';
 
+/** A retention setting (docs/operations/retention.md): days kept, unset by default (keep everything), at least 1. */
+const retention = (env: string, description: string, notes?: string) => ({
+  kind: 'int', env, group: 'Retention', def: null, defaultText: 'keep everything', unit: 'days', arg: 'n',
+  rules: [atLeast(1)], description, ...(notes === undefined ? {} : { notes }),
+}) as const;
+
 export const SETTINGS = {
   // Parts and storage
   only: {
@@ -114,32 +120,20 @@ export const SETTINGS = {
   },
 
   // Retention
-  retentionDays: {
-    kind: 'int', env: 'DRIVEWIRE_RETENTION_DAYS', group: 'Retention', def: null, defaultText: 'keep everything', unit: 'days',
-    arg: 'n', rules: [atLeast(1)],
-    description: "days of telemetry (messages) kept; each day's partition is dropped once it is older (docs/operations/retention.md)",
-    notes: 'Expiry drops whole days by the frames\' own time; the summaries derived from them stay: trips with their '
+  retentionDays: retention('DRIVEWIRE_RETENTION_DAYS',
+    "days of telemetry (messages) kept; each day's partition is dropped once it is older (docs/operations/retention.md)",
+    'Expiry drops whole days by the frames\' own time; the summaries derived from them stay: trips with their '
       + 'statistics and previews, report cards, odometers, trouble-code occurrences, collisions, vehicles and events. '
-      + 'The workers run an expiry pass at start and every hour; `drivewire retention apply` runs one now.',
-  },
-  transactionRetentionDays: {
-    kind: 'int', env: 'DRIVEWIRE_TRANSACTION_RETENTION_DAYS', group: 'Retention', def: null, defaultText: 'keep everything',
-    unit: 'days', arg: 'n', rules: [atLeast(1)],
-    description: "days of the transaction log (one line per API call) kept; a month's partition goes once all of it is older",
-  },
-  notificationRetentionDays: {
-    kind: 'int', env: 'DRIVEWIRE_NOTIFICATION_RETENTION_DAYS', group: 'Retention', def: null, defaultText: 'keep everything',
-    unit: 'days', arg: 'n', rules: [atLeast(1)],
-    description: "days of webhook notifications and their attempts kept; a month's partition goes once all of it is older",
-    notes: 'Retries end within minutes (--webhook-max-attempts, --webhook-backoff-ms), long before a retention of days '
+      + 'The workers run an expiry pass at start and every hour; `drivewire retention apply` runs one now.'),
+  transactionRetentionDays: retention('DRIVEWIRE_TRANSACTION_RETENTION_DAYS',
+    "days of the transaction log (one line per API call) kept; a month's partition goes once all of it is older"),
+  notificationRetentionDays: retention('DRIVEWIRE_NOTIFICATION_RETENTION_DAYS',
+    "days of webhook notifications and their attempts kept; a month's partition goes once all of it is older",
+    'Retries end within minutes (--webhook-max-attempts, --webhook-backoff-ms), long before a retention of days '
       + "reaches a notification; a paused subscription's notifications older than the retention go with the rest, and "
-      + 'resuming it delivers those that remain.',
-  },
-  deadLetterRetentionDays: {
-    kind: 'int', env: 'DRIVEWIRE_DEAD_LETTER_RETENTION_DAYS', group: 'Retention', def: null, defaultText: 'keep everything',
-    unit: 'days', arg: 'n', rules: [atLeast(1)],
-    description: "days of dead letters (refused frames) kept; a month's partition goes once all of it is older",
-  },
+      + 'resuming it delivers those that remain.'),
+  deadLetterRetentionDays: retention('DRIVEWIRE_DEAD_LETTER_RETENTION_DAYS',
+    "days of dead letters (refused frames) kept; a month's partition goes once all of it is older"),
 
   // HTTP API
   host: {
