@@ -18,6 +18,8 @@ import { createRule } from '../db/rules.fixtures.js';
 import { randomUUID } from 'node:crypto';
 import { storedMessages } from '../helpers/telemetry.factory.js';
 import { frameUuid } from '../../lib/uuid7.js';
+import { forgetPartitions, listPartitions } from '../../db/partitions.js';
+import { MESSAGE_PARTITIONS } from '../../db/retention/time-tables.js';
 
 let t: TestApp;
 beforeAll(async () => { t = await buildTestApp(); });
@@ -73,6 +75,21 @@ describe('frames stored before', () => {
     const stored = await t.db.knex('messages').where({ device_id: d.id }).orderBy('ts').select('id');
     expect(stored.map((r: any) => r.id)).toEqual(['a', 'b', 'c'].map((f, k) => frameUuid(at(k + 1).getTime(), d.id, f)));
     expect(seen.flat().flatMap((b) => b.messages.map((m) => m.id)).sort()).toEqual(stored.map((r: any) => r.id).sort());
+  });
+});
+
+describe('frames of any day', () => {
+  it("stores a frame from 40 days ago and one of today in one batch, each in its day's partition, made before it", async () => {
+    const d = await t.make.device();
+    const { p, seen } = pipeline();
+    const old = Date.now() - 40 * 86_400_000;
+    const day = `messages_p${new Date(old).toISOString().slice(0, 10).replaceAll('-', '')}`;
+    await t.db.knex.raw(`DROP TABLE IF EXISTS ${day}`);
+    forgetPartitions(t.db.knex, 'messages');
+    await p.submit(job(d.id, [{ id: 'old', ts: old }, { id: 'now', ts: Date.now() }]));
+    expect(seen.at(-1)!.flatMap((b) => b.messages.map((m) => m.frameId))).toEqual(['old', 'now']);
+    expect((await listPartitions(t.db.knex, MESSAGE_PARTITIONS)).map((x) => x.name)).toContain(day);
+    expect(Number((await t.db.knex(day).where({ device_id: d.id }).count({ n: '*' }))[0].n)).toBe(1);
   });
 });
 
