@@ -9,7 +9,7 @@ import type { Knex } from 'knex';
 import { performance } from 'node:perf_hooks';
 import { hammer } from './api.bench.js';
 import { generateMessages } from './generate.js';
-import { dropOldestDayUnderLoad, messagesPartitioned } from './history.drop.js';
+import { dropOldestDayUnderLoad } from './history.drop.js';
 import { machine, round, runLoad, spread, startBenchPlatform, type BenchPlatform } from './harness.js';
 import { benchScenario, type BenchOptions } from './types.js';
 
@@ -26,13 +26,11 @@ export const HISTORY_GOALS = { ingestRatio: 0.9, apiP99Ratio: 1.5, bytesPerMessa
 
 type Device = { id: string; secret: string };
 
-/** All-in bytes of messages (every partition's table, indexes and TOAST when partitioned) over its rows. */
+/** All-in bytes of messages (every partition's table, indexes and TOAST: the partitioned table holds none) over its rows. */
 async function bytesPerMessage(knex: Knex): Promise<{ messages: number; bytes: number; bytesPerMessage: number }> {
   const { rows } = await knex.raw(`SELECT (SELECT count(*) FROM messages)::float8 AS n,
-    coalesce((SELECT sum(pg_total_relation_size(relid)) FROM pg_partition_tree('messages')), 0)::float8 AS tree,
-    pg_total_relation_size('messages')::float8 AS own`);
-  const { n, tree, own } = rows[0] as { n: number; tree: number; own: number };
-  const bytes = Math.max(tree, own);
+    coalesce((SELECT sum(pg_total_relation_size(relid)) FROM pg_partition_tree('messages')), 0)::float8 AS bytes`);
+  const { n, bytes } = rows[0] as { n: number; bytes: number };
   return { messages: n, bytes, bytesPerMessage: n ? Math.round(bytes / n) : 0 };
 }
 
@@ -105,7 +103,6 @@ async function run(o: BenchOptions) {
     // Whole days up to today's start: the oldest partition is a full day, and every frame ingested is newer.
     const end = Math.floor(Date.now() / DAY_MS) * DAY_MS;
     const start = new Date(end - DAYS * DAY_MS);
-    const partitioned = await messagesPartitioned(knex);
     await generateMessages(knex, { devices: [target.id], messages: TARGET_MESSAGES, days: DAYS, start });
     await vacuumMessages(knex); // as the preload is, so that both measurements read vacuumed pages
     const empty = await measure(bench, o, target, loadDevices);
@@ -113,7 +110,7 @@ async function run(o: BenchOptions) {
     const preloaded = await preload(knex, others, perDevice, start);
     const loaded = await measure(bench, o, target, loadDevices);
     const loadOptions = { url: bench.mqttUrl, devices: loadDevices, durationMs: o.durationS * 1000, warmupMs: o.warmupS * 1000, window: o.window, rate: o.rate ?? 0 };
-    const dropDay = partitioned ? await dropOldestDayUnderLoad(knex, loadOptions) : null;
+    const dropDay = await dropOldestDayUnderLoad(knex, loadOptions);
     return {
       scenario: 'history',
       database: bench.database,
@@ -135,7 +132,6 @@ async function run(o: BenchOptions) {
       },
       goals: HISTORY_GOALS,
       dropDay,
-      ...(dropDay ? {} : { dropDayReason: 'messages is not partitioned' }),
       machine: machine(),
     };
   } finally {
@@ -158,6 +154,6 @@ export const historyScenario = benchScenario({
         ...[a.messages, a.trips].flatMap((h) => (h.non2xx || h.errors ? [`history (${phase}): ${h.non2xx} non-2xx answers, ${h.errors} errors`] : [])),
       ];
     }),
-    ...(r.dropDay && 'publishErrors' in r.dropDay && r.dropDay.publishErrors ? [`history (drop): ${r.dropDay.publishErrors} publish errors`] : []),
+    ...('publishErrors' in r.dropDay && r.dropDay.publishErrors ? [`history (drop): ${r.dropDay.publishErrors} publish errors`] : []),
   ],
 });

@@ -6,12 +6,6 @@ import { dropPartitionsBefore, listPartitions } from '../db/partitions.js';
 import { MESSAGE_PARTITIONS } from '../db/retention/time-tables.js';
 import { round, runLoad, spread, type LoadOptions } from './harness.js';
 
-/** Whether messages is a partitioned table (pg_partitioned_table lists it). */
-export async function messagesPartitioned(knex: Knex): Promise<boolean> {
-  const { rows } = await knex.raw("SELECT 1 FROM pg_partitioned_table WHERE partrelid = to_regclass('messages')");
-  return rows.length > 0;
-}
-
 /**
  * The longest gap (ms) between consecutive acknowledgements (`acks`, epoch ms, in order) of which any part lies in
  * [from, to]; null with fewer than two acknowledgements around it.

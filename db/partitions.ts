@@ -227,10 +227,17 @@ function remember(knex: Knex, cache: Set<number>, start: number): void {
 export async function ensurePartitions(knex: Knex, spec: PartitionedTable, times: Iterable<Date | number>): Promise<void> {
   const cache = knownOf(knex, spec.table);
   const missing = new Set<number>();
+  // the span last looked up, [lo, hi): a batch's times are nearly all in one, which then costs a comparison each
+  let lo = 0;
+  let hi = 0;
   for (const t of times) {
-    const start = spanStart(spec.span, t).getTime();
-    if (Number.isNaN(start)) throw new RangeError('Not a time');
-    if (!cache.has(start)) missing.add(start);
+    const ms = typeof t === 'number' ? t : t.getTime();
+    if (ms >= lo && ms < hi) continue;
+    const start = spanStart(spec.span, ms);
+    if (Number.isNaN(start.getTime())) throw new RangeError('Not a time');
+    lo = start.getTime();
+    hi = nextSpan(spec.span, start).getTime();
+    if (!cache.has(lo)) missing.add(lo);
   }
   if (missing.size === 0) return;
   if (missing.size > MAX_PARTITIONS_PER_CALL) throw new RangeError(`More than ${MAX_PARTITIONS_PER_CALL} partitions at once`);

@@ -6,7 +6,7 @@ let cachedHex = '';
 /**
  * A UUID version 7 (RFC 9562 §5.7): the first 48 bits are the Unix time in ms, the rest random (74 bits) with
  * the version and variant bits. A message's id is made with its own timestamp, so the id alone finds it through the
- * messages' (device_id, ts, id) index (uuid7Ms). Built from crypto.randomUUID (whose variant bits are already
+ * messages' (device_id, ts, id) index in the day's partition of that time (uuid7Ms). Built from crypto.randomUUID (whose variant bits are already
  * RFC 9562's), replacing its first 12 hex digits with the time and its version digit with 7: several times cheaper
  * than the `uuid` package's v7 on the ingest path. Not monotonic within a millisecond; nothing orders by id alone.
  */

@@ -79,8 +79,9 @@ export function telemetryRepository(knex: Knex) {
 
     /**
      * One message by id, of `deviceId` or of any device `readableBy` may read. The id carries the message's timestamp
-     * (lib/uuid7.ts), so the lookup is one (device_id, ts, id) index probe per device; a message stored before ids
-     * carried it is found through message_legacy_ids (migration 035).
+     * (lib/uuid7.ts), so the lookup is one (device_id, ts, id) index probe per device, in the day's partition of
+     * that timestamp (migration 036); a message stored before ids carried it is found through message_legacy_ids
+     * (migration 035).
      */
     async getMessage(id: string, of: { deviceId: string } | { readableBy: Principal }, trx: Knex = knex): Promise<MessageRecord | undefined> {
       const devices = (q: Knex.QueryBuilder) => ('deviceId' in of ? q.where('m.device_id', of.deviceId)
