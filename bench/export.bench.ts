@@ -66,7 +66,7 @@ async function run(o: BenchOptions) {
     const generated = performance.now();
     const stored = await generateMessages(knex, { devices: [device.id], messages: n, days: DAYS, start });
     const generateSeconds = round((performance.now() - generated) / 1000, 1);
-    const [{ n: counted }] = await knex('device_message_counts').where({ device_id: device.id }).select('n');
+    const [{ n: counted }] = await knex('device_message_counts').where({ device_id: device.id }).sum({ n: 'n' });
 
     api = o.databaseUrl ? await startApiProcess(o.databaseUrl, { asLaunched: true }) : null;
     const url = api?.url ?? bench.platform.apiUrl;
