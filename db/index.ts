@@ -19,6 +19,8 @@ import { collisionsRepository } from './repositories/collisions.repository.js';
 import { tripsRepository } from './trips/trips.repository.js';
 import { odometersRepository } from './distance/odometers.repository.js';
 import { exportsRepository } from './repositories/exports.repository.js';
+import { commandsRepository } from './commands/commands.repository.js';
+import { presenceRepository } from './presence/presence.repository.js';
 
 export * from './connection.js';
 export { migrateLatest } from './migrate.js';
@@ -47,6 +49,8 @@ export function repositories(knex: Knex) {
     trips: tripsRepository(knex),
     odometers: odometersRepository(knex),
     exports: exportsRepository(knex),
+    commands: commandsRepository(knex),
+    presence: presenceRepository(knex),
   };
 }
 export type Repositories = ReturnType<typeof repositories>;

@@ -6,7 +6,7 @@ import { isUuid } from '../lib/uuid.js';
 import type { Repositories } from '../db/index.js';
 import type { IngestPipeline } from './ingest.pipeline.js';
 import { reasonLabel, type GatewayMetrics } from './metrics.js';
-import { clipTopic, mayPublish, maySubscribe } from './topics.js';
+import { clipTopic, maySubscribe, publishKind } from './topics.js';
 import { uplinkJob } from './uplink.js';
 import { createIgnoredFieldsTracker } from './ignored-fields.js';
 import { qos2Receipts, type IncomingStore } from './qos2.js';
@@ -39,6 +39,13 @@ export interface BrokerDeps {
   shared?: { mq: unknown; persistence: unknown };
   /** Closes a session whose device's credentials change; omitted = sessions last whatever happens to the secret. */
   credentials?: CredentialsWatch;
+  /**
+   * Takes a device's reply to a command (gateway/commands.ts): resolves null once stored, or with the reason it is
+   * refused. Omitted: replies are refused, as any other topic.
+   */
+  replies?: (deviceId: string, payload: Buffer) => Promise<string | null>;
+  /** A frames payload of the client's device arrived (its presence's last seen). */
+  seen?: (client: Client) => void;
 }
 
 // CONNACK return codes (MQTT 3.1.1 §3.2.2.3).
@@ -205,16 +212,33 @@ export async function createBroker(d: BrokerDeps): Promise<Aedes> {
       const why = `topic of ${topicBytes} bytes exceeds the ${d.maxTopicBytes}-byte limit`;
       return void refusePublish(client, deviceId, packet, 'topic_length', why, `publish refused: ${why}`).then(() => done(new Error(why)));
     }
-    if (!deviceId || !mayPublish(deviceId, packet.topic)) {
-      const why = 'a device publishes only to devices/<its id>/frames';
+    const kind = deviceId ? publishKind(deviceId, packet.topic) : null;
+    if (!deviceId || !kind || (kind === 'responses' && !d.replies)) {
+      const why = 'a device publishes only to devices/<its id>/frames and devices/<its id>/responses';
       return void refusePublish(client, deviceId, packet, 'topic', why, `publish to ${packet.topic} refused: ${why}`)
         .then(() => done(new Error(`not authorized to publish to ${packet.topic}`)));
     }
-    // Frames are stored in the database, never kept in the broker nor routed (no one may subscribe to them).
+    // Frames and replies are stored in the database, never kept in the broker nor routed (no one may subscribe to them).
     packet.retain = false;
     unrouted.add(packet);
+    if (kind === 'responses') return void reply(client!, deviceId, packet).then(() => done(null), (err: Error) => done(err));
+    d.seen?.(client!);
     const taking = packet.qos === 2 ? qos2.once(deviceId, client!, packet, () => ingest(client!, deviceId, packet)) : ingest(client!, deviceId, packet);
     taking.then(() => done(null), (err: Error) => done(err));
+  };
+  /**
+   * A reply to a command: its PUBACK goes once it is stored. One that is refused (not a reply, or to no open command
+   * of the device) is counted and kept as a dead letter with its reason, and acknowledged: the device would only
+   * send it again. A database outage fails the publish (no PUBACK; the device sends it again).
+   */
+  const reply = async (client: Client, deviceId: string, packet: PublishPacket): Promise<void> => {
+    const payload = Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload);
+    if (payload.length > d.maxPayloadBytes) {
+      const why = `payload of ${payload.length} bytes exceeds the ${d.maxPayloadBytes}-byte limit`;
+      return refusePublish(client, deviceId, packet, 'reply', why, `reply refused: ${why}`);
+    }
+    const refused = await d.replies!(deviceId, payload);
+    if (refused) await refusePublish(client, deviceId, packet, 'reply', refused, `reply refused: ${refused}`);
   };
   /** Device PUBLISHes authorizePublish took: Aedes' publish (its routing, and with Redis the fan-out) skips them. */
   const unrouted = new WeakSet<PublishPacket>();

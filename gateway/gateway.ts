@@ -15,6 +15,8 @@ import { watchCredentials } from './credentials-watch.js';
 import { logThrottle } from './log-throttle.js';
 import { feedFollowed } from '../db/message-feed.js';
 import type { IngestStage } from './ingest.types.js';
+import { startCommands, type GatewayCommands } from './commands.js';
+import { startPresence, type GatewayPresence } from './presence.js';
 
 export interface GatewayDeps { config: Config; db: Db; repos: Repositories; log: Logger; bus: Bus }
 
@@ -52,6 +54,8 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
   const stages: IngestStage[] = INGEST_STAGES.map((make) => make({ config, knex: db.knex, repos, log }));
   let broker: Aedes | undefined;
   let pipeline: IngestPipeline | undefined;
+  let commands: GatewayCommands | undefined;
+  let presence: GatewayPresence | undefined;
   const metrics = createGatewayMetrics({
     connectedClients: () => broker?.connectedClients ?? 0,
     queueDepth: () => pipeline?.depth() ?? 0,
@@ -66,6 +70,8 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
   const throttle = logThrottle(log, config.mqttLogThrottleMs);
   // After the broker: commit what is queued, end the stages, close the Redis connections.
   const closeRest = async () => {
+    await presence?.close();
+    await commands?.close();
     await credentials.close();
     throttle.flush();
     await p.close();
@@ -82,7 +88,12 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
         bytesPerSecond: config.deviceBytesPerSecond, bytesBurst: config.deviceBytesBurst, waitingBytes: config.deviceWaitingBytes,
       },
       shared: redis ? { mq: redis.mq, persistence: redis.persistence } : undefined, credentials,
+      replies: (deviceId, payload) => commands!.reply(deviceId, payload),
+      seen: (client) => presence?.seen(client),
     });
+    commands = startCommands({ broker, db, repos, bus, log });
+    presence = startPresence({ broker, knex: db.knex, repos, bus, log, graceMs: config.presenceGraceMs, heartbeatMs: config.gatewayHeartbeatMs });
+    await presence.ready;
   } catch (err) {
     await closeRest();
     throw err;

@@ -1,10 +1,12 @@
-// Topic policy: a device publishes only to its frames topic and subscribes only to its commands. Nothing else
+// Topic policy: a device publishes only to its frames topic and its replies to commands, and subscribes only to its
+// commands. Nothing else
 // under devices/<its id>/ is read by the platform, and whatever the broker took there it would route (with Redis, to
 // every gateway) outside the rate limit, which applies to frames. Ids are compared in lower case, as the platform issues them; a device that logs in with an
 // upper-case id may publish under either spelling, and subscribes to the lower-case commands topic.
 
 export const framesTopic = (deviceId: string) => `devices/${deviceId}/frames`;
 export const commandsTopic = (deviceId: string) => `devices/${deviceId}/commands`;
+export const responsesTopic = (deviceId: string) => `devices/${deviceId}/responses`;
 
 /** The part of a topic under devices/<deviceId>/, or null when the topic is not under it. */
 function under(deviceId: string, topic: string): string | null {
@@ -12,9 +14,13 @@ function under(deviceId: string, topic: string): string | null {
   return topic.slice(0, prefix.length).toLowerCase() === prefix.toLowerCase() ? topic.slice(prefix.length) : null;
 }
 
-/** Exactly the device's frames topic (its id in either case; `frames` as spelled). */
-export function mayPublish(deviceId: string, topic: string): boolean {
-  return under(deviceId, topic) === 'frames';
+/**
+ * What a device's PUBLISH is: `frames` on exactly its frames topic, `responses` on exactly its replies' topic (its
+ * id in either case; the last level as spelled), null on any other topic.
+ */
+export function publishKind(deviceId: string, topic: string): 'frames' | 'responses' | null {
+  const rest = under(deviceId, topic);
+  return rest === 'frames' || rest === 'responses' ? rest : null;
 }
 
 /** Exactly the commands topic: no wildcards, no other device's. */

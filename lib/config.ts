@@ -279,6 +279,18 @@ export const SETTINGS = {
     notes: 'A session whose device\'s secret changed without the gateway hearing of it closes within this time; '
       + 'a signalled change (a rotated secret, a deleted dummy) closes it at once.',
   },
+  presenceGraceMs: {
+    kind: 'int', env: 'DRIVEWIRE_PRESENCE_GRACE_MS', group: 'MQTT gateway', def: 30_000, unit: 'ms', rules: [atLeast(0)],
+    description: 'how long a device whose connection closed stays online: a reconnect within it makes no device-offline or device-online event',
+    notes: 'A device whose gateway stops without closing its connections (killed) counts as disconnected at that gateway\'s '
+      + 'last heartbeat, and goes offline this long after it (docs/concepts/commands-and-presence.md).',
+  },
+  gatewayHeartbeatMs: {
+    kind: 'int', env: 'DRIVEWIRE_GATEWAY_HEARTBEAT_MS', group: 'MQTT gateway', def: 5000, unit: 'ms', rules: [atLeast(100)],
+    description: "interval of a gateway's heartbeat and presence pass; a gateway silent for 3 of them is taken for lost",
+    notes: 'Devices\' last-seen times (frames and keep-alives) are written once per heartbeat; every process running a gateway '
+      + 'or the workers runs a presence pass at this interval.',
+  },
   mqttMaxSubscribeFilters: {
     kind: 'int', env: 'DRIVEWIRE_MQTT_MAX_SUBSCRIBE_FILTERS', group: 'MQTT gateway', def: 8, unit: 'filters', arg: 'n', rules: [atLeast(1)],
     description: 'topic filters one SUBSCRIBE may carry; more close the connection before it is handled',

@@ -10,6 +10,8 @@ export const OBJECT_TYPE_OF: Readonly<Record<string, string>> = {
   'dtc-on': 'vehicle', 'dtc-off': 'vehicle', collision: 'vehicle',
   'rule-enter': 'rule', 'rule-leave': 'rule',
   'distance-trigger': 'odometer-trigger',
+  'device-online': 'device', 'device-offline': 'device',
+  'command-succeeded': 'command', 'command-failed': 'command', 'command-expired': 'command',
 };
 export const STORED_EVENT_TYPES = Object.keys(OBJECT_TYPE_OF);
 export const OBJECT_TYPES = [...new Set(Object.values(OBJECT_TYPE_OF))];

@@ -13,6 +13,7 @@ import tripsRoutes from './trips/trips.routes.js';
 import reportCardsRoutes from './report-cards/report-cards.routes.js';
 import distanceRoutes from './distance/distance.routes.js';
 import exportsRoutes from './exports/exports.routes.js';
+import commandsRoutes from './commands/commands.routes.js';
 
 /** The modules served under /api/v1, one per capability, in one explicit list (docs/development/architecture.md). */
 export const API_MODULES: ApiPlugin[] = [
@@ -30,4 +31,5 @@ export const API_MODULES: ApiPlugin[] = [
   reportCardsRoutes,
   distanceRoutes,
   exportsRoutes,
+  commandsRoutes,
 ];

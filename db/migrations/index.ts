@@ -33,6 +33,7 @@ import * as m032 from './032_run_wait_reason.js';
 import * as m033 from './033_notification_times_ms.js';
 import * as m035 from './035_messages_compact.js';
 import * as m036 from './036_time_partitions.js';
+import * as m037 from './037_commands_presence.js';
 
 export const MIGRATIONS: Record<string, Knex.Migration> = {
   '001_core': m001,
@@ -69,4 +70,5 @@ export const MIGRATIONS: Record<string, Knex.Migration> = {
   '033_notification_times_ms': m033,
   '035_messages_compact': m035,
   '036_time_partitions': m036,
+  '037_commands_presence': m037,
 };

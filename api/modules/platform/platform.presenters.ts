@@ -1,6 +1,7 @@
 import type { LinkBuilder } from '../../context.js';
 import type { Device } from '../../../db/repositories/devices.repository.js';
 import type { Vehicle } from '../../../db/repositories/vehicles.repository.js';
+import type { Presence } from '../../../db/presence/presence.repository.js';
 import { iso } from '../../../lib/time.js';
 
 const DEFAULT_ICON = 'https://raw.githubusercontent.com/drivewire/assets/main/device.png';
@@ -17,11 +18,17 @@ export function deviceLinks(links: LinkBuilder, id: string) {
   };
 }
 
-/** Device. */
-export function presentDevice(links: LinkBuilder, d: Device) {
+/** A device's presence (docs/concepts/commands-and-presence.md); one that never connected is offline, never seen. */
+export function presentStatus(p: Presence | undefined) {
+  return { online: p?.online ?? false, lastSeenAt: iso(p?.lastSeenAt), lastConnectedAt: iso(p?.lastConnectedAt) };
+}
+
+/** Device; with its presence, `status` (an addition to the original platform's device). */
+export function presentDevice(links: LinkBuilder, d: Device, presence?: Map<string, Presence>) {
   return {
     id: d.id, name: d.name, chipId: d.chipId, createdAt: iso(d.createdAt)!, icon: d.icon ?? DEFAULT_ICON,
-    links: deviceLinks(links, d.id),
+    ...(presence && { status: presentStatus(presence.get(d.id)) }),
+    links: { ...deviceLinks(links, d.id), commands: links.url('platform', `/api/v1/devices/${d.id}/commands`) },
   };
 }
 

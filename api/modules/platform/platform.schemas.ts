@@ -7,7 +7,12 @@ export const Device = Type.Object({
   chipId: Type.String({ description: 'Hardware chip identifier' }),
   createdAt: Timestamp('When the device was provisioned'),
   icon: Type.String({ description: 'Icon URL' }),
-  links: Links('self, vehicles, latestVehicle, rules, events, subscriptions, trips'),
+  status: Type.Optional(Type.Object({
+    online: Type.Boolean({ description: 'Connected to a gateway, or disconnected for less than the presence grace period (--presence-grace-ms)' }),
+    lastSeenAt: Nullable(Timestamp('Last frame or MQTT keep-alive (null: never connected)')),
+    lastConnectedAt: Nullable(Timestamp('When its current or last MQTT connection opened (null: never connected)')),
+  }, { description: 'Presence (an addition to the original platform): docs/concepts/commands-and-presence.md' })),
+  links: Links('self, vehicles, latestVehicle, rules, events, subscriptions, trips, commands'),
 }, { description: 'Device' });
 
 const VehicleBasicFields = {

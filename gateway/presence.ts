@@ -1,0 +1,137 @@
+// Device presence on this gateway (docs/concepts/commands-and-presence.md). A device's row in device_presence says
+// which gateway and connection hold it now; a connection that opens takes the row (a device that was offline gets
+// `device-online`), one that closes lets go of it only if it still holds it, so a device that moved to another
+// gateway stays online whatever order the two gateways see its connections in. A device that is not connected again
+// within the grace period goes offline (`device-offline`, stamped when its connection closed), by whichever
+// process's presence pass sees it first. Each gateway writes a heartbeat; one that stops without closing its
+// connections (SIGKILL) leaves its devices to the others' passes, disconnected as of its last heartbeat.
+// Frames and keep-alives move `lastSeenAt`; they are kept in memory and written once a heartbeat, for all devices.
+import { randomUUID } from 'node:crypto';
+import type { Aedes, Client } from 'aedes';
+import type { Knex } from 'knex';
+import type { Bus } from '../lib/bus.js';
+import type { Logger } from '../lib/logger.js';
+import { every } from '../lib/periodic.js';
+import type { Repositories } from '../db/index.js';
+import type { Connection } from '../db/presence/presence.repository.js';
+import { storeEvents } from './commands.js';
+
+export interface PresenceDeps {
+  broker: Aedes;
+  knex: Knex;
+  repos: Repositories;
+  bus: Bus;
+  log: Logger;
+  /** ms a disconnected device stays online (a reconnect within it is no event). */
+  graceMs: number;
+  /** ms between heartbeats (and presence passes); a gateway silent for 3 of them is lost. */
+  heartbeatMs: number;
+}
+
+/** Heartbeats a gateway may miss before its devices are released by the others. */
+export const LOST_AFTER_HEARTBEATS = 3;
+
+/**
+ * The presence pass (any process may run it, several at once): devices of lost gateways released, devices
+ * disconnected longer than the grace period offline, with their events.
+ */
+export async function presencePass(d: { knex: Knex; repos: Repositories; bus: Bus }, graceMs: number, heartbeatMs: number): Promise<number> {
+  const { events, handOff } = await d.knex.transaction(async (trx) => {
+    const events = await d.repos.presence.sweep(graceMs, LOST_AFTER_HEARTBEATS * heartbeatMs, trx);
+    return { events, ...(await storeEvents(d.repos, d.bus, trx, events)) };
+  });
+  handOff();
+  return events.length;
+}
+
+export function startPresence(d: PresenceDeps) {
+  const gatewayId = randomUUID();
+  const startedAt = new Date();
+  const log = d.log.child({ part: 'presence' });
+  const connectionOf = new WeakMap<Client, string>();
+  const deviceOf = (client: Client) => client.id.toLowerCase();
+  /** Devices seen since the last write, and when. */
+  let seen = new Map<string, Date>();
+  const lastSeen = new WeakMap<Client, Date>();
+  let opened: Connection[] = [];
+  let closed: (Connection & { lastSeenAt: Date })[] = [];
+  let writing: Promise<void> | null = null;
+
+  /** One write at a time: the connections opened and closed meanwhile, in that order, then what was seen. */
+  const write = async () => {
+    const [o, c, s] = [opened, closed, seen];
+    opened = [];
+    closed = [];
+    seen = new Map();
+    try {
+      if (o.length) {
+        const { handOff } = await d.knex.transaction(async (trx) => storeEvents(d.repos, d.bus, trx, await d.repos.presence.connected(gatewayId, o, trx)));
+        handOff();
+      }
+      await d.repos.presence.disconnected(c);
+      await d.repos.presence.seen([...s].map(([deviceId, at]) => ({ deviceId, at })));
+    } catch (err) {
+      // kept for the next write: a connection's state is not lost to a database outage
+      opened = [...o, ...opened];
+      closed = [...c, ...closed];
+      for (const [id, at] of s) if (!seen.has(id)) seen.set(id, at);
+      throw err;
+    }
+  };
+  const writeSoon = () => {
+    if (writing) return;
+    writing = new Promise<void>((r) => setImmediate(r)).then(write)
+      .catch((err) => log.warn({ err }, 'device presence not written (database unavailable): written at the next heartbeat'))
+      .finally(() => { writing = null; if (opened.length || closed.length) setTimeout(writeSoon, d.heartbeatMs).unref(); });
+  };
+
+  const see = (client: Client) => {
+    const now = new Date();
+    lastSeen.set(client, now);
+    seen.set(deviceOf(client), now);
+  };
+
+  d.broker.on('clientReady', (client) => {
+    const connectionId = randomUUID();
+    connectionOf.set(client, connectionId);
+    const at = new Date();
+    lastSeen.set(client, at);
+    opened.push({ deviceId: deviceOf(client), connectionId, at });
+    writeSoon();
+  });
+  d.broker.on('clientDisconnect', (client) => {
+    const connectionId = connectionOf.get(client);
+    if (!connectionId) return;
+    const at = new Date();
+    closed.push({ deviceId: deviceOf(client), connectionId, at, lastSeenAt: lastSeen.get(client) ?? at });
+    writeSoon();
+  });
+  d.broker.on('ping', (_packet, client) => { if (connectionOf.has(client)) see(client); });
+
+  const heartbeat = async () => {
+    await d.repos.presence.heartbeat(gatewayId, startedAt);
+    if (seen.size) writeSoon();
+    await writing;
+    await presencePass(d, d.graceMs, d.heartbeatMs);
+  };
+  const ready = d.repos.presence.heartbeat(gatewayId, startedAt);
+  const periodic = every(d.heartbeatMs, () => heartbeat().catch((err) => log.warn({ err }, 'gateway heartbeat not written (database unavailable)')));
+
+  return {
+    gatewayId,
+    ready,
+    /** A frame of this connection's device arrived. */
+    seen(client: Client): void { if (connectionOf.has(client)) see(client); },
+    /** After the broker closed its connections: their disconnections written, the heartbeat's row gone. */
+    async close(): Promise<void> {
+      await periodic.stop();
+      while (writing || opened.length || closed.length) {
+        if (!writing) writeSoon();
+        await writing;
+        if (opened.length || closed.length) break;
+      }
+      await d.repos.presence.stopped(gatewayId).catch(() => undefined);
+    },
+  };
+}
+export type GatewayPresence = ReturnType<typeof startPresence>;
