@@ -14,6 +14,8 @@ import { startRunScheduler } from '../simulator/scheduler.js';
 import { startNotificationWorker } from '../workers/notifications/index.js';
 import { startRetention } from '../workers/retention/expiry.js';
 import { startTripSweep } from '../workers/trips/sweep.js';
+import { startCommandExpiry } from '../workers/commands/expiry.js';
+import { startPresencePass } from '../workers/presence/pass.js';
 import { startGateway } from '../gateway/gateway.js';
 import { assertPortsFree, mqttPorts } from '../gateway/listeners.js';
 
@@ -125,4 +127,6 @@ const PART_STARTERS: [PartName, (deps: PartDeps, started: Part[]) => Promise<Par
   ['workers', startRunScheduler],
   ['workers', startTripSweep],
   ['workers', startRetention],
+  ['workers', startCommandExpiry],
+  ['workers', startPresencePass],
 ];

@@ -17,7 +17,7 @@ import type { Repositories } from '../db/index.js';
 import { commandEvent, type Command } from '../db/commands/commands.repository.js';
 import { COMMANDS_CHANNEL, commandsDue, onCommandsDue } from '../db/commands/signal.js';
 import { listenChannel } from '../db/pg-listen.js';
-import type { NewEvent } from '../db/repositories/events.repository.js';
+import { expireCommands } from '../db/commands/expiry.js';
 import { commandsTopic } from './topics.js';
 
 export interface CommandsDeps {
@@ -31,15 +31,6 @@ export interface CommandsDeps {
 }
 
 const PERIOD_MS = 1000;
-
-/**
- * Stores events with their notifications in `trx`; once the caller's transaction commits, `handOff` gives them to
- * this process's notification worker (lib/bus.ts), which delivers their webhooks without claiming them.
- */
-export async function storeEvents(repos: Repositories, bus: Bus, trx: Knex, events: NewEvent[]) {
-  const stored = await repos.events.insert(events, trx, bus.handOffLeaseMs());
-  return { handOff: () => bus.publishEvents(stored) };
-}
 
 /** A batch of calls made within one turn of the event loop, run together, one batch at a time. */
 function batcher<T, R>(run: (items: T[]) => Promise<R[]>, onError: (err: unknown) => void) {
@@ -163,27 +154,20 @@ export function startCommands(d: CommandsDeps) {
   type Reply = { deviceId: string; commandId: string; ok: boolean; response: Record<string, unknown> };
   /** Replies of any devices, in one transaction: answered (null) or the reason each is refused. */
   const replies = batcher<Reply, string | null>(async (batch) => {
-    const { answered, handOff } = await d.db.knex.transaction(async (trx) => {
+    const { answered, events } = await d.db.knex.transaction(async (trx) => {
       const answered = await repos.commands.reply(batch, trx);
-      const stored = await storeEvents(repos, bus, trx, answered.map(commandEvent));
       await commandsDue(trx, [...new Set(answered.map((c) => c.deviceId))]);
-      return { answered, handOff: stored.handOff };
+      return { answered, events: await repos.events.insert(answered.map(commandEvent), trx, bus.handOffLeaseMs()) };
     });
-    handOff();
+    bus.publishEvents(events);
     const ok = new Set(answered.map((c) => `${c.deviceId}/${c.id}`));
     return batch.map((r) => (ok.has(`${r.deviceId}/${r.commandId.toLowerCase()}`) ? null
       : `reply to command ${r.commandId}, which is not this device's or does not wait for a reply`));
   }, (err) => log.warn({ err }, 'command replies not stored (database unavailable): the devices send them again'));
 
   const expire = async () => {
-    const { expired, handOff } = await d.db.knex.transaction(async (trx) => {
-      const expired = await repos.commands.expire(trx);
-      const stored = await storeEvents(repos, bus, trx, expired.map(commandEvent));
-      await commandsDue(trx, [...new Set(expired.map((c) => c.deviceId))]);
-      return { expired, handOff: stored.handOff };
-    });
-    handOff();
-    if (expired.length) log.debug({ expired: expired.length }, 'commands expired');
+    const expired = await expireCommands({ knex: d.db.knex, repos, bus });
+    if (expired) log.debug({ expired }, 'commands expired');
   };
 
   const offSignal = onCommandsDue((ids) => wake(ids));

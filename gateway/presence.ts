@@ -14,7 +14,7 @@ import type { Logger } from '../lib/logger.js';
 import { every } from '../lib/periodic.js';
 import type { Repositories } from '../db/index.js';
 import type { Connection } from '../db/presence/presence.repository.js';
-import { storeEvents } from './commands.js';
+import { presencePass } from '../db/presence/pass.js';
 
 export interface PresenceDeps {
   broker: Aedes;
@@ -26,22 +26,6 @@ export interface PresenceDeps {
   graceMs: number;
   /** ms between heartbeats (and presence passes); a gateway silent for 3 of them is lost. */
   heartbeatMs: number;
-}
-
-/** Heartbeats a gateway may miss before its devices are released by the others. */
-export const LOST_AFTER_HEARTBEATS = 3;
-
-/**
- * The presence pass (any process may run it, several at once): devices of lost gateways released, devices
- * disconnected longer than the grace period offline, with their events.
- */
-export async function presencePass(d: { knex: Knex; repos: Repositories; bus: Bus }, graceMs: number, heartbeatMs: number): Promise<number> {
-  const { events, handOff } = await d.knex.transaction(async (trx) => {
-    const events = await d.repos.presence.sweep(graceMs, LOST_AFTER_HEARTBEATS * heartbeatMs, trx);
-    return { events, ...(await storeEvents(d.repos, d.bus, trx, events)) };
-  });
-  handOff();
-  return events.length;
 }
 
 export function startPresence(d: PresenceDeps) {
@@ -65,8 +49,9 @@ export function startPresence(d: PresenceDeps) {
     seen = new Map();
     try {
       if (o.length) {
-        const { handOff } = await d.knex.transaction(async (trx) => storeEvents(d.repos, d.bus, trx, await d.repos.presence.connected(gatewayId, o, trx)));
-        handOff();
+        const events = await d.knex.transaction(async (trx) =>
+          d.repos.events.insert(await d.repos.presence.connected(gatewayId, o, trx), trx, d.bus.handOffLeaseMs()));
+        d.bus.publishEvents(events);
       }
       await d.repos.presence.disconnected(c);
       await d.repos.presence.seen([...s].map(([deviceId, at]) => ({ deviceId, at })));
@@ -78,11 +63,12 @@ export function startPresence(d: PresenceDeps) {
       throw err;
     }
   };
+  let stopping = false;
   const writeSoon = () => {
     if (writing) return;
     writing = new Promise<void>((r) => setImmediate(r)).then(write)
       .catch((err) => log.warn({ err }, 'device presence not written (database unavailable): written at the next heartbeat'))
-      .finally(() => { writing = null; if (opened.length || closed.length) setTimeout(writeSoon, d.heartbeatMs).unref(); });
+      .finally(() => { writing = null; if (!stopping && (opened.length || closed.length)) setTimeout(writeSoon, d.heartbeatMs).unref(); });
   };
 
   const see = (client: Client) => {
@@ -124,11 +110,13 @@ export function startPresence(d: PresenceDeps) {
     seen(client: Client): void { if (connectionOf.has(client)) see(client); },
     /** After the broker closed its connections: their disconnections written, the heartbeat's row gone. */
     async close(): Promise<void> {
+      stopping = true;
       await periodic.stop();
-      while (writing || opened.length || closed.length) {
-        if (!writing) writeSoon();
+      await writing;
+      // one last write of what the broker's close disconnected (a database outage leaves them to the lost-gateway pass)
+      if (opened.length || closed.length || seen.size) {
+        writeSoon();
         await writing;
-        if (opened.length || closed.length) break;
       }
       await d.repos.presence.stopped(gatewayId).catch(() => undefined);
     },

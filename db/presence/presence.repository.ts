@@ -9,27 +9,30 @@ export interface Connection { deviceId: string; connectionId: string; at: Date }
 
 const json = (v: unknown) => JSON.stringify(v);
 
+/** The connections given (JSON `?`), one per device (its newest), of devices that exist. */
+const OPENED = `
+  SELECT DISTINCT ON (device_id) device_id, connection_id, at
+  FROM json_to_recordset(?::json) AS r(device_id uuid, connection_id uuid, at timestamptz)
+  WHERE EXISTS (SELECT 1 FROM devices d WHERE d.id = r.device_id)
+  ORDER BY device_id, at DESC`;
+
 /**
- * Connections opened on gateway `?`: each device's row says this gateway and connection hold it now; returns the
- * devices that were offline (no row, or `online` false), which the caller announces with `device-online`. The rows are
- * locked first, in device order, so two gateways taking the same device wait for each other rather than deadlock.
+ * Which of the devices opening connections were online: their rows, locked in device order (two gateways taking the
+ * same device wait for each other rather than deadlock). A statement of its own: a row locked in a CTE of the
+ * statement that also updates it is skipped once the update came first.
  */
+const ONLINE_BEFORE = `
+  SELECT p.device_id, p.online FROM device_presence p
+  WHERE p.device_id IN (SELECT value::uuid FROM json_array_elements_text(?::json))
+  ORDER BY p.device_id FOR UPDATE`;
+
+/** Connections opened on gateway `?`: each device's row says this gateway and connection hold it now. */
 const CONNECTED = `
-  WITH c AS (
-    SELECT DISTINCT ON (device_id) device_id, connection_id, at
-    FROM json_to_recordset(?::json) AS r(device_id uuid, connection_id uuid, at timestamptz)
-    WHERE EXISTS (SELECT 1 FROM devices d WHERE d.id = r.device_id)
-    ORDER BY device_id, at DESC
-  ),
-  before AS (SELECT p.device_id, p.online FROM device_presence p JOIN c USING (device_id) ORDER BY p.device_id FOR UPDATE OF p),
-  up AS (
-    INSERT INTO device_presence AS p (device_id, online, gateway_id, connection_id, last_seen_at, last_connected_at, disconnected_at)
-    SELECT c.device_id, true, ?::uuid, c.connection_id, c.at, c.at, NULL FROM c
-    ON CONFLICT (device_id) DO UPDATE SET online = true, gateway_id = excluded.gateway_id, connection_id = excluded.connection_id,
-      last_seen_at = greatest(p.last_seen_at, excluded.last_seen_at), last_connected_at = excluded.last_connected_at, disconnected_at = NULL
-    RETURNING p.device_id
-  )
-  SELECT up.device_id, c.at FROM up JOIN c USING (device_id) LEFT JOIN before b USING (device_id) WHERE NOT coalesce(b.online, false)`;
+  INSERT INTO device_presence AS p (device_id, online, gateway_id, connection_id, last_seen_at, last_connected_at, disconnected_at)
+  SELECT c.device_id, true, ?::uuid, c.connection_id, c.at, c.at, NULL FROM (${OPENED}) c
+  ON CONFLICT (device_id) DO UPDATE SET online = true, gateway_id = excluded.gateway_id, connection_id = excluded.connection_id,
+    last_seen_at = greatest(p.last_seen_at, excluded.last_seen_at), last_connected_at = excluded.last_connected_at, disconnected_at = NULL
+  RETURNING p.device_id, p.last_connected_at`;
 
 /** Connections closed: a device's row lets go of the gateway only when it is still this connection's. */
 const DISCONNECTED = `
@@ -46,14 +49,17 @@ const SEEN = `
 
 /**
  * Gateways whose heartbeat is older than `?` ms have stopped without closing their connections (killed): their devices'
- * rows let go of them, disconnected as of the gateway's last heartbeat; the gateways' rows go.
+ * rows let go of them, disconnected as of the gateway's last heartbeat; the gateways' rows go. A row held by a gateway
+ * that has no row at all (it stopped, and could not write its last disconnections) is let go of as of now.
  */
 const RELEASE_LOST = `
   WITH lost AS (
     DELETE FROM gateways g WHERE g.heartbeat_at < now() - ?::bigint * interval '1 millisecond' RETURNING g.id, g.heartbeat_at
   )
-  UPDATE device_presence p SET gateway_id = NULL, connection_id = NULL, disconnected_at = lost.heartbeat_at
-  FROM lost WHERE p.gateway_id = lost.id`;
+  UPDATE device_presence p SET gateway_id = NULL, connection_id = NULL,
+    disconnected_at = coalesce((SELECT lost.heartbeat_at FROM lost WHERE lost.id = p.gateway_id), now())
+  WHERE p.gateway_id IN (SELECT id FROM lost)
+     OR (p.gateway_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM gateways g WHERE g.id = p.gateway_id))`;
 
 /**
  * Devices disconnected for longer than the grace period (`?` ms) and not connected again: offline. Returns them with
@@ -83,12 +89,18 @@ export function presenceRepository(knex: Knex) {
       await trx('gateways').where({ id: gatewayId }).delete();
     },
 
-    /** CONNECTED, in `trx`: the `device-online` events of the devices that were offline. */
+    /**
+     * ONLINE_BEFORE then CONNECTED, in `trx`: the `device-online` events of the devices that were offline (no row, or
+     * `online` false).
+     */
     async connected(gatewayId: string, connections: Connection[], trx: Knex): Promise<NewEvent[]> {
       if (!connections.length) return [];
-      const { rows } = await trx.raw(CONNECTED, [
-        json(connections.map((c) => ({ device_id: c.deviceId, connection_id: c.connectionId, at: c.at }))), gatewayId]);
-      return (rows as { device_id: string; at: Date }[]).map((r) => presenceEvent(r.device_id, 'device-online', new Date(r.at), { gatewayId }));
+      const { rows: before } = await trx.raw(ONLINE_BEFORE, [json([...new Set(connections.map((c) => c.deviceId))])]);
+      const online = new Set((before as { device_id: string; online: boolean }[]).filter((r) => r.online).map((r) => r.device_id));
+      const { rows } = await trx.raw(CONNECTED, [gatewayId,
+        json(connections.map((c) => ({ device_id: c.deviceId, connection_id: c.connectionId, at: c.at })))]);
+      return (rows as { device_id: string; last_connected_at: Date }[]).filter((r) => !online.has(r.device_id))
+        .map((r) => presenceEvent(r.device_id, 'device-online', new Date(r.last_connected_at), { gatewayId }));
     },
 
     async disconnected(connections: (Connection & { lastSeenAt: Date })[], trx: Knex = knex): Promise<void> {
