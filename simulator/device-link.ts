@@ -53,7 +53,11 @@ export function openLink(opts: LinkOptions): DeviceLink {
     offline = null;
     for (const send of held) send();
   });
-  client.on('message', (topic, payload) => { if (topic === commandsTopic) opts.onCommand(payload.toString()); });
+  client.on('message', (topic, payload) => {
+    if (topic !== commandsTopic) return;
+    // A command the device cannot handle is logged; it never ends the run.
+    try { opts.onCommand(payload.toString()); } catch (err) { log.warn({ err, deviceId }, 'command not handled'); }
+  });
 
   const send = (topic: string, text: string) => client.publishAsync(topic, text, { qos: 1 }).then(
     () => undefined,

@@ -13,7 +13,7 @@ import { sleepUntil } from '../lib/sleep.js';
 
 export interface DeviceProgress {
   framesSent: number;
-  framesTotal: number;
+  /** Frames the run sends in all, at the interval set now (set-interval changes it). */ framesTotal: number;
   /** m along the route at the last frame sent. */ distance: number;
   /** s of wall-clock time until the last frame. */ remainingSeconds: number;
   /** km/h at the last frame sent. */ lastSpeed: number;
