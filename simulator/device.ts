@@ -1,15 +1,19 @@
-// A dummy device: a real MQTT client that plays a run's frames at their scheduled times.
+// A dummy device: a real MQTT client that plays a run's frames at their scheduled times and answers the platform's
+// commands (device-commands.ts): set-interval changes which frames it sends (pacing.ts), clear-dtcs what they report.
 import { randomUUID } from 'node:crypto';
-import { connect, type IClientOptions, type MqttClient } from 'mqtt';
 import { scheduleFor, tsAt, type ScheduledSend } from './clock.js';
+import { createCommandResponder } from './device-commands.js';
+import { openLink } from './device-link.js';
 import { buildRunFrames, shutdownAfter, type GatewayFrame, type RunFrame } from './frames.js';
+import { DEFAULT_INTERVAL_MS } from './motion.js';
+import { createPacer } from './pacing.js';
 import type { StoredRoute } from './route.js';
 import type { Scenario } from './scenarios.js';
 import { sleepUntil } from '../lib/sleep.js';
 
 export interface DeviceProgress {
   framesSent: number;
-  framesTotal: number;
+  /** Frames the run sends in all, at the interval set now (set-interval changes it). */ framesTotal: number;
   /** m along the route at the last frame sent. */ distance: number;
   /** s of wall-clock time until the last frame. */ remainingSeconds: number;
   /** km/h at the last frame sent. */ lastSpeed: number;
@@ -49,7 +53,7 @@ export interface DeviceOptions {
   seed?: number;
   runId?: string;
   onProgress?: (progress: DeviceProgress) => void;
-  /** ms between reconnect attempts (mqtt.js default 1000). */ reconnectPeriodMs?: number;
+  /** ms between reconnect attempts (mqtt.js default 1000), and offline during a reboot. */ reconnectPeriodMs?: number;
   /** ms to wait for the first connection before failing the run. */ connectTimeoutMs?: number;
   logger?: DeviceLogger;
 }
@@ -63,7 +67,6 @@ export interface DeviceHandle {
 }
 
 const STOP_GRACE_MS = 5000;
-const NOT_AUTHORIZED = new Set([4, 5, 134, 135]);
 const noopLogger: DeviceLogger = { debug: () => {}, warn: () => {} };
 
 export function startDevice(opts: DeviceOptions): DeviceHandle {
@@ -72,50 +75,69 @@ export function startDevice(opts: DeviceOptions): DeviceHandle {
   const log = opts.logger ?? noopLogger;
   const runId = opts.runId ?? randomUUID();
   const frames = buildRunFrames(opts.route, { vin: opts.vin, intervalMs: opts.intervalMs, scenarios: opts.scenarios, seed: opts.seed, runId });
+  const pacer = createPacer(frames, opts.intervalMs ?? DEFAULT_INTERVAL_MS);
   const topic = `devices/${opts.deviceId}/frames`;
   const abort = new AbortController();
-  const state = { sent: 0, index: -1, schedule: [] as ScheduledSend[], startedAt: 0, startTs: 0, lastFrame: undefined as GatewayFrame | undefined };
-  const acks: Promise<void>[] = [];
-  const client = connect(opts.mqttUrl, clientOptions(opts));
-  client.on('error', (err) => log.warn({ err, deviceId: opts.deviceId }, 'mqtt client error'));
-  client.on('reconnect', () => log.debug({ deviceId: opts.deviceId }, 'reconnecting'));
-
-  const publish = (payload: GatewayFrame | GatewayFrame[]) => {
-    // Never rejects: a publish lost when stop() forces the client closed is logged, not thrown.
-    acks.push(client.publishAsync(topic, JSON.stringify(payload), { qos: 1 }).then(
-      () => undefined,
-      (err: unknown) => log.warn({ err, deviceId: opts.deviceId }, 'publish not acknowledged'),
-    ));
+  const state = {
+    sent: 0, index: -1, schedule: [] as ScheduledSend[], startedAt: 0, startTs: 0, lastFrame: undefined as GatewayFrame | undefined,
+    /** Ids given so far: frame ids are "<runId>-<seq>" over the frames sent, whatever the interval. */ seq: 0,
+    dtcsCleared: false, held: [] as GatewayFrame[],
   };
+  const acks: Promise<void>[] = [];
+  const responder = createCommandResponder({
+    vin: opts.vin,
+    setIntervalMs: (ms) => pacer.setInterval(ms),
+    dtcs: () => [...(state.lastFrame?.dtcs ?? [])],
+    clearDtcs: () => {
+      const cleared = [...(state.lastFrame?.dtcs ?? [])];
+      state.dtcsCleared = true;
+      return cleared;
+    },
+  }, { silent: opts.scenarios?.includes('unresponsive'), log, deviceId: opts.deviceId });
+  const link = openLink({
+    mqttUrl: opts.mqttUrl, deviceId: opts.deviceId, secret: opts.secret, reconnectPeriodMs: opts.reconnectPeriodMs ?? 1000, log,
+    onCommand: (text) => {
+      const answer = responder.answer(text);
+      if (!answer) return;
+      const replied = link.publish(`devices/${opts.deviceId}/responses`, answer.reply);
+      acks.push(replied);
+      if (answer.reboot) void replied.then(() => link.reboot());
+    },
+  });
+
+  const publish = (payload: GatewayFrame | GatewayFrame[]) => { acks.push(link.publish(topic, payload)); };
 
   const progress = (): DeviceProgress => {
     const at = frames[Math.max(0, state.index)];
     const lastSendAt = state.schedule.at(-1)?.sendAt ?? Date.now() + (frames.at(-1)!.t - frames[0].t) / speed;
     return {
-      framesSent: state.sent, framesTotal: frames.length, distance: state.index >= 0 ? at.distance : 0,
+      framesSent: state.sent, framesTotal: state.sent + state.held.length + pacer.remaining(), distance: state.index >= 0 ? at.distance : 0,
       remainingSeconds: Math.max(0, (lastSendAt - Date.now()) / 1000), lastSpeed: state.index >= 0 ? at.speed : 0,
     };
   };
 
   const play = async (): Promise<DeviceSummary> => {
-    await firstConnect(client, opts.connectTimeoutMs ?? 30_000, abort.signal);
+    await link.firstConnect(opts.connectTimeoutMs ?? 30_000, abort.signal);
     state.startedAt = Date.now();
     const driveMs = frames.at(-1)!.t - frames[0].t;
     state.startTs = opts.startTs ?? Math.floor(state.startedAt + driveMs / speed - driveMs);
     state.schedule = scheduleFor(frames, speed, state.startedAt, state.startTs);
-    const held: GatewayFrame[] = [];
     for (let i = 0; i < frames.length && !abort.signal.aborted; i++) {
       await sleepUntil(state.schedule[i].sendAt, abort.signal);
       if (abort.signal.aborted) break;
-      const frame = { ...frames[i].frame, ts: state.schedule[i].ts };
-      sendFrame(frames[i], frame, held);
+      const run = pacer.take(i);
+      if (!run) continue;
+      const frame: GatewayFrame = {
+        ...run.frame, id: `${runId}-${state.seq++}`, ts: state.schedule[i].ts, ...(state.dtcsCleared && { dtcs: [] }),
+      };
+      sendFrame(run, frame);
       state.index = i;
       state.lastFrame = frame;
       opts.onProgress?.(progress());
     }
-    if (abort.signal.aborted) sendEarlyShutdown(held);
+    if (abort.signal.aborted) sendEarlyShutdown();
     await untilAcked(acks, abort.signal);
-    await client.endAsync(abort.signal.aborted);
+    await link.end(abort.signal.aborted);
     const last = frames[Math.max(0, state.index)];
     return {
       framesSent: state.sent, distance: state.index >= 0 ? last.distance : 0, duration: state.index >= 0 ? last.t - frames[0].t : 0,
@@ -125,32 +147,32 @@ export function startDevice(opts: DeviceOptions): DeviceHandle {
   };
 
   // gps-gap frames wait in `held` and go out as one array just before the first frame after the gap.
-  const sendFrame = (run: RunFrame, frame: GatewayFrame, held: GatewayFrame[]) => {
-    if (run.buffered) { held.push(frame); return; }
-    flushHeld(held);
+  const sendFrame = (run: RunFrame, frame: GatewayFrame) => {
+    if (run.buffered) { state.held.push(frame); return; }
+    flushHeld();
     publish(frame);
     if (run.duplicate) publish(frame);
     state.sent += 1;
   };
 
-  const flushHeld = (held: GatewayFrame[]) => {
-    if (!held.length) return;
-    state.sent += held.length;
-    publish(held.splice(0));
+  const flushHeld = () => {
+    if (!state.held.length) return;
+    state.sent += state.held.length;
+    publish(state.held.splice(0));
   };
 
-  const sendEarlyShutdown = (held: GatewayFrame[]) => {
-    flushHeld(held);
+  const sendEarlyShutdown = () => {
+    flushHeld();
     if (!state.lastFrame || state.lastFrame.kind === 'shutdown') return;
     const driveT = Math.min(frames.at(-1)!.t, (Date.now() - state.startedAt) * speed);
     const ts = Math.max(state.lastFrame.ts, tsAt(driveT, state.startTs));
-    state.lastFrame = shutdownAfter(state.lastFrame, `${runId}-${state.index + 1}`, ts);
+    state.lastFrame = shutdownAfter(state.lastFrame, `${runId}-${state.seq++}`, ts);
     publish(state.lastFrame);
     state.sent += 1;
   };
 
   const done = play().catch(async (err: unknown) => {
-    await client.endAsync(true).catch(() => undefined);
+    await link.end(true).catch(() => undefined);
     throw err;
   });
   return {
@@ -158,36 +180,6 @@ export function startDevice(opts: DeviceOptions): DeviceHandle {
     stop: () => { abort.abort(); return done; },
     progress,
   };
-}
-
-function clientOptions(opts: DeviceOptions): IClientOptions {
-  return {
-    clientId: opts.deviceId, username: opts.deviceId, password: opts.secret,
-    clean: true, reconnectPeriod: opts.reconnectPeriodMs ?? 1000, connectTimeout: 10_000,
-  };
-}
-
-/** Resolves on the first connack or on stop(); rejects on refused credentials or after timeoutMs. */
-function firstConnect(client: MqttClient, timeoutMs: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(() => finish(new Error(`no MQTT connection after ${timeoutMs} ms`)), timeoutMs);
-    const onError = (err: Error & { code?: number }) => {
-      if (err.code !== undefined && NOT_AUTHORIZED.has(err.code)) finish(new Error(`MQTT connection refused: ${err.message}`));
-    };
-    const finish = (err?: Error) => {
-      clearTimeout(timer);
-      client.off('connect', onConnect);
-      client.off('error', onError);
-      signal.removeEventListener('abort', onConnect);
-      if (err) reject(err);
-      else resolve();
-    };
-    const onConnect = () => finish();
-    client.on('connect', onConnect);
-    client.on('error', onError);
-    signal.addEventListener('abort', onConnect, { once: true });
-  });
 }
 
 /** Waits for every PUBACK; after stop() waits at most STOP_GRACE_MS (the broker may be gone). */

@@ -11,7 +11,7 @@ import { applyTraffic, TRAFFIC } from './traffic.js';
 export type MotionRoute = Pick<StoredRoute, 'polyline' | 'duration'> & Partial<Pick<StoredRoute, 'profile' | 'stops'>>;
 
 export interface PlanOptions {
-  /** ms between samples; default 1000, at most 5000. */
+  /** ms between samples; default DEFAULT_INTERVAL_MS, at most MAX_INTERVAL_MS. */
   intervalMs?: number;
   /** hard-brake and hard-accel add their standstill; collision ends the drive where it happens. */
   scenarios?: readonly Scenario[];
@@ -51,13 +51,14 @@ export interface DrivePlan {
   junctionStopsAtM: number[];
 }
 
+export const DEFAULT_INTERVAL_MS = 1000;
 export const MAX_INTERVAL_MS = 5000;
 const HARD = { brake: 6.0, accel: 4.5, zoneM: 110, lookM: 60, dwellS: 2 };
 /** After a collision the car stands where it hit for this long (hazard lights, engine running), then the engine stops. */
 export const COLLISION = { fromShare: 0.5, minKmh: 15, standS: 30 };
 
 export function planDrive(route: MotionRoute, opts: PlanOptions = {}): DrivePlan {
-  const intervalMs = opts.intervalMs ?? 1000;
+  const intervalMs = opts.intervalMs ?? DEFAULT_INTERVAL_MS;
   if (!(intervalMs >= 100 && intervalMs <= MAX_INTERVAL_MS)) {
     throw new RangeError(`intervalMs must be 100..${MAX_INTERVAL_MS}, got ${intervalMs}`);
   }

@@ -1,6 +1,7 @@
-// Scenario names a run can ask for (see frames.ts for what each one puts on the wire).
+// Scenario names a run can ask for (see frames.ts for what each one puts on the wire; `unresponsive` is the
+// device's: it receives commands and never answers them, device-commands.ts).
 
-export const SCENARIOS = ['hard-brake', 'hard-accel', 'dtc', 'weak-battery', 'collision', 'gps-gap', 'duplicates'] as const;
+export const SCENARIOS = ['hard-brake', 'hard-accel', 'dtc', 'weak-battery', 'collision', 'gps-gap', 'duplicates', 'unresponsive'] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
 export function isScenario(name: string): name is Scenario {

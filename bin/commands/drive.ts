@@ -6,7 +6,7 @@ import { startDevice } from '../../simulator/device.js';
 import { loadStoredRoutes, storedRouteProblems, type StoredRoute } from '../../simulator/route.js';
 import { parseRouteFile, routeFromCoordinates } from '../../simulator/route-import.js';
 import { randomVin, speedProblem, vinProblem } from '../../simulator/runs.js';
-import { parseScenarios, type Scenario } from '../../simulator/scenarios.js';
+import { parseScenarios, SCENARIOS, type Scenario } from '../../simulator/scenarios.js';
 import { pick } from './routes.js';
 import { createProgressView } from './run-progress.js';
 
@@ -54,7 +54,7 @@ function options(o: DriveOptions) {
   return { speed, vin, scenarios, connectTimeoutMs: connectTimeout * 1000 };
 }
 
-/** `drivewire drive`: one device alone against any MQTT gateway, no API. */
+/** `drivewire drive`: one device alone against any MQTT gateway, no API; it answers commands as a dummy does. */
 export function registerDriveCommand(program: Command): void {
   program.command('drive').description('drive one device along a route over MQTT, with no API (for testing a gateway or broker)')
     .requiredOption('--mqtt-url <url>', 'MQTT URL, e.g. mqtt://localhost:1883')
@@ -63,7 +63,7 @@ export function registerDriveCommand(program: Command): void {
     .requiredOption('--route <route>', 'a stored route (name or id) or a route file (GeoJSON, GPX, polyline, stored-route JSON)')
     .option('--speed <n>', 'playback speed: 1 real time (default) to 1000')
     .option('--vin <vin>', '17 characters starting with VV (default: a random one)')
-    .option('--scenario <name>', 'a scenario (repeatable or comma-separated)', (v: string, prev: string[] = []) => [...prev, ...v.split(',')])
+    .option('--scenario <name>', `${SCENARIOS.join(', ')} (repeatable or comma-separated)`, (v: string, prev: string[] = []) => [...prev, ...v.split(',')])
     .option('--connect-timeout <s>', 'seconds to wait for the MQTT connection', '15')
     .option('--json', 'print the summary as JSON')
     .action(async (o) => {

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { CliError, createClient, output, table, type Client, type ClientOptions } from '../client.js';
-import { randomVin } from '../../simulator/runs.js';
+import { randomVin, SCENARIOS } from '../../simulator/runs.js';
 import type { DummyView, RouteView, RunView } from '../api-types.js';
 import { withClientOptions } from './common.js';
 import { listAll, pick, registerRouteCommands, resolveRoute } from './routes.js';
@@ -121,7 +121,7 @@ export function registerDummyCommands(program: Command): void {
     .option('--vin <vin>', '17 characters starting with VV (default: a random one)')
     .option('--repeat', 'restart after each completion until stopped')
     .option('--speed <n>', 'playback speed: 1 real time (default), N plays the drive in 1/N of its time')
-    .option('--scenario <name>', 'hard-brake, hard-accel, dtc, weak-battery, collision, gps-gap, duplicates (repeatable or comma-separated)', collect)
+    .option('--scenario <name>', `${SCENARIOS.join(', ')} (repeatable or comma-separated)`, collect)
     .option('--wait', 'follow the run with a progress bar and print a summary when it ends')
     .action(startRun);
   withClientOptions(runs.command('status').description("a dummy's current run"))
