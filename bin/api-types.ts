@@ -5,6 +5,7 @@ import type { AdminDevice, Application, Token } from '../api/modules/admin/admin
 import type { Dummy, Route, Run } from '../api/modules/dummies/dummies.schemas.js';
 import type { ReportCard } from '../api/modules/report-cards/report-cards.schemas.js';
 import type { Trip } from '../api/modules/trips/trips.schemas.js';
+import type { Command } from '../api/modules/commands/commands.schemas.js';
 import type { OffsetMeta } from '../api/schemas/common.js';
 
 export type ApplicationView = Static<typeof Application>;
@@ -15,5 +16,6 @@ export type DummyView = Static<typeof Dummy>;
 export type RunView = Static<typeof Run>;
 export type TripView = Static<typeof Trip>;
 export type ReportCardView = Static<typeof ReportCard>;
+export type CommandView = Static<typeof Command>;
 /** One page of an offset-paginated list (docs/reference/rest-api.md#pagination). */
 export type OffsetPage<K extends string, T> = { [key in K]: T[] } & { meta: Static<typeof OffsetMeta> };

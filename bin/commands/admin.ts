@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { CliError, createClient, output, table } from '../client.js';
 import type { AdminDeviceView, ApplicationView, TokenView } from '../api-types.js';
 import { withClientOptions } from './common.js';
+import { registerCommandCommands } from './commands.js';
 
 /** `drivewire apps ...` and `drivewire devices ...`: administration through the admin API. */
 export function registerAdminCommands(program: Command): void {
@@ -55,6 +56,7 @@ export function registerAdminCommands(program: Command): void {
     const { devices: list } = await createClient(o).admin<{ devices: AdminDeviceView[] }>('GET', '/admin/v1/devices');
     output(o.json, list, () => table(list, ['id', 'name', 'chipId', 'caseId', 'createdAt']));
   });
+  registerCommandCommands(devices);
 }
 
 async function authorize(client: ReturnType<typeof createClient>, deviceId: string, app: string, register: boolean) {
