@@ -237,8 +237,18 @@ export async function createBroker(d: BrokerDeps): Promise<Aedes> {
       const why = `payload of ${payload.length} bytes exceeds the ${d.maxPayloadBytes}-byte limit`;
       return refusePublish(client, deviceId, packet, 'reply', why, `reply refused: ${why}`);
     }
-    const refused = await d.replies!(deviceId, payload);
-    if (refused) await refusePublish(client, deviceId, packet, 'reply', refused, `reply refused: ${refused}`);
+    // A reply counts as a frame in the device's rate limit: one that is over it waits its turn, as a frame would.
+    const store = async () => {
+      limiter.take(deviceId, 1, payload.length);
+      const refused = await d.replies!(deviceId, payload);
+      if (refused) await refusePublish(client, deviceId, packet, 'reply', refused, `reply refused: ${refused}`);
+    };
+    if (!limiter.over(deviceId)) return store();
+    await limiter.wait(deviceId, payload.length, waiterOf(client), store).catch((err: unknown) => {
+      if (!(err instanceof NotTaken)) throw err;
+      d.metrics.refused.inc({ reason: err.why });
+      throw err;
+    });
   };
   /** Device PUBLISHes authorizePublish took: Aedes' publish (its routing, and with Redis the fan-out) skips them. */
   const unrouted = new WeakSet<PublishPacket>();

@@ -123,7 +123,7 @@ describe.runIf(enabled)('commands and presence: api + two gateways on Redis + wo
       const got = receiver.received.filter((r) => r.path === '/ok/offline');
       return got.length ? got : undefined;
     }, 'the device-offline webhook');
-    expect(hooks).toHaveLength(1);
-    expect(JSON.parse(hooks[0].body).notification.event).toMatchObject({ eventType: 'device-offline', deviceId: d.id, object: { type: 'device', id: d.id } });
+    expect(hooks!).toHaveLength(1);
+    expect(JSON.parse(hooks![0].body).notification.event).toMatchObject({ eventType: 'device-offline', deviceId: d.id, object: { type: 'device', id: d.id } });
   });
 });

@@ -51,7 +51,7 @@ describe('commands to a dummy on a run', () => {
       const t = await telemetryTimes(dummy.deviceId);
       return t.length >= since + 5 ? t : undefined;
     }, 'five frames after the reply', 30_000);
-    const gaps = times.slice(since).map((t, i, a) => (i ? t - a[i - 1] : null)).slice(1);
+    const gaps = times!.slice(since).map((t, i, a) => (i ? t - a[i - 1] : null)).slice(1);
     expect(gaps.length).toBeGreaterThanOrEqual(4);
     for (const gap of gaps) expect(gap).toBe(5000);
 
@@ -69,7 +69,7 @@ describe('commands to a dummy on a run', () => {
     expect(out.stdout.trim().split('\n').slice(1).map((l) => l.split(/\s+/)[1])).toEqual(['queued', 'sent', 'delivered', 'expired']);
     expect(out.stderr).toMatch(/Command [0-9a-f-]{36} expired/);
     const hook = await waitFor(() => e.receiver!.received.find((r) => r.path === '/ok/expired'), 'the command-expired webhook');
-    const body = JSON.parse(hook.body);
+    const body = JSON.parse(hook!.body);
     expect(body.notification.event).toMatchObject({ eventType: 'command-expired', deviceId: dummy.deviceId, object: { type: 'command' }, meta: { type: 'ping' } });
   });
 
