@@ -34,16 +34,28 @@ export const toCommand = (r: CommandRow): Command => ({
 const OPEN = `('queued', 'sent', 'delivered')`;
 
 /**
+ * The command's application can still read its device (db/repositories/scope.ts): one whose access ended (its owner
+ * withdrew the authorization, or an Enterprise application deregistered the device) sends it nothing more; what it
+ * queued waits until it expires.
+ */
+const STILL_READABLE = `
+  SELECT 1 FROM authorizations au JOIN applications ap ON ap.id = au.application_id
+  WHERE au.device_id = c.device_id AND au.application_id = c.application_id
+    AND (ap.kind = 'consumer' OR EXISTS (SELECT 1 FROM registrations r WHERE r.device_id = c.device_id AND r.application_id = c.application_id))`;
+
+/**
  * The commands that may go out now to the devices of the JSON array `?` (the devices connected to the calling gateway
  * and subscribed to their commands), marked `sent` in the same statement: of each device, its queued concurrent ones
  * (lib/commands.ts: `ping`), and its oldest queued other one when none other is in flight (sent or delivered, not yet
  * answered), so a device's commands go one at a time, in the order they were created. A command claimed by a
- * concurrent call is skipped (its row's state is no longer `queued` once the other commits).
+ * concurrent call is skipped (its row's state is no longer `queued` once the other commits). Only commands whose
+ * application can still read the device go (STILL_READABLE).
  */
 const CLAIM = `
   WITH open AS (
     SELECT c.id, c.device_id, c.seq, c.concurrent, c.state FROM commands c
     WHERE c.device_id IN (SELECT value::uuid FROM json_array_elements_text(?::json)) AND c.state IN ${OPEN} AND c.expires_at > now()
+      AND (c.state <> 'queued' OR EXISTS (${STILL_READABLE}))
   ),
   next AS (
     SELECT id FROM open WHERE state = 'queued' AND concurrent

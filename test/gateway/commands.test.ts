@@ -182,6 +182,16 @@ describe('who may send and read', () => {
     expect((await call(other, 'GET', `/api/v1/commands/${mine}`)).status).toBe(404);
   });
 
+  it('sends nothing an application queued once it deregistered the device', async () => {
+    const { app, d } = await setup();
+    const { body } = await send(app, d.id, { type: 'ping' });
+    expect((await call(app, 'DELETE', `/api/v1/devices/${d.id}`)).status).toBe(204);
+    const { received } = await device(d);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(received).toEqual([]);
+    expect((await g.t.db.knex('commands').where({ id: body.command.id }).first()).state).toBe('queued');
+  });
+
   it("refuses a device's publish to another device's commands or responses topic, and its reply to another's command", async () => {
     const { app, d } = await setup();
     const victim = await g.t.make.device(app.principal);
