@@ -19,6 +19,7 @@ describe('GET /api/v1/devices', () => {
     expect(body.devices.map((d: any) => d.id)).toEqual([a.id, b.id]);
     expect(body.devices[0]).toEqual({
       id: a.id, name: 'first', chipId: a.chipId, createdAt: a.createdAt.toISOString(), icon: expect.stringMatching(/^https:\/\//),
+      status: { online: false, lastSeenAt: null, lastConnectedAt: null },
       links: {
         self: `${BASE}/api/v1/devices/${a.id}`,
         vehicles: `${BASE}/api/v1/devices/${a.id}/vehicles`,
@@ -27,6 +28,7 @@ describe('GET /api/v1/devices', () => {
         events: `${BASE}/api/v1/devices/${a.id}/events`,
         subscriptions: `${BASE}/api/v1/devices/${a.id}/subscriptions`,
         trips: `${BASE}/api/v1/devices/${a.id}/trips`,
+        commands: `${BASE}/api/v1/devices/${a.id}/commands`,
       },
     });
     expect(body.meta).toEqual({ pagination: { total: 2, offset: 0, limit: 20, links: {
