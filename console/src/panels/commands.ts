@@ -35,6 +35,7 @@ export function mountCommandBox(root: HTMLElement, ctx: Ctx, changed: () => void
   type.setAttribute('aria-describedby', hint.id);
   const form = h('form', { novalidate: true, 'aria-label': 'Send a command' },
     h('div', { class: 'row' }, field('Command', type, true), send), hint, secondsField, payloadField, note);
+  root.classList.add('commands');
   root.append(h('h3', {}, 'Commands'), form, current, h('h4', {}, `Last ${RECENT} commands`), recent);
 
   let deviceId: string | null = null;
@@ -127,7 +128,9 @@ export function mountCommandBox(root: HTMLElement, ctx: Ctx, changed: () => void
     current.replaceChildren(h('dl', { class: 'pairs', 'aria-label': 'The command followed' },
       item('Command', c.type + (c.payload ? ` ${json(c.payload)}` : '')),
       item('State', h('span', { class: `state ${c.state}`, 'data-state': c.state }, c.state)),
-      item('Sent', `${fmt.time(c.sentAt)}${c.deliveredAt ? ` · delivered ${fmt.time(c.deliveredAt)}` : ''}`),
+      item('Sent', c.sentAt ? fmt.time(c.sentAt) : 'not yet'),
+      c.deliveredAt ? item('Delivered', fmt.time(c.deliveredAt)) : [],
+      c.respondedAt ? item('Answered', fmt.time(c.respondedAt)) : [],
       r?.ok ? item('Result', h('code', { class: 'result' }, json(r.result ?? {}))) : [],
       r && !r.ok ? item('Error', h('span', { class: 'error' }, r.error ?? 'the device did not carry it out')) : [],
       isFinal(c) ? [] : item('Expires', fmt.time(c.expiresAt)),
@@ -143,7 +146,7 @@ export function mountCommandBox(root: HTMLElement, ctx: Ctx, changed: () => void
     recent.replaceChildren(...(commands.length
       ? commands.map((c) => h('li', { 'data-state': c.state },
         h('button', { type: 'button', class: 'item', 'aria-pressed': String(c.id === followed?.id), onclick: () => follow(c) },
-          h('strong', {}, c.type), ' ', h('span', { class: `state ${c.state}` }, c.state), h('span', { class: 'muted' }, ` ${fmt.time(c.createdAt)}`))))
+          h('strong', {}, c.type), ' ', h('span', { class: `state ${c.state}` }, c.state), ' ', h('span', { class: 'muted when' }, fmt.time(c.createdAt)))))
       : [h('li', { class: 'muted' }, 'None yet.')]));
   }
 
