@@ -11,6 +11,23 @@ export interface PageLinks { next?: string; prior?: string }
 export interface Page { meta: { pagination: { links?: PageLinks } } }
 
 export interface Device { id: string; name: string }
+/** A device's presence: connected to the gateway now, and when it last was. */
+export interface DeviceStatus { online: boolean; lastSeenAt: string | null; lastConnectedAt: string | null }
+export interface DeviceDetail extends Device { status?: DeviceStatus }
+/** A command to a device and, once answered, the device's reply. */
+export interface Command {
+  id: string;
+  deviceId: string;
+  type: string;
+  payload: Record<string, unknown> | null;
+  state: string;
+  createdAt: string;
+  sentAt: string | null;
+  deliveredAt: string | null;
+  respondedAt: string | null;
+  expiresAt: string;
+  response: { ok: boolean; result?: unknown; error?: string } | null;
+}
 export interface Message { id: string; timestamp: string; data: Record<string, unknown> & { location?: Point } }
 export interface Locations { locations: { features: { geometry: Point; properties?: { timestamp?: string } }[] } }
 export interface Vehicle { id: string; vin: string; year: string | null; make: string | null; model: string | null; trim: string | null }

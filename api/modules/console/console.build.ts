@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { constants as fsConstants } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -10,9 +11,21 @@ export const CONSOLE_SRC = path.join(ROOT, 'console');
 /** Where the bundle is kept between starts; rebuilt when an input is newer than it. */
 export const CONSOLE_CACHE = path.join(ROOT, 'node_modules', '.cache', 'drivewire', 'console');
 
+/**
+ * Names the bundle after where the console sources really are: checkouts that share one node_modules (git worktrees
+ * linking to it) each keep their own bundle instead of serving, and rebuilding over, another's. A dist/ build links
+ * to the same sources, so it shares the bundle of its checkout.
+ */
+async function sourcesKey(): Promise<string> {
+  const real = await fs.realpath(CONSOLE_SRC).catch(() => CONSOLE_SRC);
+  return createHash('sha256').update(real).digest('hex').slice(0, 12);
+}
+
 /** The cache directory, or one in the system's temporary folder when node_modules is read-only (an image, a CI cache). */
 export async function consoleCacheDir(): Promise<string> {
-  for (const dir of [CONSOLE_CACHE, path.join(os.tmpdir(), `drivewire-console-${process.getuid?.() ?? 'user'}`)]) {
+  const key = await sourcesKey();
+  for (const base of [CONSOLE_CACHE, path.join(os.tmpdir(), `drivewire-console-${process.getuid?.() ?? 'user'}`)]) {
+    const dir = path.join(base, key);
     try {
       await fs.mkdir(dir, { recursive: true });
       await fs.access(dir, fsConstants.W_OK);

@@ -1,7 +1,8 @@
 import { get } from '../api.js';
 import { fmt, h } from '../dom.js';
 import type { Ctx } from '../context.js';
-import type { BatteryStatus, Message, TroubleCode, Vehicle } from '../records.js';
+import type { BatteryStatus, DeviceDetail, DeviceStatus, Message, TroubleCode, Vehicle } from '../records.js';
+import { mountCommandBox } from './commands.js';
 import { PARAMETERS } from '../../../lib/catalog.js';
 
 /** One row per parameter of the message: its catalog name, value and unit (location and accel spelled out). */
@@ -23,20 +24,38 @@ function parameterRows(data: Record<string, unknown>): HTMLElement[] {
   });
 }
 
-/** Device panel: the latest message with named parameters and units, the vehicle, active codes, battery. */
+/** Online or offline, and when the device was last seen and last connected (never: it has not been). */
+function statusList(s: DeviceStatus | undefined): HTMLElement {
+  const when = (iso: string | null | undefined) => (iso ? fmt.time(iso) : 'never');
+  const state = s ? (s.online ? 'online' : 'offline') : 'unknown';
+  return h('dl', { class: 'pairs', id: 'device-status' },
+    h('dt', {}, 'Status'), h('dd', {}, h('span', { class: `presence ${state}`, 'data-presence': state }, state)),
+    h('dt', {}, 'Last seen'), h('dd', {}, when(s?.lastSeenAt)),
+    h('dt', {}, 'Last connected'), h('dd', {}, when(s?.lastConnectedAt)));
+}
+
+/**
+ * Device panel: the device's status, a command box, then the vehicle, active codes, battery and the latest message
+ * with named parameters and units.
+ */
 export function mountDevicePanel(root: HTMLElement, ctx: Ctx): void {
+  const head = h('div', { 'aria-live': 'polite' });
+  const box = h('section', { 'aria-label': 'Commands' });
   const body = h('div', { 'aria-live': 'polite' });
-  root.append(h('h2', {}, 'Selected device'), body, h('p', { class: 'muted' }, 'Click a device on the map or pick it above. Updates live.'));
+  root.append(h('h2', {}, 'Selected device'), head, box, body, h('p', { class: 'muted' }, 'Click a device on the map or pick it above. Updates live.'));
   let seq = 0;
   let pending = 0;
 
   async function render(deviceId: string | null): Promise<void> {
     const n = ++seq;
+    commands.show(deviceId);
     if (!deviceId) {
-      body.replaceChildren(h('p', {}, 'No device yet. Create a dummy in Runs, or provision a device.'));
+      head.replaceChildren(h('p', {}, 'No device yet. Create a dummy in Runs, or provision a device.'));
+      body.replaceChildren();
       return;
     }
-    const [msgs, vehicle] = await Promise.all([
+    const [device, msgs, vehicle] = await Promise.all([
+      get<{ device: DeviceDetail }>(`/api/v1/devices/${deviceId}`),
       get<{ messages: Message[] }>(`/api/v1/devices/${deviceId}/messages?limit=1`),
       get<{ vehicle: Vehicle | null }>(`/api/v1/devices/${deviceId}/vehicles/_latest`).catch(() => ({ vehicle: null })),
     ]);
@@ -52,8 +71,11 @@ export function mountDevicePanel(root: HTMLElement, ctx: Ctx): void {
     const m = msgs.messages[0];
     const d = ctx.devices.get(deviceId);
     const status = battery.batteryStatus?.status ?? null;
+    head.replaceChildren(
+      h('p', {}, h('strong', {}, device.device.name ?? d?.name ?? deviceId), h('br'), h('span', { class: 'muted' }, deviceId)),
+      statusList(device.device.status),
+    );
     body.replaceChildren(
-      h('p', {}, h('strong', {}, d?.name ?? deviceId), h('br'), h('span', { class: 'muted' }, deviceId)),
       h('h3', {}, 'Vehicle'),
       v ? h('p', {}, [v.year, v.make, v.model, v.trim].filter(Boolean).join(' ') || 'Unknown model', h('br'), h('span', { class: 'muted' }, `VIN ${v.vin ?? '–'}`))
         : h('p', { class: 'muted' }, 'No vehicle reported yet.'),
@@ -74,6 +96,8 @@ export function mountDevicePanel(root: HTMLElement, ctx: Ctx): void {
   }
 
   const refresh = () => void render(ctx.selected()).catch((err) => body.replaceChildren(h('p', { class: 'error' }, String(err.message))));
+  // A command changing state re-reads the device: its status moves with the connection the command went out on.
+  const commands = mountCommandBox(box, ctx, refresh);
   ctx.onSelect(refresh);
   ctx.onShow((p) => { if (p === 'devices') refresh(); });
   // Live: at most one re-read per second of the selected device while a run streams.
