@@ -9,7 +9,7 @@
 // taking each reply: publish → reply received.
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { startBareAedes } from './baselines.js';
-import { startChild } from './child.js';
+import { startApiProcess, startChild } from './child.js';
 import { machine, round, spread, startBenchPlatform } from './harness.js';
 import type { LoadGeneratorFigures } from './processes.js';
 import { benchScenario, type BenchOptions } from './types.js';
@@ -45,8 +45,33 @@ const between = <T>(rows: T[], a: (r: T) => number | null | undefined, b: (r: T)
 /** Distinct values of a timestamp: the statements (claims, PUBACK updates) or transactions (replies) that set it. */
 const distinct = (values: (number | null)[]) => new Set(values.filter((v) => v !== null)).size;
 
+interface TarnPool { max: number; numUsed(): number; numPendingAcquires(): number }
+
+/**
+ * The bench process's database pool (knex's tarn pool: the gateway's, and the API's too unless --api-process), sampled
+ * every 20 ms: how often all its connections were in use and how many acquisitions waited. The gateway's claims, PUBACK
+ * updates and reply transactions queue there behind the API's requests.
+ */
+function samplePool(knex: unknown) {
+  const pool = (knex as { client?: { pool?: TarnPool } }).client?.pool;
+  let samples = 0, full = 0, pendingSum = 0, pendingMax = 0;
+  const timer = pool && setInterval(() => {
+    samples++;
+    const pending = pool.numPendingAcquires();
+    if (pool.numUsed() >= pool.max) full++;
+    pendingSum += pending;
+    pendingMax = Math.max(pendingMax, pending);
+  }, 20);
+  return () => {
+    if (timer) clearInterval(timer);
+    return pool && samples ? { size: pool.max, samples, fullShare: round(full / samples, 2), meanPendingAcquires: round(pendingSum / samples), maxPendingAcquires: pendingMax } : null;
+  };
+}
+
 async function run(o: BenchOptions) {
+  if (o.apiProcess && !o.databaseUrl) throw new Error('--api-process needs --database-url: the embedded database belongs to one process');
   const bench = await startBenchPlatform({ databaseUrl: o.databaseUrl });
+  const separate = o.apiProcess && o.databaseUrl ? await startApiProcess(o.databaseUrl).catch(async (err) => { await bench.close(); throw err; }) : null;
   const client = await startChild('./commands.child.js');
   try {
     const devices = await bench.devices(o.devices);
@@ -59,11 +84,15 @@ async function run(o: BenchOptions) {
     const delay = monitorEventLoopDelay({ resolution: 10 });
     delay.enable();
     const from = await bench.monitor.mark();
+    const apiCpuFrom = separate?.cpu() ?? null;
+    const pool = samplePool(platform.db.knex);
     const posted = await client.ask<Posted>({
-      type: 'post', apiUrl: new URL(platform.apiUrl).origin, deviceIds: devices.map((d) => d.id), inflight: POSTS_IN_FLIGHT, idleMs: IDLE_MS,
+      type: 'post', apiUrl: new URL(separate?.url ?? platform.apiUrl).origin, deviceIds: devices.map((d) => d.id), inflight: POSTS_IN_FLIGHT, idleMs: IDLE_MS,
       authorization: `Basic ${Buffer.from(`${app.id}:${app.secret}`).toString('base64')}`,
     }, 'posted');
     const to = await bench.monitor.mark();
+    const apiCpuTo = separate?.cpu() ?? null;
+    const poolFigures = pool();
     delay.disable();
     const loadGenerator: LoadGeneratorFigures = {
       where: 'child process', cpuUserSeconds: round(posted.cpu.user, 3), cpuSystemSeconds: round(posted.cpu.system, 3), peakRssBytes: posted.maxRssBytes,
@@ -117,6 +146,8 @@ async function run(o: BenchOptions) {
       database: bench.database,
       versions: await bench.versions(),
       devices: o.devices,
+      layout: separate ? 'API in its own process (serve --only api); gateway and workers in the bench process' : 'one process (API, gateway, workers)',
+      apiProcessCpuSeconds: apiCpuFrom !== null && apiCpuTo !== null ? round(apiCpuTo - apiCpuFrom, 3) : null,
       postsInFlight: POSTS_IN_FLIGHT,
       connectSeconds: round(c.ms / 1000, 2),
       posted: posted.commands.length,
@@ -148,6 +179,7 @@ async function run(o: BenchOptions) {
         deliveredUpdates: distinct(rows.map((r) => r.delivered)),
         replyTransactions: distinct(rows.map((r) => r.responded)),
       },
+      benchProcessPool: poolFigures,
       eventLoopDelayMs: { p50: round(delay.percentile(50) / 1e6), p99: round(delay.percentile(99) / 1e6), max: round(delay.max / 1e6) },
       processes: bench.monitor.figures(from, to, loadGenerator),
       baselines,
@@ -155,6 +187,7 @@ async function run(o: BenchOptions) {
     };
   } finally {
     await client.close();
+    await separate?.close();
     await bench.close();
   }
 }

@@ -55,7 +55,7 @@ export function registerBenchCommands(program: Command): void {
     .option('--rules <m>', 'rules per device (rules scenario)', '5')
     .option('--ingest-rate <n>', 'api scenario: total frames/s the devices publish while the API is measured (0 = idle)', '0')
     .option('--api-rate <n>', 'api scenario: requests/s offered in all, to read the latency at that load (0 = as fast as answered)', '0')
-    .option('--api-process', 'api scenario: serve the API from a process of its own (serve --only api; PostgreSQL only)')
+    .option('--api-process', 'api and commands scenarios: serve the API from a process of its own (serve --only api; PostgreSQL only)')
     .option('--trips <mode>', 'ingest scenario: trips stage on, off, or compare (both, same run, with their ratio)', 'on')
     .option('--qos <0|1>', 'knee scenario: QoS of the open-loop frames', '1')
     .option('--steps <list>', 'knee scenario: offered total frames/s of each step, comma-separated, increasing', STEPS)
