@@ -45,7 +45,7 @@ export function registerBenchCommands(program: Command): void {
     .description(`run a benchmark scenario and print its figures as JSON (${BENCH_SCENARIOS.map((s) => s.name).join(', ')}); `
       + 'each result is also saved as bench/results/<scenario>.json (the latest) and appended to <scenario>.jsonl (the history)')
     .argument('[scenario]', 'scenario name; without one, every scenario runs in turn')
-    .option('--devices <n>', `simulated devices (default: ${DEVICES}; connections scenario: 10000)`)
+    .option('--devices <n>', `simulated devices (default: ${DEVICES}; connections scenario: 10000, commands scenario: 1000)`)
     .option('--duration <s>', 'seconds measured', '20')
     .option('--warmup <s>', 'seconds of load before measuring', '3')
     .option('--window <n>', `QoS 1 publishes in flight per device (default: ${WINDOW}; history scenario: 10)`)
