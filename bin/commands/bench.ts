@@ -45,7 +45,7 @@ export function registerBenchCommands(program: Command): void {
     .description(`run a benchmark scenario and print its figures as JSON (${BENCH_SCENARIOS.map((s) => s.name).join(', ')}); `
       + 'each result is also saved as bench/results/<scenario>.json (the latest) and appended to <scenario>.jsonl (the history)')
     .argument('[scenario]', 'scenario name; without one, every scenario runs in turn')
-    .option('--devices <n>', `simulated devices (default: ${DEVICES}; connections scenario: 10000)`)
+    .option('--devices <n>', `simulated devices (default: ${DEVICES}; connections scenario: 10000, commands scenario: 1000)`)
     .option('--duration <s>', 'seconds measured', '20')
     .option('--warmup <s>', 'seconds of load before measuring', '3')
     .option('--window <n>', `QoS 1 publishes in flight per device (default: ${WINDOW}; history scenario: 10)`)
@@ -55,7 +55,7 @@ export function registerBenchCommands(program: Command): void {
     .option('--rules <m>', 'rules per device (rules scenario)', '5')
     .option('--ingest-rate <n>', 'api scenario: total frames/s the devices publish while the API is measured (0 = idle)', '0')
     .option('--api-rate <n>', 'api scenario: requests/s offered in all, to read the latency at that load (0 = as fast as answered)', '0')
-    .option('--api-process', 'api scenario: serve the API from a process of its own (serve --only api; PostgreSQL only)')
+    .option('--api-process', 'api and commands scenarios: serve the API from a process of its own (serve --only api; PostgreSQL only)')
     .option('--trips <mode>', 'ingest scenario: trips stage on, off, or compare (both, same run, with their ratio)', 'on')
     .option('--qos <0|1>', 'knee scenario: QoS of the open-loop frames', '1')
     .option('--steps <list>', 'knee scenario: offered total frames/s of each step, comma-separated, increasing', STEPS)
