@@ -107,6 +107,19 @@ const KNEX_LOG = {
 };
 
 /**
+ * A pool of its own, of `poolMax` connections, to the database `db` is connected to: for a part whose few short
+ * statements must not queue behind the requests of another part in the same process (the gateway's commands and
+ * presence behind the API's). On PGlite, which has a single connection, `db` itself (closing it closes nothing).
+ */
+export function companionPool(db: Db, poolMax: number): Db {
+  if (db.kind !== 'pg') return { knex: db.knex, kind: db.kind, close: async () => {} };
+  const { pool, ...config } = db.knex.client.config as Knex.Config;
+  const knex = knexFactory({ ...config, pool: { ...pool, min: 0, max: poolMax } });
+  installAcquireLimit(knex);
+  return { knex, kind: 'pg', close: () => knex.destroy() };
+}
+
+/**
  * The database a configuration names: PostgreSQL at `databaseUrl`, else the embedded PGlite in `embeddedDbDir(dataDir)`
  * (serve, migrate, credentials rotate).
  */

@@ -4,7 +4,7 @@ import type { Aedes } from 'aedes';
 import type { Bus } from '../lib/bus.js';
 import type { Config } from '../lib/config.js';
 import type { Logger } from '../lib/logger.js';
-import type { Db, Repositories } from '../db/index.js';
+import { companionPool, repositories, type Db, type Repositories } from '../db/index.js';
 import { createBroker } from './broker.js';
 import { createIngestPipeline, type IngestPipeline } from './ingest.pipeline.js';
 import { INGEST_STAGES } from './ingest.stages.js';
@@ -42,6 +42,8 @@ const HIGH_WATER_BATCHES = 20;
  * frames a second (docs/development/performance.md). PGlite has a single connection: 1.
  */
 const PG_LANES = Math.max(2, os.availableParallelism());
+/** Connections of the pool the gateway's commands and presence use (PostgreSQL). */
+const TALK_POOL = 3;
 
 /**
  * Starts the gateway; a port in use stops start-up with a PortInUseError naming the port and its flag,
@@ -66,12 +68,17 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
     // Unread on PGlite, the feed would only add to every batch transaction
     feed: () => feedFollowed(db),
   });
+  // Commands and presence on a pool of their own: in one process with the API, its requests fill the shared pool, and
+  // a device's command would wait behind them at each of its steps.
+  const talk = companionPool(db, TALK_POOL);
+  const talkRepos = repositories(talk.knex);
   const credentials = watchCredentials({ db, periodMs: config.mqttCredentialsCheckMs, log });
   const throttle = logThrottle(log, config.mqttLogThrottleMs);
   // After the broker: commit what is queued, end the stages, close the Redis connections.
   const closeRest = async () => {
     await presence?.close();
     await commands?.close();
+    await talk.close();
     await credentials.close();
     throttle.flush();
     await p.close();
@@ -91,8 +98,8 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
       replies: (deviceId, payload) => commands!.reply(deviceId, payload),
       seen: (client) => presence?.seen(client),
     });
-    commands = startCommands({ broker, db, repos, bus, log });
-    presence = startPresence({ broker, knex: db.knex, repos, bus, log, graceMs: config.presenceGraceMs, heartbeatMs: config.gatewayHeartbeatMs });
+    commands = startCommands({ broker, db: talk, repos: talkRepos, bus, log });
+    presence = startPresence({ broker, knex: talk.knex, repos: talkRepos, bus, log, graceMs: config.presenceGraceMs, heartbeatMs: config.gatewayHeartbeatMs });
     await presence.ready;
   } catch (err) {
     await closeRest();

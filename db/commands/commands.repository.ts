@@ -4,7 +4,7 @@ import type { CommandState } from '../../lib/commands.js';
 import { streamPage, type StreamWindow } from '../paging.js';
 import { readableDeviceIds, type Principal } from '../repositories/scope.js';
 import type { NewEvent } from '../repositories/events.repository.js';
-import { commandsDue } from './signal.js';
+import { COMMANDS_CHANNEL, commandsDueHere } from './signal.js';
 
 export interface Command {
   id: string; deviceId: string; applicationId: string; type: string; payload: Record<string, unknown> | null;
@@ -81,6 +81,15 @@ const REPLY = `
   WHERE c.id = r.id AND c.device_id = r.device_id AND c.state IN ('sent', 'delivered')
   RETURNING ${RETURNING}`;
 
+/** A queued command, and its device's signal to the gateways (NOTIFY, delivered at the statement's commit). */
+const CREATE = `
+  WITH c AS (
+    INSERT INTO commands (id, device_id, application_id, type, payload, concurrent, state, created_at, expires_at)
+    VALUES (?, ?, ?, ?, ?::jsonb, ?, 'queued', now(), ?)
+    RETURNING ${COLUMNS.join(', ')}
+  )
+  SELECT c.*, pg_notify(?, c.device_id::text) FROM c`;
+
 /** Open commands whose time ran out become `expired` (ended at their expiry time). */
 const EXPIRE = `
   UPDATE commands c SET state = 'expired', ended_at = c.expires_at
@@ -109,16 +118,12 @@ export function commandsRepository(knex: Knex) {
     .where('c.application_id', app.id).whereIn('c.device_id', readableDeviceIds(trx, app));
 
   return {
-    /** Stores a queued command and signals the gateways (at commit). */
+    /** Stores a queued command and signals the gateways, in one statement (one round trip for a POST). */
     async create(app: Principal, c: { deviceId: string; type: string; payload: Record<string, unknown> | null; concurrent: boolean; expiresAt: Date }): Promise<Command> {
-      return knex.transaction(async (trx) => {
-        const [row] = await trx('commands').insert({
-          id: uuid7(), device_id: c.deviceId, application_id: app.id, type: c.type, payload: c.payload === null ? null : JSON.stringify(c.payload),
-          concurrent: c.concurrent, state: 'queued', created_at: trx.fn.now(), expires_at: c.expiresAt,
-        }).returning(COLUMNS) as CommandRow[];
-        await commandsDue(trx, [c.deviceId]);
-        return toCommand(row);
-      });
+      const { rows: [row] } = await knex.raw(CREATE, [uuid7(), c.deviceId, app.id, c.type, c.payload === null ? null : JSON.stringify(c.payload),
+        c.concurrent, c.expiresAt, COMMANDS_CHANNEL]) as { rows: CommandRow[] };
+      commandsDueHere([c.deviceId]);
+      return toCommand(row);
     },
 
     /** A device's commands by this application, newest first (stream pagination on createdAt), optionally of one state. */

@@ -22,6 +22,11 @@ export async function commandsDue(trx: Knex, deviceIds: string[]): Promise<void>
   else queued.emit('due', deviceIds);
 }
 
+/** Announces to this process that the devices have commands due (after a statement that NOTIFYed them committed). */
+export function commandsDueHere(deviceIds: string[]): void {
+  if (deviceIds.length) queued.emit('due', deviceIds);
+}
+
 /** Calls `fn` with device ids after each commit in this process that made commands due; returns an unsubscribe. */
 export function onCommandsDue(fn: (deviceIds: string[]) => void): () => void {
   queued.on('due', fn);
