@@ -61,7 +61,7 @@ describe('runs', () => {
       [{ vin: VIN, routeId: BACK_HOME, speed: 0.5 }, 400, 'speed must be a number from 1 (real time) to 1000; got 0.5'],
       [{ vin: VIN, routeId: BACK_HOME, speed: 1001 }, 400, 'speed must be a number from 1 (real time) to 1000; got 1001'],
       [{ vin: VIN, routeId: BACK_HOME, scenarios: ['dtc', 'flat-tyre'] }, 400,
-        'scenarios: unknown scenario "flat-tyre"; known: hard-brake, hard-accel, dtc, weak-battery, collision, gps-gap, duplicates'],
+        'scenarios: unknown scenario "flat-tyre"; known: hard-brake, hard-accel, dtc, weak-battery, collision, gps-gap, duplicates, unresponsive'],
       [{ vin: VIN, routeId: MISSING }, 404, `Route ${MISSING} not found`],
       [{ vin: VIN, routeId: 'nope' }, 400, 'body/run/routeId must match format "uuid"'],
     ];

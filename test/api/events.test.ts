@@ -120,7 +120,7 @@ describe('GET /api/v1/devices/{deviceId}/events', () => {
       expect(res.json().message).toMatch(new RegExp(`^type must be an event type \\(startup, .*\\); got "${type.replace(/[*%]/g, '\\$&')}"$`));
     }
     const res = await get(s.app.auth, `/api/v1/vehicles/${s.vehicle.id}/events?objectType=car`);
-    expect(res.json()).toEqual({ statusCode: 400, error: 'Bad Request', message: 'objectType must be one of vehicle, trip, rule, odometer-trigger; got "car"' });
+    expect(res.json()).toEqual({ statusCode: 400, error: 'Bad Request', message: 'objectType must be one of vehicle, trip, rule, odometer-trigger, device, command; got "car"' });
   });
 });
 

@@ -97,7 +97,7 @@ describe('startPlatform', () => {
         if (only === 'gateway') expect(file).toEqual({ database: identity, apiUrl: null, mqttUrl: expect.stringMatching(/^mqtt:\/\/127\.0\.0\.1:\d+$/), adminToken: null, application: null });
         if (only === 'workers') expect(file).toBeNull();
         if (only === 'api,workers') {
-          expect(p.parts.map((x) => x.name)).toEqual(['notifications', 'run-scheduler', 'trip-sweep', 'retention']);
+          expect(p.parts.map((x) => x.name)).toEqual(['notifications', 'run-scheduler', 'trip-sweep', 'retention', 'command-expiry', 'presence-pass']);
           expect(file).toEqual({ database: identity, apiUrl: p.apiUrl, mqttUrl: null, adminToken: null, application: null });
         }
       }

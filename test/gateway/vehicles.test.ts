@@ -20,7 +20,7 @@ async function setup() {
     .select('v.vin', 'dv.started_at').where('dv.device_id', device.id).orderBy('dv.started_at'))
     .map((r) => [r.vin, new Date(r.started_at).toISOString()]);
   // The device's own events (trips derive trip-* events from the same frames; test/db/trips.* covers them).
-  const events = async () => (await g.t.db.knex('events').where('device_id', device.id).whereNot('event_type', 'like', 'trip-%').orderBy('ts'))
+  const events = async () => (await g.t.db.knex('events').where('device_id', device.id).whereNot('event_type', 'like', 'trip-%').whereNot('object_type', 'device').orderBy('ts'))
     .map((e) => ({ type: e.event_type, ts: new Date(e.ts).toISOString(), objectType: e.object_type, objectId: e.object_id, vehicleId: e.vehicle_id, meta: e.meta }));
   return { device, publish, api, history, events };
 }
