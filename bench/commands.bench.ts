@@ -1,4 +1,4 @@
-// Commands scenario (issue 48): N devices connected over real MQTT answer every command at once (reply ok, QoS 1); then
+// Commands scenario: N devices connected over real MQTT answer every command at once (reply ok, QoS 1); then
 // one ping each is POSTed through the platform's API over real HTTP, at most POSTS_IN_FLIGHT at once, from a bench
 // client in a process of its own (commands.child.js, which holds the devices too). Per command: POST start → the
 // command's PUBLISH arriving at the device, POST start → succeeded (the command's respondedAt, read from the database

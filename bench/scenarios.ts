@@ -67,7 +67,7 @@ export const BENCH_SCENARIOS: BenchScenarioEntry[] = [
     defaultDevices: 200, defaultWindow: 10, needsPostgres: true,
     smoke: { messages: 40_000 },
     check: (o) => (o.devices > 999 ? `history: --devices must be at most 999 (the load's devices are among the history's 1000), got ${o.devices}` : null) },
-  // Issue 48: commands to devices, end to end.
+  // Commands to devices, end to end.
   { name: 'commands', description: 'N devices (default 1000) answering at once, one ping each POSTed through the API, 64 in flight: POST → delivered at the device and → succeeded p50/p99/max, commands/s, every command succeeded; ratio to bare Aedes',
     load: async () => (await import('./commands.bench.js')).commandsScenario,
     defaultDevices: 1000, smoke: { devices: 20 } },
