@@ -85,15 +85,13 @@ export function startCommands(d: CommandsDeps) {
     });
   };
 
-  /** Dispatch: the devices woken (and those whose unacknowledged commands go again) get what is due. */
-  let woken = new Set<string>();
-  let resend = new Set<string>();
-  let running: Promise<void> | null = null;
-  const dispatch = async () => {
-    const ids = [...woken].filter((id) => { const c = clients.get(id); return c && subscribed(c); });
-    const again = [...resend].filter((id) => clients.has(id));
-    woken = new Set();
-    resend = new Set();
+  /**
+   * Dispatch, for the devices woken meanwhile: those subscribed get what is due, and those whose session is clean
+   * (`resend`) also their commands a previous connection never acknowledged.
+   */
+  const dispatch = batcher<{ id: string; resend: boolean }, void>(async (woken) => {
+    const ids = [...new Set(woken.map((w) => w.id))].filter((id) => { const c = clients.get(id); return c && subscribed(c); });
+    const again = [...new Set(woken.filter((w) => w.resend).map((w) => w.id))].filter((id) => clients.has(id));
     for (const c of await repos.commands.unacknowledged(again)) {
       const client = clients.get(c.deviceId);
       if (client && !published.get(client)?.has(c.id)) publish(client, c);
@@ -102,18 +100,13 @@ export function startCommands(d: CommandsDeps) {
       const client = clients.get(c.deviceId);
       if (client) publish(client, c);
     }
-  };
+    return woken.map(() => undefined);
+  }, (err) => log.warn({ err }, 'commands not dispatched (database unavailable): tried again within a second'));
   const wake = (deviceIds: Iterable<string>, opts: { resend?: boolean } = {}) => {
     for (const raw of deviceIds) {
       const id = raw.toLowerCase();
-      if (!clients.has(id)) continue;
-      woken.add(id);
-      if (opts.resend) resend.add(id);
+      if (clients.has(id)) dispatch.add({ id, resend: opts.resend ?? false }).catch(() => undefined);
     }
-    if (!woken.size || running) return;
-    running = new Promise<void>((r) => setImmediate(r)).then(dispatch)
-      .catch((err) => log.warn({ err }, 'commands not dispatched (database unavailable): tried again within a second'))
-      .finally(() => { running = null; if (woken.size) wake([]); });
   };
 
   broker.on('clientReady', (client) => {
@@ -185,17 +178,15 @@ export function startCommands(d: CommandsDeps) {
     async reply(deviceId: string, payload: Buffer): Promise<string | null> {
       const r = parseReply(payload.toString('utf8'));
       if (typeof r === 'string') return r;
-      if (!isUuid(r.commandId)) return `reply to "${String(r.commandId).slice(0, 64)}", which is not a command id`;
-      const response = { ok: r.ok, ...(r.result !== undefined && { result: r.result }), ...(r.error !== undefined && { error: r.error }) };
-      return replies.add({ deviceId, commandId: r.commandId, ok: r.ok, response });
+      const { commandId, ...response } = r;
+      if (!isUuid(commandId)) return `reply to "${String(commandId).slice(0, 64)}", which is not a command id`;
+      return replies.add({ deviceId, commandId, ok: r.ok, response });
     },
-    /** Runs an expiry pass now (tests, and the workers' pass). */
-    expire,
     async close(): Promise<void> {
       offSignal();
       await periodic.stop();
       await listener?.close();
-      await running;
+      await dispatch.idle();
       await delivered.idle();
       await replies.idle();
     },

@@ -34,11 +34,10 @@ export function startPresence(d: PresenceDeps) {
   const log = d.log.child({ part: 'presence' });
   const connectionOf = new WeakMap<Client, string>();
   const deviceOf = (client: Client) => client.id.toLowerCase();
-  /** Devices seen since the last write, and when. */
-  let seen = new Map<string, Date>();
-  const lastSeen = new WeakMap<Client, Date>();
+  /** Devices seen since the last write, and when (epoch ms: a frame's cost is one Map set). */
+  let seen = new Map<string, number>();
   let opened: Connection[] = [];
-  let closed: (Connection & { lastSeenAt: Date })[] = [];
+  let closed: Connection[] = [];
   let writing: Promise<void> | null = null;
 
   /** One write at a time: the connections opened and closed meanwhile, in that order, then what was seen. */
@@ -54,7 +53,8 @@ export function startPresence(d: PresenceDeps) {
         d.bus.publishEvents(events);
       }
       await d.repos.presence.disconnected(c);
-      await d.repos.presence.seen([...s].map(([deviceId, at]) => ({ deviceId, at })));
+      // after the closes: a device's last frame before it disconnected still moves its row
+      await d.repos.presence.seen([...s].map(([deviceId, at]) => ({ deviceId, at: new Date(at) })));
     } catch (err) {
       // kept for the next write: a connection's state is not lost to a database outage
       opened = [...o, ...opened];
@@ -72,16 +72,13 @@ export function startPresence(d: PresenceDeps) {
   };
 
   const see = (client: Client) => {
-    const now = new Date();
-    lastSeen.set(client, now);
-    seen.set(deviceOf(client), now);
+    seen.set(deviceOf(client), Date.now());
   };
 
   d.broker.on('clientReady', (client) => {
     const connectionId = randomUUID();
     connectionOf.set(client, connectionId);
     const at = new Date();
-    lastSeen.set(client, at);
     opened.push({ deviceId: deviceOf(client), connectionId, at });
     writeSoon();
   });
@@ -89,7 +86,7 @@ export function startPresence(d: PresenceDeps) {
     const connectionId = connectionOf.get(client);
     if (!connectionId) return;
     const at = new Date();
-    closed.push({ deviceId: deviceOf(client), connectionId, at, lastSeenAt: lastSeen.get(client) ?? at });
+    closed.push({ deviceId: deviceOf(client), connectionId, at });
     writeSoon();
   });
   d.broker.on('ping', (_packet, client) => { if (connectionOf.has(client)) see(client); });

@@ -116,5 +116,5 @@ export function parseReply(text: string): CommandReply | string {
   if (typeof v.commandId !== 'string') return 'a reply needs commandId, the id of the command it answers';
   if (typeof v.ok !== 'boolean') return 'a reply needs ok: true or false';
   if (v.error !== undefined && typeof v.error !== 'string') return 'a reply\'s error must be a string';
-  return { commandId: v.commandId, ok: v.ok, result: v.result, ...(typeof v.error === 'string' && { error: v.error.slice(0, MAX_REPLY_ERROR_CHARS) }) };
+  return { commandId: v.commandId, ok: v.ok, ...(v.result !== undefined && { result: v.result }), ...(typeof v.error === 'string' && { error: v.error.slice(0, MAX_REPLY_ERROR_CHARS) }) };
 }

@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { scheduleFor, tsAt, type ScheduledSend } from './clock.js';
 import { createCommandResponder } from './device-commands.js';
-import { openLink } from './device-link.js';
+import { openLink, type LinkLogger } from './device-link.js';
 import { buildRunFrames, shutdownAfter, type GatewayFrame, type RunFrame } from './frames.js';
 import { DEFAULT_INTERVAL_MS } from './motion.js';
 import { createPacer } from './pacing.js';
@@ -29,11 +29,8 @@ export interface DeviceSummary {
   /** True when stop() ended the run early. */ stopped: boolean;
 }
 
-/** pino-compatible subset. */
-export interface DeviceLogger {
-  debug(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-}
+/** pino-compatible subset: what the device and its link log through. */
+export type DeviceLogger = LinkLogger;
 
 export interface DeviceOptions {
   mqttUrl: string;

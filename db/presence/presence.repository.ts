@@ -36,9 +36,8 @@ const CONNECTED = `
 
 /** Connections closed: a device's row lets go of the gateway only when it is still this connection's. */
 const DISCONNECTED = `
-  UPDATE device_presence p SET gateway_id = NULL, connection_id = NULL, disconnected_at = r.at,
-    last_seen_at = greatest(p.last_seen_at, r.last_seen_at)
-  FROM json_to_recordset(?::json) AS r(device_id uuid, connection_id uuid, at timestamptz, last_seen_at timestamptz)
+  UPDATE device_presence p SET gateway_id = NULL, connection_id = NULL, disconnected_at = r.at
+  FROM json_to_recordset(?::json) AS r(device_id uuid, connection_id uuid, at timestamptz)
   WHERE p.device_id = r.device_id AND p.connection_id = r.connection_id`;
 
 /** Frames and keep-alives seen: `last_seen_at` moves forward only. */
@@ -103,11 +102,9 @@ export function presenceRepository(knex: Knex) {
         .map((r) => presenceEvent(r.device_id, 'device-online', new Date(r.last_connected_at), { gatewayId }));
     },
 
-    async disconnected(connections: (Connection & { lastSeenAt: Date })[], trx: Knex = knex): Promise<void> {
+    async disconnected(connections: Connection[], trx: Knex = knex): Promise<void> {
       if (!connections.length) return;
-      await trx.raw(DISCONNECTED, [json(connections.map((c) => ({
-        device_id: c.deviceId, connection_id: c.connectionId, at: c.at, last_seen_at: c.lastSeenAt,
-      })))]);
+      await trx.raw(DISCONNECTED, [json(connections.map((c) => ({ device_id: c.deviceId, connection_id: c.connectionId, at: c.at })))]);
     },
 
     async seen(seen: { deviceId: string; at: Date }[], trx: Knex = knex): Promise<void> {
