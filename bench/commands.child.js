@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import mqtt from 'mqtt';
 import { Pool } from 'undici';
-import { connect } from './load.common.js';
+import { bounded, connectEach } from './load.common.js';
 
 /** This process's peak RSS: VmHWM (Linux; resourceUsage().maxRSS keeps the forked image's), else maxRSS. */
 function peakRss() {
@@ -34,53 +34,33 @@ let lastProgress = now();
 async function connectAll(url, devices, parallel) {
   seen = new Map();
   const started = now();
-  let failed = 0;
-  let firstError = null;
-  let next = 0;
-  const lane = async () => {
-    while (next < devices.length) {
-      const device = devices[next++];
-      try {
-        const client = await connect(url, device);
-        const commands = `devices/${device.id}/commands`;
-        const responses = `devices/${device.id}/responses`;
-        client.on('message', (topic, payload) => {
-          if (topic !== commands) return;
-          const arrivedAt = now();
-          let commandId;
-          try { ({ commandId } = JSON.parse(payload.toString())); } catch { return; }
-          if (typeof commandId !== 'string' || seen.has(commandId)) return; // a redelivery: answered once
-          const entry = { arrivedAt, replyAckedAt: null, replyError: null };
-          seen.set(commandId, entry);
-          lastProgress = arrivedAt;
-          client.publish(responses, JSON.stringify({ commandId, ok: true }), { qos: 1 }, (err) => {
-            entry.replyAckedAt = now();
-            lastProgress = entry.replyAckedAt;
-            if (err) entry.replyError = err.message;
-          });
-        });
-        await client.subscribeAsync(commands, { qos: 1 });
-        clients.push(client);
-      } catch (err) {
-        failed++;
-        firstError ??= err.message;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(parallel, devices.length) }, lane));
+  const { failed, firstError } = await connectEach(url, devices, parallel, async (client, device) => {
+    const commands = `devices/${device.id}/commands`;
+    const responses = `devices/${device.id}/responses`;
+    client.on('message', (topic, payload) => {
+      if (topic !== commands) return;
+      const arrivedAt = now();
+      let commandId;
+      try { ({ commandId } = JSON.parse(payload.toString())); } catch { return; }
+      if (typeof commandId !== 'string' || seen.has(commandId)) return; // a redelivery: answered once
+      const entry = { arrivedAt, replyAckedAt: null, replyError: null };
+      seen.set(commandId, entry);
+      lastProgress = arrivedAt;
+      client.publish(responses, JSON.stringify({ commandId, ok: true }), { qos: 1 }, (err) => {
+        entry.replyAckedAt = now();
+        lastProgress = entry.replyAckedAt;
+        if (err) entry.replyError = err.message;
+      });
+    });
+    await client.subscribeAsync(commands, { qos: 1 });
+    clients.push(client);
+  });
   return { type: 'connected', connected: clients.length, failed, firstError, ms: now() - started };
 }
 
 /** Resolves once `done()` holds, or once nothing moved for `idleMs` (what is missing stays missing). */
 async function settle(done, idleMs) {
   while (!done() && now() - lastProgress < idleMs) await new Promise((r) => setTimeout(r, 20));
-}
-
-/** Runs `send(i)` for i in 0..n-1, at most `inflight` at once. */
-async function bounded(n, inflight, send) {
-  let next = 0;
-  const lane = async () => { while (next < n) await send(next++); };
-  await Promise.all(Array.from({ length: Math.min(inflight, n) }, lane));
 }
 
 /**

@@ -5,7 +5,7 @@
 // Plain JavaScript: child processes start outside tsx's loader.
 import fs from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import { connect } from './load.common.js';
+import { connectEach } from './load.common.js';
 
 /**
  * This process's peak RSS: VmHWM (Linux), which starts afresh at exec; resourceUsage().maxRSS elsewhere,
@@ -28,24 +28,11 @@ async function connectAll(url, devices, parallel) {
   const cpu = process.cpuUsage();
   const started = performance.now();
   let connected = 0;
-  let failed = 0;
-  let firstError = null;
-  let next = 0;
-  const lane = async () => {
-    while (next < devices.length) {
-      const device = devices[next++];
-      try {
-        const client = await connect(url, device);
-        client.once('close', () => { if (holding) dropped++; });
-        clients.push(client);
-        connected++;
-      } catch (err) {
-        failed++;
-        firstError ??= err.message;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(parallel, devices.length) }, lane));
+  const { failed, firstError } = await connectEach(url, devices, parallel, async (client) => {
+    client.once('close', () => { if (holding) dropped++; });
+    clients.push(client);
+    connected++;
+  });
   const ms = performance.now() - started;
   holding = true;
   const used = process.cpuUsage(cpu);

@@ -6,3 +6,6 @@ export function frameBody(deviceIndex: number, seq: number, ts: number, frameByt
 export function connect(url: string, device: { id: string; secret: string }, options?: Record<string, unknown>): Promise<MqttClient>;
 export function threadCpu(): { user: number; system: number } | null;
 export function cpuSince(a: { user: number; system: number } | null, b?: { user: number; system: number } | null): { user: number; system: number } | null;
+export function bounded(n: number, inflight: number, run: (i: number) => Promise<unknown>): Promise<void>;
+export function connectEach<D extends { id: string; secret: string }>(url: string, devices: D[], parallel: number,
+  setUp: (client: MqttClient, device: D) => Promise<void>): Promise<{ failed: number; firstError: string | null }>;

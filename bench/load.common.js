@@ -58,6 +58,31 @@ export function connect(url, device, options = {}) {
   });
 }
 
+/** Runs `run(i)` for i in 0..n-1, at most `inflight` at once. */
+export async function bounded(n, inflight, run) {
+  let next = 0;
+  const lane = async () => { while (next < n) await run(next++); };
+  await Promise.all(Array.from({ length: Math.min(inflight, n) }, lane));
+}
+
+/**
+ * Connects each device (at most `parallel` CONNECTs in flight: a bounded stream, not N at once) and hands each
+ * client to `setUp` (which may reject, as a refused connection does); resolves with the failures' count and the first.
+ */
+export async function connectEach(url, devices, parallel, setUp) {
+  let failed = 0;
+  let firstError = null;
+  await bounded(devices.length, parallel, async (i) => {
+    try {
+      await setUp(await connect(url, devices[i]), devices[i]);
+    } catch (err) {
+      failed++;
+      firstError ??= err.message;
+    }
+  });
+  return { failed, firstError };
+}
+
 /** USER_HZ: Linux reports CPU times in /proc in hundredths of a second on every architecture. */
 const TICKS = 100;
 

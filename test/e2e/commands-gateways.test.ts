@@ -6,10 +6,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectAsync, type MqttClient } from 'mqtt';
-import { Redis } from 'ioredis';
 import { repositories, type Repositories } from '../../db/index.js';
 import { readCredentials, type Credentials } from '../../bin/credentials.js';
 import { createTestDb } from '../helpers/db.js';
+import { deleteRedisPrefix } from '../helpers/gateway.js';
 import { startReceiver, waitFor, type Receiver } from '../workers/receiver.js';
 import { serve, type Served } from './support/processes.js';
 
@@ -49,13 +49,7 @@ describe.runIf(enabled)('commands and presence: api + two gateways on Redis + wo
     await Promise.all([workers, gw1, gw2, api].filter(Boolean).map((p) => p.stop()));
     await receiver?.close();
     await db?.close();
-    if (redisUrl) {
-      const redis = new Redis(redisUrl);
-      for await (const keys of redis.scanStream({ match: `${prefix}:*`, count: 1000 })) {
-        if ((keys as string[]).length) await redis.del(...(keys as string[]));
-      }
-      await redis.quit();
-    }
+    if (redisUrl) await deleteRedisPrefix(redisUrl, prefix);
   }, 60_000);
 
   const call = async (method: string, path: string, body?: unknown) => {

@@ -74,13 +74,18 @@ export async function startGatewaysOnRedis(redisUrl: string): Promise<{ a: TestG
     async close() {
       await b.close();
       await a.close();
-      const redis = new Redis(redisUrl);
-      for await (const keys of redis.scanStream({ match: `${prefix}:*`, count: 1000 })) {
-        if ((keys as string[]).length) await redis.del(...(keys as string[]));
-      }
-      await redis.quit();
+      await deleteRedisPrefix(redisUrl, prefix);
     },
   };
+}
+
+/** Deletes the keys under `prefix` (a test's own `?prefix=` of --mqtt-redis-url) from the Redis at `redisUrl`. */
+export async function deleteRedisPrefix(redisUrl: string, prefix: string): Promise<void> {
+  const redis = new Redis(redisUrl);
+  for await (const keys of redis.scanStream({ match: `${prefix}:*`, count: 1000 })) {
+    if ((keys as string[]).length) await redis.del(...(keys as string[]));
+  }
+  await redis.quit();
 }
 
 /** startGatewaysOnRedis for a describe block: started before its tests, closed after them; read `a` and `b` in tests. */
