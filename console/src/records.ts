@@ -34,17 +34,36 @@ export interface Vehicle { id: string; vin: string; year: string | null; make: s
 export interface TroubleCode { number: string; description: string }
 export interface BatteryStatus { status: string | null; timestamp: string | null }
 
+/** bufferMeters (m): a device leaves only once beyond the fence by that much. */
 export type Boundary =
-  | { id: string; type: 'radius'; lon: number; lat: number; radius: number }
-  | { id: string; type: 'polygon'; coordinates: number[][][] }
-  | { id: string; type: 'parametric'; parameter: string; min: number | null; max: number | null };
-export interface Rule { id: string; name: string; boundaries?: Boundary[]; evaluated: boolean; covered: boolean }
+  | { id: string; type: 'radius'; lon: number; lat: number; radius: number; bufferMeters?: number }
+  | { id: string; type: 'polygon'; coordinates: number[][][]; bufferMeters?: number }
+  /** Inside: at most widthMeters from the line of [lon, lat] positions. */
+  | { id: string; type: 'corridor'; coordinates: number[][]; widthMeters: number; bufferMeters?: number }
+  /** deadband (the parameter's unit): outside only that far below min or above max. */
+  | { id: string; type: 'parametric'; parameter: string; min: number | null; max: number | null; deadband?: number };
+/** When the rule reads messages: windows of days and HH:MM times in a time zone (`until` before `from` spans midnight). */
+export interface ActiveHours { timeZone: string; windows: { days: string[]; from: string; until: string }[] }
+export interface Rule {
+  id: string;
+  name: string;
+  boundaries?: Boundary[];
+  evaluated: boolean;
+  covered: boolean;
+  /** Dwell (s): an enter (a leave) only once covered (uncovered) that long. */
+  minInsideSeconds?: number;
+  minOutsideSeconds?: number;
+  /** Enter and leave also from a straight segment between two fixes that passes through the boundary. */
+  detectCrossings?: boolean;
+  activeHours?: ActiveHours;
+}
 
 export interface DwEvent {
   id: string;
   eventType: string;
   timestamp: string;
-  meta?: { rule?: { name?: string }; firstEval?: boolean } | null;
+  /** dwellSeconds: the dwell the event waited for; crossing: the event was interpolated between two fixes. */
+  meta?: { rule?: { name?: string }; firstEval?: boolean; dwellSeconds?: number; crossing?: { interpolated: boolean } } | null;
 }
 export interface Subscription { id: string; eventType: string; url: string }
 export interface Notification { eventType: string; eventTimestamp: string; state: string; attempts: number; responseCode?: number | null }
