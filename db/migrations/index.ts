@@ -34,6 +34,7 @@ import * as m033 from './033_notification_times_ms.js';
 import * as m035 from './035_messages_compact.js';
 import * as m036 from './036_time_partitions.js';
 import * as m037 from './037_commands_presence.js';
+import * as m038 from './038_rule_options.js';
 
 export const MIGRATIONS: Record<string, Knex.Migration> = {
   '001_core': m001,
@@ -71,4 +72,5 @@ export const MIGRATIONS: Record<string, Knex.Migration> = {
   '035_messages_compact': m035,
   '036_time_partitions': m036,
   '037_commands_presence': m037,
+  '038_rule_options': m038,
 };

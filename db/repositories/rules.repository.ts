@@ -2,31 +2,36 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { offsetPage, type OffsetWindow } from '../paging.js';
 import { readableDeviceIds, type Principal } from './scope.js';
-import type { Boundary, BoundaryInput, NewRule, RuleRecord, RuleWithBoundaries } from '../rules/types.js';
+import { activeWeek, presentOptions, type Boundary, type BoundaryInput, type NewRule, type RuleOptions, type RuleRecord, type RuleWithBoundaries } from '../rules/types.js';
 import { BOUNDARIES_OF } from '../rules/rule-event.sql.js';
 
-const RULE_COLUMNS = ['r.id', 'r.application_id', 'r.device_id', 'r.name', 'r.created_at', 's.evaluated', 's.covered'];
-const BOUNDARY_COLUMNS = ['id', 'rule_id', 'type', 'parameter', 'min', 'max', 'lon', 'lat', 'radius', 'coordinates'];
+const RULE_COLUMNS = ['r.id', 'r.application_id', 'r.device_id', 'r.name', 'r.created_at', 'r.options', 's.evaluated', 's.covered'];
+const BOUNDARY_COLUMNS = ['id', 'rule_id', 'type', 'parameter', 'min', 'max', 'lon', 'lat', 'radius', 'coordinates', 'deadband',
+  'buffer_m', 'width_m'];
 
 interface RuleRow {
-  id: string; application_id: string; device_id: string; name: string; created_at: Date; evaluated: boolean; covered: boolean;
+  id: string; application_id: string; device_id: string; name: string; created_at: Date; options: RuleOptions | null;
+  evaluated: boolean; covered: boolean;
 }
 const toRule = (r: RuleRow): RuleRecord => ({
   id: r.id, applicationId: r.application_id, deviceId: r.device_id, name: r.name, createdAt: r.created_at,
-  evaluated: Boolean(r.evaluated), covered: Boolean(r.covered),
+  ...r.options, evaluated: Boolean(r.evaluated), covered: Boolean(r.covered),
 });
 
 /** A rule_boundaries row (BOUNDARY_COLUMNS): the columns of its type are set (the others are null). */
-export type BoundaryRow = { id: string } & (
+export type BoundaryRow = { id: string; deadband: number | null; buffer_m: number | null } & (
   | { type: 'parametric'; parameter: string; min: number | null; max: number | null }
   | { type: 'radius'; lon: number; lat: number; radius: number }
-  | { type: 'polygon'; coordinates: number[][][] });
+  | { type: 'polygon'; coordinates: number[][][] }
+  | { type: 'corridor'; coordinates: number[][]; width_m: number });
 
 export function toBoundary(r: BoundaryRow): Boundary {
+  const buffer = r.buffer_m === null ? {} : { bufferMeters: r.buffer_m };
   switch (r.type) {
-    case 'parametric': return { id: r.id, type: 'parametric', parameter: r.parameter, min: r.min, max: r.max };
-    case 'radius': return { id: r.id, type: 'radius', lon: r.lon, lat: r.lat, radius: r.radius };
-    default: return { id: r.id, type: 'polygon', coordinates: r.coordinates };
+    case 'parametric': return { id: r.id, type: 'parametric', parameter: r.parameter, min: r.min, max: r.max, ...(r.deadband === null ? {} : { deadband: r.deadband }) };
+    case 'radius': return { id: r.id, type: 'radius', lon: r.lon, lat: r.lat, radius: r.radius, ...buffer };
+    case 'corridor': return { id: r.id, type: 'corridor', coordinates: r.coordinates, widthMeters: r.width_m, ...buffer };
+    default: return { id: r.id, type: 'polygon', coordinates: r.coordinates, ...buffer };
   }
 }
 
@@ -36,15 +41,28 @@ function boundaryRow(trx: Knex, ruleId: string, b: BoundaryInput, position: numb
     id: randomUUID(), rule_id: ruleId, position, type: b.type, parameter: null as string | null,
     min: null as number | null, max: null as number | null, lon: null as number | null, lat: null as number | null,
     radius: null as number | null, coordinates: null as string | null, center: null as Knex.Raw | null, area: null as Knex.Raw | null,
+    deadband: null as number | null, buffer_m: null as number | null, width_m: null as number | null,
+    line: null as Knex.Raw | null, fence: null as Knex.Raw | null,
   };
-  if (b.type === 'parametric') Object.assign(row, { parameter: b.parameter, min: b.min, max: b.max });
+  if (b.type === 'parametric') Object.assign(row, { parameter: b.parameter, min: b.min, max: b.max, deadband: b.deadband ?? null });
+  else row.buffer_m = b.bufferMeters ?? null;
   if (b.type === 'radius') {
     Object.assign(row, { lon: b.lon, lat: b.lat, radius: b.radius });
     row.center = trx.raw('ST_SetSRID(ST_MakePoint(?, ?), 4326)::geography', [b.lon, b.lat]);
+    // the circle as a polygon, where a crossing's segment enters and leaves it
+    row.fence = trx.raw('ST_Buffer(ST_SetSRID(ST_MakePoint(?, ?), 4326)::geography, ?)::geometry', [b.lon, b.lat, b.radius]);
   }
   if (b.type === 'polygon') {
     row.coordinates = JSON.stringify(b.coordinates);
     row.area = trx.raw('ST_SetSRID(ST_GeomFromGeoJSON(?), 4326)', [JSON.stringify({ type: 'Polygon', coordinates: b.coordinates })]);
+    row.fence = row.area;
+  }
+  if (b.type === 'corridor') {
+    const line = JSON.stringify({ type: 'LineString', coordinates: b.coordinates });
+    Object.assign(row, { coordinates: JSON.stringify(b.coordinates), width_m: b.widthMeters });
+    row.line = trx.raw('ST_SetSRID(ST_GeomFromGeoJSON(?), 4326)::geography', [line]);
+    // the band within the width of the line; a polygon (ST_Buffer of a geography is one, in its best projection)
+    row.fence = trx.raw('ST_Buffer(ST_SetSRID(ST_GeomFromGeoJSON(?), 4326)::geography, ?)::geometry', [line, b.widthMeters]);
   }
   return row;
 }
@@ -63,7 +81,14 @@ export function rulesRepository(knex: Knex) {
   return {
     async create(applicationId: string, deviceId: string, input: NewRule, trx: Knex = knex): Promise<RuleWithBoundaries> {
       const now = new Date();
-      const rule = { id: randomUUID(), application_id: applicationId, device_id: deviceId, name: input.name, created_at: now };
+      const options = presentOptions(input);
+      const rule = {
+        id: randomUUID(), application_id: applicationId, device_id: deviceId, name: input.name, created_at: now,
+        min_inside_s: input.minInsideSeconds || null, min_outside_s: input.minOutsideSeconds || null,
+        detect_crossings: input.detectCrossings ?? false, active_hours: input.activeHours ? JSON.stringify(input.activeHours) : null,
+        active_tz: input.activeHours?.timeZone ?? null, active_week: input.activeHours ? activeWeek(input.activeHours) : null,
+        options: Object.keys(options).length ? JSON.stringify(options) : null,
+      };
       await trx('rules').insert(rule);
       await trx('rule_boundaries').insert(input.boundaries.map((b, i) => boundaryRow(trx, rule.id, b, i + 1)));
       // the copy rule events carry (rule-event.sql.ts RULE_EVENT_META), built once: rules are immutable
@@ -106,6 +131,12 @@ export function rulesRepository(knex: Knex) {
       // a subscription to a rule's events lives and dies with the rule (its notifications go with it; events stay)
       await trx('subscriptions').where({ object_type: 'rule', object_id: id }).delete();
       return (await trx('rules').where('id', id).delete()) > 0;
+    },
+
+    /** Whether the database knows a time zone by this name (it evaluates schedules: db/rules/evaluate.sql.ts). */
+    async knowsTimeZone(name: string, trx: Knex = knex): Promise<boolean> {
+      const { rows } = await trx.raw('SELECT 1 FROM pg_timezone_names WHERE name = ? LIMIT 1', [name]);
+      return rows.length > 0;
     },
 
     /**

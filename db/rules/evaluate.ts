@@ -100,8 +100,9 @@ export async function evaluateRuleBatch(trx: Knex, batch: DeviceRuleBatch[], opt
   // A rule only late messages older than the bound reach has nothing to do.
   const plan = rules.map((r) => {
     const span = spans.get(r.deviceId)!;
-    return { ruleId: r.id, late: span.late, newest: span.newest,
-      from: new Date(span.late ? Math.max(span.earliest, bounds.get(r.deviceId) ?? -Infinity) : span.earliest) };
+    const floor = span.late ? bounds.get(r.deviceId) ?? -Infinity : -Infinity;
+    return { ruleId: r.id, late: span.late, newest: span.newest, from: new Date(Math.max(span.earliest, floor)),
+      floor: Number.isFinite(floor) ? new Date(floor) : null };
   }).filter((p) => p.from.getTime() <= p.newest);
   return evaluateAndStore(trx, plan, ruleLinkTemplates(opts.url), leaseMs);
 }

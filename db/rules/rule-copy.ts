@@ -1,7 +1,7 @@
 import type { Config } from '../../lib/config.js';
 import type { ServiceKind } from '../../lib/services.js';
 import { linksForConfig } from '../../lib/links.js';
-import type { Boundary, RuleRecord, RuleWithBoundaries } from './types.js';
+import { presentOptions, type Boundary, type RuleRecord, type RuleWithBoundaries } from './types.js';
 
 /** Builds an absolute URL on a sub-service's base (the API's LinkBuilder.url has this shape). */
 export type UrlFor = (service: ServiceKind, path: string, query?: Record<string, string | undefined>) => string;
@@ -21,12 +21,17 @@ export function ruleLinks(url: UrlFor, rule: Pick<RuleRecord, 'id' | 'deviceId'>
   };
 }
 
-/** A boundary with exactly the fields of its type, in a stable key order. */
+/** An optional field, present only when set. */
+const set = <K extends string>(key: K, value: number | undefined | null) =>
+  (value === undefined || value === null ? {} : { [key]: value }) as Partial<Record<K, number>>;
+
+/** A boundary with exactly the fields of its type (the optional ones when set), in a stable key order. */
 export function presentBoundary(b: Boundary) {
   switch (b.type) {
-    case 'parametric': return { id: b.id, type: b.type, parameter: b.parameter, min: b.min, max: b.max };
-    case 'radius': return { id: b.id, type: b.type, lon: b.lon, lat: b.lat, radius: b.radius };
-    case 'polygon': return { id: b.id, type: b.type, coordinates: b.coordinates };
+    case 'parametric': return { id: b.id, type: b.type, parameter: b.parameter, min: b.min, max: b.max, ...set('deadband', b.deadband) };
+    case 'radius': return { id: b.id, type: b.type, lon: b.lon, lat: b.lat, radius: b.radius, ...set('bufferMeters', b.bufferMeters) };
+    case 'polygon': return { id: b.id, type: b.type, coordinates: b.coordinates, ...set('bufferMeters', b.bufferMeters) };
+    case 'corridor': return { id: b.id, type: b.type, coordinates: b.coordinates, widthMeters: b.widthMeters, ...set('bufferMeters', b.bufferMeters) };
   }
 }
 
@@ -40,6 +45,7 @@ export function ruleCopy(url: UrlFor, rule: RuleWithBoundaries) {
     name: rule.name,
     deviceId: rule.deviceId,
     boundaries: rule.boundaries.map(presentBoundary),
+    ...presentOptions(rule),
     evaluated: rule.evaluated,
     covered: rule.covered,
     createdAt: rule.createdAt.toISOString(),
@@ -51,7 +57,7 @@ export function ruleCopy(url: UrlFor, rule: RuleWithBoundaries) {
 /** The list item (RuleSummary): no boundaries. */
 export function ruleSummary(url: UrlFor, rule: RuleRecord) {
   return {
-    id: rule.id, name: rule.name, deviceId: rule.deviceId, evaluated: rule.evaluated, covered: rule.covered,
+    id: rule.id, name: rule.name, deviceId: rule.deviceId, ...presentOptions(rule), evaluated: rule.evaluated, covered: rule.covered,
     createdAt: rule.createdAt.toISOString(), links: ruleLinks(url, rule),
   };
 }

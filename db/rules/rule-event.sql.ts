@@ -30,7 +30,9 @@ const isoText = (ts: string) => `to_char(${ts} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T
 const BOUNDARY = `CASE b.type
     WHEN 'parametric' THEN jsonb_build_object('id', b.id, 'type', b.type, 'parameter', b.parameter, 'min', b.min, 'max', b.max)
     WHEN 'radius' THEN jsonb_build_object('id', b.id, 'type', b.type, 'lon', b.lon, 'lat', b.lat, 'radius', b.radius)
-    ELSE jsonb_build_object('id', b.id, 'type', b.type, 'coordinates', b.coordinates) END`;
+    WHEN 'corridor' THEN jsonb_build_object('id', b.id, 'type', b.type, 'coordinates', b.coordinates, 'widthMeters', b.width_m)
+    ELSE jsonb_build_object('id', b.id, 'type', b.type, 'coordinates', b.coordinates) END
+    || jsonb_strip_nulls(jsonb_build_object('deadband', b.deadband, 'bufferMeters', b.buffer_m))`;
 
 /**
  * A rule's boundaries as its copy presents them (presentBoundary, in position order), for the rule `ruleId` (an SQL
@@ -49,7 +51,7 @@ const snapshot = (m: string) => `message_data(${m}.num, ${m}.txt, NULL) || CASE 
 
 /**
  * The meta of a transition's event. Expects in scope: `r` (the rule: id, name, device_id, created_at, boundaries), `t`
- * (the transition: covered, first_eval, message_id, ts), `m` (its message) and `links` (self_t, events_t,
+ * (the transition: covered, first_eval, message_id, message_ts), `m` (its message) and `links` (self_t, events_t,
  * subs_t). The boundaries are the rule's stored copy (BOUNDARIES_OF, built again only for a rule stored without it):
  * built for every event, they would cost more than reading the copy. The objects are rows of the composite types of migration
  * 027, whose attributes are the keys: to_jsonb builds the meta in one pass (nested jsonb_build_object calls wrote out
@@ -63,4 +65,16 @@ export const RULE_EVENT_META = `to_jsonb(ROW(
       ROW(r.device_id, 'device')::rule_event_object,
       ROW(${link('links.self_t', 'r.id', 'r.device_id')}, ${link('links.events_t', 'r.id', 'r.device_id')},
         ${link('links.subs_t', 'r.id', 'r.device_id')})::rule_event_links)::rule_event_rule,
-    ROW(t.message_id, ${isoText('t.ts')}, ${snapshot('m')})::rule_event_message)::rule_event_meta)`;
+    ROW(t.message_id, ${isoText('t.message_ts')}, ${snapshot('m')})::rule_event_message)::rule_event_meta)`;
+
+/**
+ * A rule event's meta with what the rule's options add (`base`: RULE_EVENT_META's): the options in the rule copy
+ * (`rules.options`, as GET /rules/{id} presents them), `dwellSeconds` when the event waited for a dwell, and for a
+ * crossing between two fixes (its time before its message's) `crossing`, with the fixes either side. Expects `r`, `t`
+ * (with dwell_s), `m` and `pf` (the fix before the crossing, or nulls) in scope.
+ */
+export const ruleEventMeta = (base: string) => `CASE WHEN r.options IS NULL AND t.dwell_s IS NULL AND pf.id IS NULL THEN ${base}
+    ELSE jsonb_set(${base}, '{rule}', (${base} -> 'rule') || coalesce(r.options, '{}'::jsonb))
+      || jsonb_strip_nulls(jsonb_build_object('dwellSeconds', t.dwell_s, 'crossing', CASE WHEN pf.id IS NOT NULL THEN
+        jsonb_build_object('interpolated', true, 'from', jsonb_build_object('id', pf.id, 'timestamp', ${isoText('pf.ts')}),
+          'to', jsonb_build_object('id', m.id, 'timestamp', ${isoText('m.ts')})) END)) END`;

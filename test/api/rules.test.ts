@@ -61,7 +61,7 @@ describe('POST /api/v1/devices/{deviceId}/rules', () => {
     ['a blank name', { name: '  ', boundaries }, 'rule.name must not be blank'],
     ['no boundaries', { name: 'x', boundaries: [] }, 'rule.boundaries must hold at least one boundary'],
     ['an unknown boundary type', { name: 'x', boundaries: [{ type: 'circle' }] },
-      'rule.boundaries[0]: unknown boundary type "circle"; use parametric, radius or polygon'],
+      'rule.boundaries[0]: unknown boundary type "circle"; use parametric, radius, polygon or corridor'],
     ['an unknown parameter', { name: 'x', boundaries: [{ type: 'parametric', parameter: 'warpSpeed', min: 1 }] },
       'rule.boundaries[0] (parametric): unknown parameter "warpSpeed"'],
     ['a non-decimal parameter', { name: 'x', boundaries: [{ type: 'parametric', parameter: 'fuelType', min: 1 }] },
@@ -82,7 +82,7 @@ describe('POST /api/v1/devices/{deviceId}/rules', () => {
       'rule.boundaries[0] (radius): latitude -91 is out of range -90..90'],
     ['a missing radius', { name: 'x', boundaries: [{ type: 'radius', lon: 0, lat: 0 }] }, 'rule.boundaries[0] (radius): radius is required'],
     ['a field of another type', { name: 'x', boundaries: [{ type: 'radius', lon: 0, lat: 0, radius: 5, parameter: 'rpm' }] },
-      'rule.boundaries[0] (radius): field "parameter" does not belong to a radius boundary (it takes lon, lat, radius)'],
+      'rule.boundaries[0] (radius): field "parameter" does not belong to a radius boundary (it takes lon, lat, radius, bufferMeters)'],
     ['a ring of 3 positions', { name: 'x', boundaries: [{ type: 'polygon', coordinates: [[[0, 0], [1, 0], [0, 0]]] }] },
       'rule.boundaries[0] (polygon): ring 0 has 3 positions; a ring needs at least 4 (the first repeated as the last)'],
     ['a ring not closed', { name: 'x', boundaries: [{ type: 'polygon', coordinates: [[[0, 0], [1, 0], [1, 1], [0, 1]]] }] },
@@ -98,7 +98,7 @@ describe('POST /api/v1/devices/{deviceId}/rules', () => {
     'rule.boundaries[0] (polygon): its rings do not form a valid polygon: Hole lies outside shell[5 5]'],
     ['two geographic boundaries', { name: 'x', boundaries: [{ type: 'radius', lon: 0, lat: 0, radius: 5 }, boundaries[0],
       { type: 'polygon', coordinates: [ring] }] },
-    'a rule has at most one geographic (radius or polygon) boundary; rule.boundaries[0], rule.boundaries[2] are all geographic'],
+    'a rule has at most one geographic (radius, polygon or corridor) boundary; rule.boundaries[0], rule.boundaries[2] are all geographic'],
   ];
   for (const [what, rule, message] of invalid) {
     it(`refuses ${what} with a 400 that says why`, async () => {

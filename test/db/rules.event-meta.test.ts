@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import * as m027 from '../../db/migrations/027_rule_event_meta.js';
 import * as m029 from '../../db/migrations/029_rule_boundaries_copy.js';
+import { copyBoundaries } from '../../db/migrations/038_rule_options.js';
 import { presentBoundary } from '../../db/rules/rule-copy.js';
 
 let t: TestApp;
@@ -48,7 +49,7 @@ describe('rule event meta types (migration 027)', () => {
 describe('a rule\'s stored boundaries copy (migration 029)', () => {
   const stored = async (id: string) => (await t.db.knex('rules').select('boundaries').where({ id }).first())?.boundaries;
 
-  it('is the boundaries as the rule copy presents them, in order, written at creation and again by the migration', async () => {
+  it('is the boundaries as the rule copy presents them, in order, written at creation and again by the migrations', async () => {
     const app = await t.make.application();
     const device = await t.make.device(app.principal);
     const rule = await t.repos.rules.create(app.principal.id, device.id, {
@@ -65,6 +66,7 @@ describe('a rule\'s stored boundaries copy (migration 029)', () => {
     await m029.down(t.db.knex);
     expect((await t.db.knex.raw(`SELECT 1 FROM information_schema.columns WHERE table_name = 'rules' AND column_name = 'boundaries'`)).rows).toEqual([]);
     await m029.up(t.db.knex);
+    await copyBoundaries(t.db.knex);
     expect(await stored(rule.id)).toEqual(copy);
   });
 });
