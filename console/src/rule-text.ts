@@ -7,7 +7,11 @@ import type { ActiveHours, Boundary, Rule } from './records.js';
  * rule sets (an option left out reads as nothing). Plain strings: the list sets them as text.
  */
 
-const seconds = (s: number) => fmt.duration(s * 1000);
+/** 45 s, 2 min, 2 min 30 s, 1 h 5 min: the unit parts that are not zero. */
+export function secondsText(total: number): string {
+  const [h, m, s] = [Math.floor(total / 3600), Math.floor((total % 3600) / 60), Math.round(total % 60)];
+  return [h ? `${h} h` : '', m ? `${m} min` : '', s || total === 0 ? `${s} s` : ''].filter(Boolean).join(' ');
+}
 const DAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
 
 /** Meters along a [lon, lat] line (haversine), for the corridor's length. */
@@ -60,7 +64,7 @@ export function activeHoursText(a: ActiveHours): string {
 /** The rule's options that are set, each a phrase. */
 export function optionTexts(r: Rule): string[] {
   const out: string[] = [];
-  const dwell = [r.minInsideSeconds ? `${seconds(r.minInsideSeconds)} inside` : '', r.minOutsideSeconds ? `${seconds(r.minOutsideSeconds)} outside` : ''].filter(Boolean);
+  const dwell = [r.minInsideSeconds ? `${secondsText(r.minInsideSeconds)} inside` : '', r.minOutsideSeconds ? `${secondsText(r.minOutsideSeconds)} outside` : ''].filter(Boolean);
   if (dwell.length) out.push(`dwell ${dwell.join(', ')}`);
   if (r.detectCrossings) out.push('crossings between fixes detected');
   if (r.activeHours) out.push(activeHoursText(r.activeHours));

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
+import polyline from '@mapbox/polyline';
 import { OUTPUT, signIn, startConsoleEnv, type ConsoleEnv } from './browser.js';
 
 /**
@@ -115,17 +116,29 @@ describe('console rule options', () => {
       },
     });
     expect(status, JSON.stringify(body)).toBe(201);
+    // A corridor beside it, given as an encoded polyline: the console draws the coordinates it reads back.
+    const elm = [[32.7822, -96.8040], [32.7812, -96.8000], [32.7818, -96.7960], [32.7808, -96.7925]] as [number, number][];
+    const corridor = await env.e.api('POST', `/api/v1/devices/${deviceId}/rules`, {
+      rule: { name: 'Elm Street', minInsideSeconds: 30, minOutsideSeconds: 15, detectCrossings: true, boundaries: [{ type: 'corridor', polyline: polyline.encode(elm), widthMeters: 35, bufferMeters: 20 }] },
+    });
+    expect(corridor.status, JSON.stringify(corridor.body)).toBe(201);
+    const square = [[-96.7945, 32.7785], [-96.7925, 32.7785], [-96.7925, 32.7800], [-96.7945, 32.7800], [-96.7945, 32.7785]];
+    const yard = await env.e.api('POST', `/api/v1/devices/${deviceId}/rules`, { rule: { name: 'Yard', boundaries: [{ type: 'polygon', coordinates: [square], bufferMeters: 25 }] } });
+    expect(yard.status, JSON.stringify(yard.body)).toBe(201);
     await openRules(page, deviceId);
-    await page.evaluate(() => (window as any).drivewireConsole.map.setView([32.7805, -96.7990], 16, { animate: false }));
+    await page.evaluate(() => (window as any).drivewireConsole.map.setView([32.7805, -96.7985], 16, { animate: false }));
     const item = page.locator('#rule-list li', { hasText: 'Depot' });
     await item.waitFor({ timeout: 15_000 });
+    await page.locator('#rule-list li', { hasText: 'Elm Street' }).waitFor({ timeout: 15_000 });
     expect(await item.locator('strong').textContent()).toBe(MARKUP);
     expect(await page.locator('#p-rules img, #p-rules b, .leaflet-pane img:not(.leaflet-tile):not(.leaflet-marker-icon):not(.leaflet-marker-shadow)').count()).toBe(0);
     expect(await item.textContent()).toMatch(/radius 60 m, buffer 30 m, Speed 0–50 km\/h, deadband 5 km\/h/);
     expect(await item.locator('.rule-option').allTextContents())
-      .toEqual(['dwell 2 min 0 s inside', 'active Mon–Fri 07:00–19:00; Sat 22:00–06:00 (Europe/Berlin)']);
-    // The buffer's dashed circle, 90 m round the centre; and the tooltip on the fence, as text too.
-    expect(await page.locator('path.dw-rule-buffer').count()).toBe(1);
+      .toEqual(['dwell 2 min inside', 'active Mon–Fri 07:00–19:00; Sat 22:00–06:00 (Europe/Berlin)']);
+    // The buffers' dashed edges (the circle's, the corridor's, the polygon's outer one); the tooltip on the fence, as text too.
+    expect(await page.locator('path.dw-rule-buffer').count()).toBe(3);
+    expect(await page.locator('#rule-list li', { hasText: 'Yard' }).textContent()).toContain('polygon of 4 vertices, buffer 25 m');
+    expect(await page.locator('path.dw-corridor-line').count()).toBe(1);
     const fence = await page.evaluate(() => {
       const map = (window as any).drivewireConsole.map;
       const p = map.latLngToContainerPoint([32.7790, -96.7990]);
@@ -138,7 +151,7 @@ describe('console rule options', () => {
     expect(await page.locator('.leaflet-tooltip *').count()).toBe(1); // the one span holding the text
     expect(await page.evaluate(() => (window as any).__injected)).toBeUndefined();
     await page.mouse.move(10, 10);
-    await page.locator('#rule-list').scrollIntoViewIfNeeded();
+    await page.locator('#p-rules fieldset.options').evaluate((el) => el.scrollIntoView()); // the options, then the rules they made
     await page.screenshot({ path: path.join(OUTPUT, 'console-rule-options.png') });
     expect(errors).toEqual([]);
     await page.close();
@@ -146,10 +159,19 @@ describe('console rule options', () => {
 
   it('keeps the form usable at phone width: labelled fields, 44 px targets, no sideways scroll', async () => {
     const deviceId = await newDevice('Phone car');
+    const { status } = await env.e.api('POST', `/api/v1/devices/${deviceId}/rules`, {
+      rule: {
+        name: 'Route 1 with a rather long name that has to wrap on a phone', minInsideSeconds: 3600, minOutsideSeconds: 90, detectCrossings: true,
+        boundaries: [{ type: 'corridor', coordinates: [[-96.8010, 32.7800], [-96.7990, 32.7815], [-96.7965, 32.7808]], widthMeters: 30, bufferMeters: 15 }],
+      },
+    });
+    expect(status).toBe(201);
     const page = await env.browser.newPage({ viewport: { width: 375, height: 800 }, isMobile: true, hasTouch: true });
     await openRules(page, deviceId);
     await page.getByLabel('Corridor').check();
-    await page.locator('#rule-list li').first().waitFor({ timeout: 15_000 });
+    const item = page.locator('#rule-list li', { hasText: 'Route 1' });
+    await item.waitFor({ timeout: 15_000 });
+    expect(await item.locator('.rule-option').allTextContents()).toEqual(['dwell 1 h inside, 1 min 30 s outside', 'crossings between fixes detected']);
     const small = await page.evaluate(() => [...document.querySelectorAll('#p-rules button, #p-rules select, #p-rules input, #p-rules .check')]
       .filter((el) => (el as HTMLElement).offsetParent !== null && !(el as HTMLInputElement).matches('input[type=checkbox], input[type=radio]'))
       .map((el) => { const r = el.getBoundingClientRect(); return { what: el.outerHTML.slice(0, 60), w: r.width, h: r.height }; })
@@ -159,8 +181,11 @@ describe('console rule options', () => {
       .filter((el) => !(el as HTMLInputElement).labels?.length).map((el) => el.outerHTML));
     expect(unlabelled).toEqual([]);
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
+    await page.evaluate(() => (window as any).drivewireConsole.map.setView([32.7808, -96.7988], 16, { animate: false }));
     await page.getByText('Options (leave empty for none)').scrollIntoViewIfNeeded();
-    await page.screenshot({ path: path.join(OUTPUT, 'phone-rule-options.png'), fullPage: true });
+    await page.screenshot({ path: path.join(OUTPUT, 'phone-rule-form.png') });
+    await item.scrollIntoViewIfNeeded();
+    await page.screenshot({ path: path.join(OUTPUT, 'phone-rule-options.png') });
     await page.close();
   }, 60_000);
 });

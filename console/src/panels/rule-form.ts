@@ -53,7 +53,7 @@ export function mountRuleForm(root: HTMLElement, ctx: Ctx, message: (err: unknow
     if (shape?.type === 'polygon') polygonInfo.textContent = `Polygon of ${shape.coordinates.length - 1} vertices${done ? '' : ' (click the first vertex or Finish to close)'}.`;
     if (shape?.type === 'corridor') corridorInfo.textContent = `Line of ${shape.coordinates.length} points${done ? '' : ' (Finish to end it)'}.`;
     createBtn.disabled = !shape || (shape.type !== 'radius' && !done) || !!(tool?.drawing && shape.type === 'radius');
-    if (done) hint.textContent = 'Shape ready: create the rule.';
+    if (done) { hint.textContent = 'Shape ready: create the rule.'; finishBtn.hidden = true; }
   });
   tool.width = Number(width.value);
 
@@ -89,7 +89,7 @@ export function mountRuleForm(root: HTMLElement, ctx: Ctx, message: (err: unknow
     hint.textContent = HINTS[kind()];
   });
   finishBtn.addEventListener('click', () => {
-    if (tool.finish()) finishBtn.hidden = true;
+    if (tool.finish()) createBtn.focus(); // the Finish button hides: focus goes on to the next step
     else hint.textContent = kind() === 'polygon' ? 'A polygon needs at least 3 vertices.' : 'A line needs at least 2 points.';
   });
   width.addEventListener('input', () => tool.setWidth(Number(width.value)));

@@ -4,7 +4,7 @@ import type { Ctx } from '../context.js';
 import type { DwEvent, Notification, Rule, Subscription } from '../records.js';
 import { L } from '../map.js';
 import { boundaryLayer, textContent } from '../rule-layers.js';
-import { boundaryText, optionTexts } from '../rule-text.js';
+import { boundaryText, optionTexts, secondsText } from '../rule-text.js';
 import { mountRuleForm } from './rule-form.js';
 
 const message = (err: unknown) => (err instanceof ApiError && err.body?.message ? err.body.message : (err as Error).message);
@@ -82,7 +82,7 @@ export function mountRulesPanel(root: HTMLElement, ctx: Ctx): void {
       seen.add(e.id);
       return h('li', { class: isNew ? 'fresh' : '', 'data-event': e.eventType },
         h('strong', {}, e.eventType), ` ${e.meta?.rule?.name ?? ''} · ${fmt.time(e.timestamp)}`, e.meta?.firstEval ? h('span', { class: 'badge' }, 'first evaluation') : '',
-        e.meta?.dwellSeconds ? h('span', { class: 'badge' }, `after ${fmt.duration(e.meta.dwellSeconds * 1000)} dwell`) : '',
+        e.meta?.dwellSeconds ? h('span', { class: 'badge' }, `after ${secondsText(e.meta.dwellSeconds)} dwell`) : '',
         e.meta?.crossing ? h('span', { class: 'badge' }, 'crossing between fixes') : '');
     }) : [h('li', { class: 'muted' }, 'No rule events yet.')]));
     if (fresh) void loadRules(); // covered/evaluated changed
