@@ -344,13 +344,14 @@ transitions AS (
   FROM held_runs h WHERE h.qualifies AND h.covered IS DISTINCT FROM h.held AND (h.late OR NOT h.before)
     AND h.rule_id IN (SELECT id FROM locked)
 ),
--- a recomputed rule's stored events it can imply: those of messages from \`from\` on, and its run in force's
+-- a recomputed rule's stored events it can imply: those of messages from \`from\` on, and its run in force's (by its time
+-- and message: a crossing's enter and leave have the same message)
 stored AS (
   SELECT e.id, e.object_id AS rule_id, e.event_type, e.ts, (e.meta -> 'message' ->> 'id')::uuid AS message_id,
     coalesce((e.meta ->> 'firstEval')::boolean, false) AS first_eval
   FROM plan p JOIN events e ON e.object_type = 'rule' AND e.object_id = p.rule_id AND e.ts >= p.lo
   WHERE p.late AND p.rule_id IN (SELECT id FROM locked)
-    AND ((e.meta #>> '{message,timestamp}')::timestamptz >= p.from_ts OR (p.dwell AND (e.meta -> 'message' ->> 'id')::uuid = p.run_message))
+    AND ((e.meta #>> '{message,timestamp}')::timestamptz >= p.from_ts OR (p.dwell AND e.ts = p.run_at AND (e.meta -> 'message' ->> 'id')::uuid = p.run_message))
 ),
 superseded AS (
   DELETE FROM events e USING stored s
