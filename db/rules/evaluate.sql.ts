@@ -160,16 +160,19 @@ fixes AS (
   SELECT s.rule_id, s.position, s.id, s.ts, s.loc, s.said FROM said_base s WHERE s.loc IS NOT NULL
 ),
 segments AS (
-  SELECT f.rule_id, f.position, f.id, f.ts, lag(f.ts) OVER w AS prev_ts, ST_MakeLine(lag(f.loc) OVER w, f.loc) AS seg,
+  SELECT f.rule_id, f.position, f.id, f.ts, lag(f.ts) OVER w AS prev_ts, lag(f.loc) OVER w AS prev_loc, f.loc,
     f.said, lag(f.said) OVER w AS prev_said
   FROM fixes f WINDOW w AS (PARTITION BY f.rule_id ORDER BY f.ts, f.id)
 ),
 -- both fixes outside (past any buffer) and the segment through the fence, measured as the boundary measures
+-- (the segment made only for the pairs of fixes both outside)
 crossed AS (
   SELECT s.rule_id, s.position, s.id, s.ts, s.prev_ts, s.seg, b.fence
-  FROM segments s JOIN rule_boundaries b ON b.rule_id = s.rule_id AND b.position = s.position
-  WHERE NOT s.said AND NOT s.prev_said AND s.ts - s.prev_ts BETWEEN interval '3 milliseconds' AND interval '${MAX_CROSSING_GAP}'
-    AND CASE b.type WHEN 'radius' THEN ST_DWithin(s.seg::geography, b.center, b.radius)
+  FROM (SELECT s.*, ST_MakeLine(s.prev_loc, s.loc) AS seg FROM segments s
+    WHERE NOT s.said AND NOT s.prev_said AND s.ts - s.prev_ts BETWEEN interval '3 milliseconds' AND interval '${MAX_CROSSING_GAP}'
+    OFFSET 0) s
+  JOIN rule_boundaries b ON b.rule_id = s.rule_id AND b.position = s.position
+  WHERE CASE b.type WHEN 'radius' THEN ST_DWithin(s.seg::geography, b.center, b.radius)
       WHEN 'polygon' THEN ST_Intersects(b.area, s.seg) ELSE ST_DWithin(s.seg::geography, b.line, b.width_m) END
 ),
 -- where along the segment it enters and leaves the fence's polygon (its first and last point in it), as times between
