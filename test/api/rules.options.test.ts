@@ -68,6 +68,14 @@ describe('rule options over the API', () => {
     expect(events[1].meta.dwellSeconds).toBeUndefined();
   });
 
+  it('creates a radius of half the Earth with crossings (no polygon holds it: crossings are timed at the segment\'s middle)', async () => {
+    const { app, device } = await setup();
+    const res = await post(app.auth, device.id, { name: 'world', detectCrossings: true, boundaries: [{ type: 'radius', lon: 2, lat: 48, radius: 20_037_509 }] });
+    expect(res.statusCode).toBe(201);
+    const [row] = await t.db.knex('rule_boundaries').select(t.db.knex.raw('fence IS NULL AS none')).where('rule_id', res.json().rule.id);
+    expect(row.none).toBe(true);
+  });
+
   const refusals: [string, unknown, string][] = [
     ['a corridor without a width', { boundaries: [{ type: 'corridor', coordinates: line }] }, 'rule.boundaries[0] (corridor): widthMeters is required'],
     ['a corridor of one position', { boundaries: [{ type: 'corridor', coordinates: [[0, 0], [0, 0]], widthMeters: 5 }] },
