@@ -200,3 +200,21 @@ describe('rule options', () => {
     expect(events).toEqual([['rule-enter', true, 0]]);
   });
 });
+
+describe('migration 038', () => {
+  it('goes down and up again keeping the rules without options, their states and events, which go on evaluating', async () => {
+    const m038 = await import('../../db/migrations/038_rule_options.js');
+    const app = await t.make.application();
+    const device = await t.make.device(app.principal);
+    const rule = await createRule(t, app, device.id, { name: 'depot', boundaries: [fence()] });
+    await ingest(t, device.id, [near(0, 10), near(10, 200)]);
+    const before = await trail(rule.id);
+    await m038.down(t.db.knex);
+    expect((await t.db.knex('rule_state_log').where('rule_id', rule.id)).map((r) => Object.keys(r).sort()))
+      .toEqual([['message_id', 'rule_id', 'states', 'ts'], ['message_id', 'rule_id', 'states', 'ts']]);
+    await m038.up(t.db.knex);
+    expect(await trail(rule.id)).toEqual(before);
+    await ingest(t, device.id, [near(20, 10)]);
+    expect(await trail(rule.id)).toEqual([...before, ['rule-enter', false, 20]]);
+  });
+});
