@@ -157,7 +157,9 @@ fixes AS (
     AND ${active('p', 'mm.ts')} ORDER BY mm.ts DESC, mm.id DESC LIMIT 1) pf
   WHERE p.crossings
   UNION ALL
-  SELECT s.rule_id, s.position, s.id, s.ts, s.loc, s.said FROM said_base s WHERE s.loc IS NOT NULL
+  -- the window's fixes: \`said_base\` is read only when the batch has a crossing rule (a one-time filter)
+  SELECT s.rule_id, s.position, s.id, s.ts, s.loc, s.said FROM said_base s
+  WHERE (SELECT bool_or(p.crossings) FROM plan p) AND s.loc IS NOT NULL
 ),
 segments AS (
   SELECT f.rule_id, f.position, f.id, f.ts, lag(f.ts) OVER w AS prev_ts, lag(f.loc) OVER w AS prev_loc, f.loc,
@@ -249,7 +251,12 @@ changes AS MATERIALIZED (
 -- counts (it had before \`from\`; the next run began its dwell later or more; or the latest message read, \`clock\`, is
 -- that much later), what the rule reports after it (\`d_after\`: the last run that counts, else what it held before)
 -- and before it (\`held\`)
-clock AS (SELECT s.rule_id, max(s.ts) AS ts FROM said_base s WHERE s.id IS NOT NULL AND s.rule_id IN (SELECT rule_id FROM dwelling) GROUP BY s.rule_id),
+clock AS (
+  SELECT p.rule_id, c.ts FROM plan p
+  CROSS JOIN LATERAL (SELECT max(mm.ts) AS ts FROM messages mm WHERE mm.device_id = p.device_id AND mm.ts >= p.from_ts
+    AND mm.received_at >= p.created_at AND ${active('p', 'mm.ts')}) c
+  WHERE p.dwell
+),
 runs AS (
   SELECT p.rule_id, 0 AS ord, p.run_at AS at, p.run_message AS message_id, p.run_message_ts AS ts, 0::smallint AS step,
     array_position(p.seed, false) IS NULL AS covered, p.confirmed_before AS before
