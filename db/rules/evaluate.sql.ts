@@ -132,7 +132,7 @@ multi AS (SELECT b.rule_id FROM plan p JOIN rule_boundaries b ON b.rule_id = p.r
 -- MATERIALIZED: inlined, the predicate ran twice per (message, boundary): in the join filter that \`changed\`'s
 -- \`said IS NOT NULL\` became, and again in the output. \`loc\`: the fix, for the crossing rules' geographic boundary only
 said_base AS MATERIALIZED (
-  SELECT p.rule_id, m.id, m.ts, 0::smallint AS step, m.ts AS at, b.position, p.seed[b.position] AS seed,
+  SELECT p.rule_id, m.id, m.ts, b.position, p.seed[b.position] AS seed,
     ${said('b', 'm.location', 'm.num')} AS said,
     CASE WHEN p.crossings AND b.type <> 'parametric' THEN m.location END AS loc
   FROM plan p
@@ -144,8 +144,7 @@ said_base AS MATERIALIZED (
   -- the seed as the first row of a boundary, for the grid's rules only: the others read it as lag's default (as rows,
   -- the seeds of all 800 rules of a live batch went through the sort and windows below, a third of their rows)
   UNION ALL
-  SELECT p.rule_id, NULL::uuid, '-infinity'::timestamptz, 0::smallint, '-infinity'::timestamptz, b.position, p.seed[b.position],
-    p.seed[b.position], NULL::geometry
+  SELECT p.rule_id, NULL::uuid, '-infinity'::timestamptz, b.position, p.seed[b.position], p.seed[b.position], NULL::geometry
   FROM plan p JOIN rule_boundaries b ON b.rule_id = p.rule_id WHERE p.rule_id IN (SELECT rule_id FROM multi)
 ),
 -- crossings: the crossing rules' fixes in order, with the last one before \`from\` (the segment into the window)
@@ -174,7 +173,8 @@ crossed AS (
     WHERE NOT s.said AND NOT s.prev_said AND s.ts - s.prev_ts BETWEEN interval '3 milliseconds' AND interval '${MAX_CROSSING_GAP}'
     OFFSET 0) s
   JOIN rule_boundaries b ON b.rule_id = s.rule_id AND b.position = s.position
-  WHERE CASE b.type WHEN 'radius' THEN ST_DWithin(s.seg::geography, b.center, b.radius)
+  -- first the boxes (the fence's, widened by ~11 m for the polygon's straight edges): most segments are nowhere near
+  WHERE (b.fence IS NULL OR s.seg && ST_Expand(b.fence, 0.0001)) AND CASE b.type WHEN 'radius' THEN ST_DWithin(s.seg::geography, b.center, b.radius)
       WHEN 'polygon' THEN ST_Intersects(b.area, s.seg) ELSE ST_DWithin(s.seg::geography, b.line, b.width_m) END
 ),
 -- where along the segment it enters and leaves the fence's polygon (its first and last point in it), as times between
@@ -190,7 +190,8 @@ crossing AS (
     date_trunc('milliseconds', c.prev_ts + (c.ts - c.prev_ts) * coalesce(f.f_in, 0.5)))) AS at_in) x
 ),
 said AS (
-  SELECT s.rule_id, s.id, s.ts, s.step, s.at, s.position, s.seed, s.said FROM said_base s
+  -- a message's own answer: step 0, at its time
+  SELECT s.rule_id, s.id, s.ts, 0::smallint AS step, s.ts AS at, s.position, s.seed, s.said FROM said_base s
   UNION ALL
   SELECT c.rule_id, c.id, c.ts, v.step, v.at, c.position, p.seed[c.position], v.said
   FROM crossing c JOIN plan p ON p.rule_id = c.rule_id
