@@ -119,8 +119,10 @@ export function registerBenchCommands(program: Command): void {
         const result = await scenario.run(scenarioOptions);
         process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
         if (save) {
-          const { latest, history } = saveResult(entry.name, result);
-          process.stderr.write(`bench ${entry.name}: saved as ${latest}, appended to ${history}\n`);
+          // the rules scenario with --rule-options is a record of its own, beside the plain one
+          const name = entry.name === 'rules' && scenarioOptions.ruleOptions ? 'rules-options' : entry.name;
+          const { latest, history } = saveResult(name, result);
+          process.stderr.write(`bench ${name}: saved as ${latest}, appended to ${history}\n`);
         }
         problems.push(...(scenario.problems?.(result) ?? []));
       }

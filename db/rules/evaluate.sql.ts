@@ -381,7 +381,8 @@ ev AS (
   JOIN rules r ON r.id = t.rule_id
   JOIN messages m ON m.device_id = r.device_id AND m.ts = t.message_ts AND m.id = t.message_id
   CROSS JOIN links
-  CROSS JOIN LATERAL (SELECT ${RULE_EVENT_META} AS meta) base
+  -- OFFSET 0: built once (flattened, each use of the meta below would build it again)
+  CROSS JOIN LATERAL (SELECT ${RULE_EVENT_META} AS meta OFFSET 0) base
   -- a crossing's event: the fix before it (the segment's start), found as the statement found it
   LEFT JOIN LATERAL (SELECT mm.id, mm.ts FROM messages mm WHERE t.ts < t.message_ts AND mm.device_id = r.device_id
     AND mm.ts < t.message_ts AND mm.ts >= t.message_ts - interval '${MAX_CROSSING_GAP}' AND mm.location IS NOT NULL
