@@ -15,20 +15,31 @@ interface Collected { ids: number; latencies: number[]; eventTimes: number[]; fi
 
 /**
  * The load generator's frames cycle vehicleSpeed through 0..119 km/h (step 7) and move each device
- * north ~1.1 m per frame: M − 1 speed thresholds spread over that range, and one 100 m geofence on
- * the device's lane, give a steady stream of transitions of both kinds.
+ * north ~1.1 m per frame, back south every 1,000 frames: M − 1 speed thresholds spread over that range, and one 100 m
+ * geofence on the device's lane, give a steady stream of transitions of both kinds. With `options`, the rules use what
+ * a fleet switches on against flapping: the speed rules a deadband and a dwell (100 ms, 5 frames at 50 Hz), and the
+ * fence is a 100 m corridor across every lane with a dwell of 1 s and crossings between fixes (the jump back south
+ * crosses it between two frames).
  */
-function rulesFor(deviceIndex: number, m: number) {
-  const rules = Array.from({ length: m - 1 }, (_, k) => ({
-    name: `speed over ${Math.round(10 + (100 * k) / Math.max(1, m - 1))}`,
-    boundaries: [{ type: 'parametric', parameter: 'vehicleSpeed', min: Math.round(10 + (100 * k) / Math.max(1, m - 1)), max: null }],
-  }));
-  rules.push({ name: 'lane geofence', boundaries: [{ type: 'radius', lon: -96.797 + deviceIndex * 1e-4, lat: 32.7767 + 0.005, radius: 100 } as never] });
+export function rulesFor(deviceIndex: number, m: number, options = false) {
+  const rules: Record<string, unknown>[] = Array.from({ length: m - 1 }, (_, k) => {
+    const min = Math.round(10 + (100 * k) / Math.max(1, m - 1));
+    return {
+      name: `speed over ${min}`,
+      boundaries: [{ type: 'parametric', parameter: 'vehicleSpeed', min, max: null, ...(options ? { deadband: 3 } : {}) }],
+      ...(options ? { minInsideSeconds: 0.1 } : {}),
+    };
+  });
+  const lat = 32.7767 + 0.005;
+  rules.push(options
+    ? { name: 'lane corridor', minInsideSeconds: 1, detectCrossings: true,
+      boundaries: [{ type: 'corridor', coordinates: [[-96.807, lat], [-96.797 + deviceIndex * 1e-4, lat], [-96.697, lat]], widthMeters: 100 }] }
+    : { name: 'lane geofence', boundaries: [{ type: 'radius', lon: -96.797 + deviceIndex * 1e-4, lat, radius: 100 }] });
   return rules;
 }
 
 /** Each device's M rules (rulesFor), each with a `rule-*` webhook subscription to `url`, created through the API. */
-export async function provisionRules(bench: BenchPlatform, devices: { id: string }[], m: number, url: string): Promise<void> {
+export async function provisionRules(bench: BenchPlatform, devices: { id: string }[], m: number, url: string, options = false): Promise<void> {
   const { platform, app } = bench;
   const auth = `Basic ${Buffer.from(`${app.id}:${app.secret}`).toString('base64')}`;
   const post = async (path: string, body: unknown) => {
@@ -37,7 +48,7 @@ export async function provisionRules(bench: BenchPlatform, devices: { id: string
     return res.json();
   };
   for (const [i, d] of devices.entries()) {
-    for (const rule of rulesFor(i, m)) {
+    for (const rule of rulesFor(i, m, options)) {
       const { rule: created } = await post(`/api/v1/devices/${d.id}/rules`, { rule });
       await post(`/api/v1/devices/${d.id}/subscriptions`, { subscription: { eventType: 'rule-*', url, object: { type: 'rule', id: created.id } } });
     }
@@ -51,7 +62,7 @@ async function run(o: BenchOptions) {
   try {
     const { platform } = bench;
     const devices = await bench.devices(o.devices);
-    await provisionRules(bench, devices, o.rules, String(receiver.ready.url));
+    await provisionRules(bench, devices, o.rules, String(receiver.ready.url), o.ruleOptions);
     const rate = o.rate ?? 2; // paced by default (rule transitions at a steady pace); --rate 0 = closed loop
     const started = new Date();
     const loadOptions = { devices, durationMs: o.durationS * 1000, warmupMs: o.warmupS * 1000, window: o.window, rate };
@@ -78,6 +89,7 @@ async function run(o: BenchOptions) {
       versions: await bench.versions(),
       devices: o.devices,
       rulesPerDevice: o.rules,
+      ruleOptions: o.ruleOptions ?? false,
       ratePerDevice: rate || 'unbounded',
       seconds: totalS,
       framesAcknowledged: load.ackedTotal,

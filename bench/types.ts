@@ -14,6 +14,8 @@ export interface BenchOptions {
   batchMs?: number;
   /** Rules per device (rules scenario). */
   rules: number;
+  /** Rules scenario: rules with dwell, deadband, a corridor and crossings (bench/rules.bench.ts rulesFor). */
+  ruleOptions?: boolean;
   /** Total frames/s published by `devices` devices during the api scenario; 0 = the API idle. */
   ingestRate?: number;
   /** api scenario: requests a second offered in all (the platform and the bare route alike); 0 or absent = as fast as answered. */

@@ -37,7 +37,11 @@ const server = http.createServer((req, res) => {
     const id = req.headers[ID_HEADER];
     if (typeof id === 'string') ids.add(id);
     if (timing) {
-      const ts = Date.parse(JSON.parse(Buffer.concat(chunks).toString('utf8')).notification.event.timestamp);
+      // from when the platform could first know of the event: its message's time, or for an event that waited for a
+      // dwell the end of the dwell (its time is when the device crossed, `dwellSeconds` earlier)
+      const { event } = JSON.parse(Buffer.concat(chunks).toString('utf8')).notification;
+      const message = Date.parse(event.meta?.message?.timestamp ?? event.timestamp);
+      const ts = Math.max(message, Date.parse(event.timestamp) + (event.meta?.dwellSeconds ?? 0) * 1000);
       latencies.push(now - ts);
       eventTimes.push(ts);
     }

@@ -53,6 +53,7 @@ export function registerBenchCommands(program: Command): void {
     .option('--batch-size <n>', `ingest batch size in frames (default: ${SETTINGS.ingestBatchSize.env}, else ${SETTINGS.ingestBatchSize.def})`)
     .option('--batch-ms <ms>', `ingest batch window in ms (default: ${SETTINGS.ingestBatchMs.env}, else ${SETTINGS.ingestBatchMs.def})`)
     .option('--rules <m>', 'rules per device (rules scenario)', '5')
+    .option('--rule-options', 'rules scenario: rules with dwell, deadband, a corridor and crossings between fixes')
     .option('--ingest-rate <n>', 'api scenario: total frames/s the devices publish while the API is measured (0 = idle)', '0')
     .option('--api-rate <n>', 'api scenario: requests/s offered in all, to read the latency at that load (0 = as fast as answered)', '0')
     .option('--api-process', 'api and commands scenarios: serve the API from a process of its own (serve --only api; PostgreSQL only)')
@@ -86,6 +87,7 @@ export function registerBenchCommands(program: Command): void {
         batchSize: o.batchSize === undefined ? undefined : count('batch-size', o.batchSize, 1),
         batchMs: o.batchMs === undefined ? undefined : count('batch-ms', o.batchMs, 0),
         rules: count('rules', o.rules, 1),
+        ruleOptions: Boolean(o.ruleOptions),
         ingestRate: count('ingest-rate', o.ingestRate, 0),
         apiRate: count('api-rate', o.apiRate, 0),
         apiProcess: o.apiProcess === true,
@@ -117,8 +119,10 @@ export function registerBenchCommands(program: Command): void {
         const result = await scenario.run(scenarioOptions);
         process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
         if (save) {
-          const { latest, history } = saveResult(entry.name, result);
-          process.stderr.write(`bench ${entry.name}: saved as ${latest}, appended to ${history}\n`);
+          // the rules scenario with --rule-options is a record of its own, beside the plain one
+          const name = entry.name === 'rules' && scenarioOptions.ruleOptions ? 'rules-options' : entry.name;
+          const { latest, history } = saveResult(name, result);
+          process.stderr.write(`bench ${name}: saved as ${latest}, appended to ${history}\n`);
         }
         problems.push(...(scenario.problems?.(result) ?? []));
       }

@@ -19,6 +19,16 @@ import { BOUNDARIES_OF } from '../rules/rule-event.sql.js';
  *   boundaries now.
  */
 export async function up(knex: Knex): Promise<void> {
+  // A fence's polygon: the area within \`meters\` of a shape, as ST_Buffer builds it on geography (in a projection
+  // chosen for the shape), or null where no projection holds it (a radius of half the Earth): a crossing's times are
+  // then taken at the segment's middle.
+  await knex.raw(`CREATE OR REPLACE FUNCTION rule_fence(shape geography, meters double precision) RETURNS geometry
+    LANGUAGE plpgsql IMMUTABLE AS $$
+    BEGIN
+      RETURN ST_Buffer(shape, meters)::geometry;
+    EXCEPTION WHEN OTHERS THEN
+      RETURN NULL;
+    END $$`);
   await runStatements(knex, `
     ALTER TABLE rules ADD COLUMN min_inside_s double precision, ADD COLUMN min_outside_s double precision,
       ADD COLUMN detect_crossings boolean NOT NULL DEFAULT false, ADD COLUMN active_hours jsonb,
@@ -27,7 +37,7 @@ export async function up(knex: Knex): Promise<void> {
     ALTER TABLE rule_boundaries ADD CONSTRAINT rule_boundaries_type_check CHECK (type IN ('parametric', 'radius', 'polygon', 'corridor'));
     ALTER TABLE rule_boundaries ADD COLUMN deadband double precision, ADD COLUMN buffer_m double precision,
       ADD COLUMN width_m double precision, ADD COLUMN line geography(LineString, 4326), ADD COLUMN fence geometry(Geometry, 4326);
-    UPDATE rule_boundaries SET fence = CASE type WHEN 'radius' THEN ST_Buffer(center, radius)::geometry WHEN 'polygon' THEN area END
+    UPDATE rule_boundaries SET fence = CASE type WHEN 'radius' THEN rule_fence(center, radius) WHEN 'polygon' THEN area END
       WHERE type IN ('radius', 'polygon');
     ALTER TABLE rule_state_log ADD COLUMN step smallint NOT NULL DEFAULT 0, ADD COLUMN run_at timestamptz,
       ADD COLUMN run_message uuid, ADD COLUMN run_message_ts timestamptz, ADD COLUMN held boolean;
@@ -58,4 +68,5 @@ export async function down(knex: Knex): Promise<void> {
     ALTER TABLE rules DROP COLUMN min_inside_s, DROP COLUMN min_outside_s, DROP COLUMN detect_crossings, DROP COLUMN active_hours,
       DROP COLUMN active_tz, DROP COLUMN active_week, DROP COLUMN options
   `);
+  await knex.raw('DROP FUNCTION IF EXISTS rule_fence(geography, double precision)');
 }

@@ -49,8 +49,8 @@ function boundaryRow(trx: Knex, ruleId: string, b: BoundaryInput, position: numb
   if (b.type === 'radius') {
     Object.assign(row, { lon: b.lon, lat: b.lat, radius: b.radius });
     row.center = trx.raw('ST_SetSRID(ST_MakePoint(?, ?), 4326)::geography', [b.lon, b.lat]);
-    // the circle as a polygon, where a crossing's segment enters and leaves it
-    row.fence = trx.raw('ST_Buffer(ST_SetSRID(ST_MakePoint(?, ?), 4326)::geography, ?)::geometry', [b.lon, b.lat, b.radius]);
+    // the circle as a polygon, where a crossing's segment enters and leaves it (migration 038 rule_fence)
+    row.fence = trx.raw('rule_fence(ST_SetSRID(ST_MakePoint(?, ?), 4326)::geography, ?)', [b.lon, b.lat, b.radius]);
   }
   if (b.type === 'polygon') {
     row.coordinates = JSON.stringify(b.coordinates);
@@ -61,8 +61,8 @@ function boundaryRow(trx: Knex, ruleId: string, b: BoundaryInput, position: numb
     const line = JSON.stringify({ type: 'LineString', coordinates: b.coordinates });
     Object.assign(row, { coordinates: JSON.stringify(b.coordinates), width_m: b.widthMeters });
     row.line = trx.raw('ST_SetSRID(ST_GeomFromGeoJSON(?), 4326)::geography', [line]);
-    // the band within the width of the line; a polygon (ST_Buffer of a geography is one, in its best projection)
-    row.fence = trx.raw('ST_Buffer(ST_SetSRID(ST_GeomFromGeoJSON(?), 4326)::geography, ?)::geometry', [line, b.widthMeters]);
+    // the band within the width of the line (migration 038 rule_fence)
+    row.fence = trx.raw('rule_fence(ST_SetSRID(ST_GeomFromGeoJSON(?), 4326)::geography, ?)', [line, b.widthMeters]);
   }
   return row;
 }

@@ -132,7 +132,7 @@ multi AS (SELECT b.rule_id FROM plan p JOIN rule_boundaries b ON b.rule_id = p.r
 -- MATERIALIZED: inlined, the predicate ran twice per (message, boundary): in the join filter that \`changed\`'s
 -- \`said IS NOT NULL\` became, and again in the output. \`loc\`: the fix, for the crossing rules' geographic boundary only
 said_base AS MATERIALIZED (
-  SELECT p.rule_id, m.id, m.ts, 0::smallint AS step, m.ts AS at, b.position, p.seed[b.position] AS seed,
+  SELECT p.rule_id, m.id, m.ts, b.position, p.seed[b.position] AS seed,
     ${said('b', 'm.location', 'm.num')} AS said,
     CASE WHEN p.crossings AND b.type <> 'parametric' THEN m.location END AS loc
   FROM plan p
@@ -144,8 +144,7 @@ said_base AS MATERIALIZED (
   -- the seed as the first row of a boundary, for the grid's rules only: the others read it as lag's default (as rows,
   -- the seeds of all 800 rules of a live batch went through the sort and windows below, a third of their rows)
   UNION ALL
-  SELECT p.rule_id, NULL::uuid, '-infinity'::timestamptz, 0::smallint, '-infinity'::timestamptz, b.position, p.seed[b.position],
-    p.seed[b.position], NULL::geometry
+  SELECT p.rule_id, NULL::uuid, '-infinity'::timestamptz, b.position, p.seed[b.position], p.seed[b.position], NULL::geometry
   FROM plan p JOIN rule_boundaries b ON b.rule_id = p.rule_id WHERE p.rule_id IN (SELECT rule_id FROM multi)
 ),
 -- crossings: the crossing rules' fixes in order, with the last one before \`from\` (the segment into the window)
@@ -157,19 +156,25 @@ fixes AS (
     AND ${active('p', 'mm.ts')} ORDER BY mm.ts DESC, mm.id DESC LIMIT 1) pf
   WHERE p.crossings
   UNION ALL
-  SELECT s.rule_id, s.position, s.id, s.ts, s.loc, s.said FROM said_base s WHERE s.loc IS NOT NULL
+  -- the window's fixes: \`said_base\` is read only when the batch has a crossing rule (a one-time filter)
+  SELECT s.rule_id, s.position, s.id, s.ts, s.loc, s.said FROM said_base s
+  WHERE (SELECT bool_or(p.crossings) FROM plan p) AND s.loc IS NOT NULL
 ),
 segments AS (
-  SELECT f.rule_id, f.position, f.id, f.ts, lag(f.ts) OVER w AS prev_ts, ST_MakeLine(lag(f.loc) OVER w, f.loc) AS seg,
+  SELECT f.rule_id, f.position, f.id, f.ts, lag(f.ts) OVER w AS prev_ts, lag(f.loc) OVER w AS prev_loc, f.loc,
     f.said, lag(f.said) OVER w AS prev_said
   FROM fixes f WINDOW w AS (PARTITION BY f.rule_id ORDER BY f.ts, f.id)
 ),
 -- both fixes outside (past any buffer) and the segment through the fence, measured as the boundary measures
+-- (the segment made only for the pairs of fixes both outside)
 crossed AS (
   SELECT s.rule_id, s.position, s.id, s.ts, s.prev_ts, s.seg, b.fence
-  FROM segments s JOIN rule_boundaries b ON b.rule_id = s.rule_id AND b.position = s.position
-  WHERE NOT s.said AND NOT s.prev_said AND s.ts - s.prev_ts BETWEEN interval '3 milliseconds' AND interval '${MAX_CROSSING_GAP}'
-    AND CASE b.type WHEN 'radius' THEN ST_DWithin(s.seg::geography, b.center, b.radius)
+  FROM (SELECT s.*, ST_MakeLine(s.prev_loc, s.loc) AS seg FROM segments s
+    WHERE NOT s.said AND NOT s.prev_said AND s.ts - s.prev_ts BETWEEN interval '3 milliseconds' AND interval '${MAX_CROSSING_GAP}'
+    OFFSET 0) s
+  JOIN rule_boundaries b ON b.rule_id = s.rule_id AND b.position = s.position
+  -- first the boxes (the fence's, widened by ~11 m for the polygon's straight edges): most segments are nowhere near
+  WHERE (b.fence IS NULL OR s.seg && ST_Expand(b.fence, 0.0001)) AND CASE b.type WHEN 'radius' THEN ST_DWithin(s.seg::geography, b.center, b.radius)
       WHEN 'polygon' THEN ST_Intersects(b.area, s.seg) ELSE ST_DWithin(s.seg::geography, b.line, b.width_m) END
 ),
 -- where along the segment it enters and leaves the fence's polygon (its first and last point in it), as times between
@@ -185,7 +190,8 @@ crossing AS (
     date_trunc('milliseconds', c.prev_ts + (c.ts - c.prev_ts) * coalesce(f.f_in, 0.5)))) AS at_in) x
 ),
 said AS (
-  SELECT s.rule_id, s.id, s.ts, s.step, s.at, s.position, s.seed, s.said FROM said_base s
+  -- a message's own answer: step 0, at its time
+  SELECT s.rule_id, s.id, s.ts, 0::smallint AS step, s.ts AS at, s.position, s.seed, s.said FROM said_base s
   UNION ALL
   SELECT c.rule_id, c.id, c.ts, v.step, v.at, c.position, p.seed[c.position], v.said
   FROM crossing c JOIN plan p ON p.rule_id = c.rule_id
@@ -246,7 +252,12 @@ changes AS MATERIALIZED (
 -- counts (it had before \`from\`; the next run began its dwell later or more; or the latest message read, \`clock\`, is
 -- that much later), what the rule reports after it (\`d_after\`: the last run that counts, else what it held before)
 -- and before it (\`held\`)
-clock AS (SELECT s.rule_id, max(s.ts) AS ts FROM said_base s WHERE s.id IS NOT NULL AND s.rule_id IN (SELECT rule_id FROM dwelling) GROUP BY s.rule_id),
+clock AS (
+  SELECT p.rule_id, c.ts FROM plan p
+  CROSS JOIN LATERAL (SELECT max(mm.ts) AS ts FROM messages mm WHERE mm.device_id = p.device_id AND mm.ts >= p.from_ts
+    AND mm.received_at >= p.created_at AND ${active('p', 'mm.ts')}) c
+  WHERE p.dwell
+),
 runs AS (
   SELECT p.rule_id, 0 AS ord, p.run_at AS at, p.run_message AS message_id, p.run_message_ts AS ts, 0::smallint AS step,
     array_position(p.seed, false) IS NULL AS covered, p.confirmed_before AS before
@@ -344,13 +355,14 @@ transitions AS (
   FROM held_runs h WHERE h.qualifies AND h.covered IS DISTINCT FROM h.held AND (h.late OR NOT h.before)
     AND h.rule_id IN (SELECT id FROM locked)
 ),
--- a recomputed rule's stored events it can imply: those of messages from \`from\` on, and its run in force's
+-- a recomputed rule's stored events it can imply: those of messages from \`from\` on, and its run in force's (by its time
+-- and message: a crossing's enter and leave have the same message)
 stored AS (
   SELECT e.id, e.object_id AS rule_id, e.event_type, e.ts, (e.meta -> 'message' ->> 'id')::uuid AS message_id,
     coalesce((e.meta ->> 'firstEval')::boolean, false) AS first_eval
   FROM plan p JOIN events e ON e.object_type = 'rule' AND e.object_id = p.rule_id AND e.ts >= p.lo
   WHERE p.late AND p.rule_id IN (SELECT id FROM locked)
-    AND ((e.meta #>> '{message,timestamp}')::timestamptz >= p.from_ts OR (p.dwell AND (e.meta -> 'message' ->> 'id')::uuid = p.run_message))
+    AND ((e.meta #>> '{message,timestamp}')::timestamptz >= p.from_ts OR (p.dwell AND e.ts = p.run_at AND (e.meta -> 'message' ->> 'id')::uuid = p.run_message))
 ),
 superseded AS (
   DELETE FROM events e USING stored s
@@ -369,7 +381,8 @@ ev AS (
   JOIN rules r ON r.id = t.rule_id
   JOIN messages m ON m.device_id = r.device_id AND m.ts = t.message_ts AND m.id = t.message_id
   CROSS JOIN links
-  CROSS JOIN LATERAL (SELECT ${RULE_EVENT_META} AS meta) base
+  -- OFFSET 0: built once (flattened, each use of the meta below would build it again)
+  CROSS JOIN LATERAL (SELECT ${RULE_EVENT_META} AS meta OFFSET 0) base
   -- a crossing's event: the fix before it (the segment's start), found as the statement found it
   LEFT JOIN LATERAL (SELECT mm.id, mm.ts FROM messages mm WHERE t.ts < t.message_ts AND mm.device_id = r.device_id
     AND mm.ts < t.message_ts AND mm.ts >= t.message_ts - interval '${MAX_CROSSING_GAP}' AND mm.location IS NOT NULL

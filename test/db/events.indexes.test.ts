@@ -41,7 +41,7 @@ describe('events indexes (migration 025)', () => {
     });
 
     // the rules statement: a late frame's recomputation reads the rule's stored events from `from` on (`stored`)
-    expect(await eventIndexesOf(RULES_SQL, [[ID], [new Date().toISOString()], [true], 'a', 'b', 'c', null]))
+    expect(await eventIndexesOf(RULES_SQL, [[ID], [new Date().toISOString()], [true], [null], 'a', 'b', 'c', null]))
       .toContain('events_object_ts');
 
     // a touched trip's stored events (db/trips/finalize.sql.ts EVENT_DIFF), by object id; the stale ones deleted by id

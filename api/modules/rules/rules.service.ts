@@ -101,6 +101,7 @@ function linePositions(b: Body): number[][] {
     if (b.polyline.length > MAX_CORRIDOR_POSITIONS * 12) fail(`polyline is too long: a corridor has at most ${MAX_CORRIDOR_POSITIONS} positions`);
     let decoded: [number, number][];
     try { decoded = polyline.decode(b.polyline, 5); } catch { return fail('polyline is not a valid encoded polyline'); }
+    if (!decoded.every(isPosition)) fail('polyline is not a valid encoded polyline');
     return decoded.map(([lat, lon]) => [lon, lat]);
   }
   const line = required<unknown[]>(b, 'coordinates');
