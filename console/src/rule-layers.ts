@@ -28,9 +28,24 @@ export function corridorBand(map: L.Map, line: LatLon[], meters: number, classNa
   return band;
 }
 
+/**
+ * Outlines already computed, by boundary and distance: the rule list reloads whenever an event arrives, and a long
+ * corridor's outline takes a moment. A boundary is read whole each time, so its id, size and ends name its line.
+ */
+const outlines = new Map<string, [number, number][][]>();
+function outline(id: string, line: number[][], meters: number): [number, number][][] {
+  const key = `${id}|${meters}|${line.length}|${line[0]}|${line[line.length - 1]}`;
+  let pieces = outlines.get(key);
+  if (!pieces) {
+    if (outlines.size >= 100) outlines.clear();
+    outlines.set(key, pieces = corridorOutline(line, meters));
+  }
+  return pieces;
+}
+
 /** The edge at `meters` from the line, as polylines (see corridor.ts). */
-function corridorEdge(coordinates: number[][], meters: number, options: L.PolylineOptions): L.Polyline | null {
-  const pieces = corridorOutline(coordinates, meters);
+function corridorEdge(id: string, coordinates: number[][], meters: number, options: L.PolylineOptions): L.Polyline | null {
+  const pieces = outline(id, coordinates, meters);
   return pieces.length ? L.polyline(pieces, { color: RULE_COLOR, weight: 2, fill: false, ...options }) : null;
 }
 
@@ -59,15 +74,15 @@ export function boundaryLayer(map: L.Map, b: Boundary): L.FeatureGroup | null {
   } else if (b.type === 'polygon') {
     L.polygon(b.coordinates.map((ring) => ring.map(([x, y]) => [y, x] as LatLon)), fence).addTo(group);
     // The outline of each ring at the buffer's distance, less the part inside the polygon (the offset inwards).
-    if (b.bufferMeters) for (const ring of b.coordinates) for (const piece of corridorOutline(ring, b.bufferMeters)) {
+    if (b.bufferMeters) for (const [i, ring] of b.coordinates.entries()) for (const piece of outline(`${b.id}/${i}`, ring, b.bufferMeters)) {
       if (!inPolygon(piece[Math.floor(piece.length / 2)], b.coordinates)) L.polyline(piece, bufferEdge).addTo(group);
     }
   } else if (b.type === 'corridor') {
     const line = b.coordinates.map(([x, y]) => [y, x] as LatLon);
     corridorBand(map, line, b.widthMeters, 'dw-corridor').addTo(group);
     L.polyline(line, { color: RULE_COLOR, weight: 3, className: 'dw-rule dw-corridor-line' }).addTo(group);
-    corridorEdge(b.coordinates, b.widthMeters, { className: 'dw-rule dw-corridor-edge', opacity: .8 })?.addTo(group);
-    if (b.bufferMeters) corridorEdge(b.coordinates, b.widthMeters + b.bufferMeters, bufferEdge)?.addTo(group);
+    corridorEdge(b.id, b.coordinates, b.widthMeters, { className: 'dw-rule dw-corridor-edge', opacity: .8 })?.addTo(group);
+    if (b.bufferMeters) corridorEdge(b.id, b.coordinates, b.widthMeters + b.bufferMeters, bufferEdge)?.addTo(group);
   } else return null;
   return group;
 }
