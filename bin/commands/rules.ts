@@ -186,9 +186,9 @@ function describeRule(r: RuleView): string {
   ].join('\n');
 }
 
-/** `drivewire rules create|list|delete`: a device's rules, through the API (docs/reference/rest-api.md). */
+/** `drivewire rules create|list|delete`: a device's rules, through the API (docs/concepts/rules-events-webhooks.md). */
 export function registerRuleCommands(program: Command): void {
-  const rules = program.command('rules').description("rules on a device: enter and leave events for geographic and parametric boundaries");
+  const rules = program.command('rules').description('rules on a device: enter and leave events for geographic and parametric boundaries (docs/concepts/rules-events-webhooks.md)');
 
   withClientOptions(rules.command('create').description('create a rule on a device: at most one geographic boundary and/or a parametric one'))
     .argument('<device>', "device id, or a dummy's name or id")
