@@ -6,6 +6,7 @@ import type { Dummy, Route, Run } from '../api/modules/dummies/dummies.schemas.j
 import type { ReportCard } from '../api/modules/report-cards/report-cards.schemas.js';
 import type { Trip } from '../api/modules/trips/trips.schemas.js';
 import type { Command } from '../api/modules/commands/commands.schemas.js';
+import type { Rule, RuleSummary } from '../api/modules/rules/rules.schemas.js';
 import type { OffsetMeta } from '../api/schemas/common.js';
 
 export type ApplicationView = Static<typeof Application>;
@@ -17,5 +18,7 @@ export type RunView = Static<typeof Run>;
 export type TripView = Static<typeof Trip>;
 export type ReportCardView = Static<typeof ReportCard>;
 export type CommandView = Static<typeof Command>;
+export type RuleView = Static<typeof Rule>;
+export type RuleSummaryView = Static<typeof RuleSummary>;
 /** One page of an offset-paginated list (docs/reference/rest-api.md#pagination). */
 export type OffsetPage<K extends string, T> = { [key in K]: T[] } & { meta: Static<typeof OffsetMeta> };

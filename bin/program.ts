@@ -6,6 +6,7 @@ import { registerSimulatorCommands } from './commands/dummies.js';
 import { registerTripCommands } from './commands/trips.js';
 import { registerExportCommands } from './commands/export.js';
 import { registerRetentionCommands } from './commands/retention.js';
+import { registerRuleCommands } from './commands/rules.js';
 
 /** The `drivewire` command and all of its subcommands: what bin/cli.ts runs and docs/reference/cli.md describes. */
 export function createProgram(): Command {
@@ -15,7 +16,7 @@ export function createProgram(): Command {
     .exitOverride();
   // Command groups, in one explicit list.
   for (const register of [registerServeCommands, registerAdminCommands, registerBenchCommands, registerSimulatorCommands, registerTripCommands,
-    registerExportCommands, registerRetentionCommands]) {
+    registerExportCommands, registerRetentionCommands, registerRuleCommands]) {
     register(program);
   }
   return program;

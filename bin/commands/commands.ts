@@ -10,7 +10,7 @@ import { listAll, pick } from './routes.js';
 const POLL_MS = 200;
 
 /** A device id, or the device of a dummy given by name or id. */
-async function deviceOf(client: Client, ref: string): Promise<string> {
+export async function deviceOf(client: Client, ref: string): Promise<string> {
   const dummies = await listAll<DummyView>(client, '/api/v1/dummies', 'dummies');
   const dummy = dummies.find((d) => d.id === ref || d.name === ref) ?? (isUuid(ref) ? undefined : pick(dummies, ref, 'dummy', "give a device id, or see 'drivewire dummies list'"));
   return dummy?.deviceId ?? ref;
