@@ -14,7 +14,8 @@ import { BOUNDARIES_OF } from '../rules/rule-event.sql.js';
  * - `rule_state_log` and `rule_states`: the coverage run in force (its event time `run_at`, the message that began it,
  *   and `held`, what the rule had last reported before it) and, in `rule_states`, whether the run has lasted its
  *   dwell (`confirmed`); a crossing's two change points sit at the fix after it, ordered by `step` before the fix's
- *   own (0).
+ *   own (0). Like the log's other columns (migration 023) they get a small ANALYZE sample, or none where no
+ *   query filters on them.
  * - rules stored without their boundaries' copy (migration 029 added the column) get it, built as a rule copy presents
  *   boundaries now.
  */
@@ -43,6 +44,8 @@ export async function up(knex: Knex): Promise<void> {
       ADD COLUMN run_message uuid, ADD COLUMN run_message_ts timestamptz, ADD COLUMN held boolean;
     ALTER TABLE rule_state_log DROP CONSTRAINT rule_state_log_pkey;
     ALTER TABLE rule_state_log ADD PRIMARY KEY (rule_id, ts, message_id, step);
+    ALTER TABLE rule_state_log ALTER COLUMN step SET STATISTICS 10, ALTER COLUMN run_at SET STATISTICS 0,
+      ALTER COLUMN run_message SET STATISTICS 0, ALTER COLUMN run_message_ts SET STATISTICS 0, ALTER COLUMN held SET STATISTICS 0;
     ALTER TABLE rule_states ADD COLUMN run_at timestamptz, ADD COLUMN run_message uuid, ADD COLUMN run_message_ts timestamptz,
       ADD COLUMN held boolean, ADD COLUMN confirmed boolean NOT NULL DEFAULT false
   `);

@@ -6,8 +6,14 @@ import * as m036 from '../../db/migrations/036_time_partitions.js';
 
 /** Columns 023 lists that a later migration dropped (024: the attempts' random id). */
 const DROPPED = ['notification_attempts.id'];
-/** Targets set by other migrations than 023, which its down leaves: the events' meta (012), the endpoints (031). */
-const OTHERS = { 'events.meta': 0, 'notifications.endpoint': 10, 'notifications.paused': 10 };
+/**
+ * Targets set by other migrations than 023, which its down leaves: the events' meta (012), the endpoints (031), the
+ * rule log's step and coverage run (038).
+ */
+const OTHERS = {
+  'events.meta': 0, 'notifications.endpoint': 10, 'notifications.paused': 10, 'rule_state_log.step': 10,
+  'rule_state_log.run_at': 0, 'rule_state_log.run_message': 0, 'rule_state_log.run_message_ts': 0, 'rule_state_log.held': 0,
+};
 
 let t: TestApp;
 beforeAll(async () => { t = await buildTestApp(); });
