@@ -58,7 +58,7 @@ describe('commands to a dummy on a run', () => {
     const vin = await cli([dummy.deviceId, 'request-vin', '--wait', '--json']);
     expect(vin.code).toBe(0);
     expect(JSON.parse(vin.stdout)).toMatchObject({ state: 'succeeded', response: { ok: true, result: { vin: VIN } } });
-  });
+  }, 60_000); // four CLI starts, each seconds of CPU on a loaded machine
 
   it('expires a command an unresponsive dummy never answers, and the command-expired webhook arrives', async () => {
     const dummy = await driving('cmd-unresponsive', { speed: 5, scenarios: ['unresponsive'] });
