@@ -168,21 +168,24 @@ function describeBoundary(b: RuleView['boundaries'][number]): string {
 const windowText = (w: { days: string[]; from: string; until: string }) => `${w.days.join(',')} ${w.from}-${w.until}`;
 
 /** The options a rule was created with, one line each; none: nothing. */
-function optionLines(r: RuleSummaryView): string[] {
+/** The options a rule has, each as [label, text]. */
+function options(r: RuleSummaryView): [string, string][] {
   return [
-    ...(r.minInsideSeconds !== undefined ? [`  min inside:   ${r.minInsideSeconds} s`] : []),
-    ...(r.minOutsideSeconds !== undefined ? [`  min outside:  ${r.minOutsideSeconds} s`] : []),
-    ...(r.detectCrossings ? ['  crossings:    detected between fixes'] : []),
-    ...(r.activeHours ? [`  active hours: ${r.activeHours.windows.map(windowText).join('; ')} (${r.activeHours.timeZone})`] : []),
+    ...(r.minInsideSeconds !== undefined ? [['min inside', `${r.minInsideSeconds} s`] as [string, string]] : []),
+    ...(r.minOutsideSeconds !== undefined ? [['min outside', `${r.minOutsideSeconds} s`] as [string, string]] : []),
+    ...(r.detectCrossings ? [['crossings', 'detected between fixes'] as [string, string]] : []),
+    ...(r.activeHours ? [['active hours', `${r.activeHours.windows.map(windowText).join('; ')} (${r.activeHours.timeZone})`] as [string, string]] : []),
   ];
 }
+
+const state = (r: RuleSummaryView) => (r.evaluated ? (r.covered ? 'covered' : 'not covered') : 'not evaluated yet');
 
 function describeRule(r: RuleView): string {
   return [
     `Rule "${r.name}"`, `  id:           ${r.id}`, `  device:       ${r.deviceId}`,
     ...r.boundaries.map((b, i) => `  ${i ? '              ' : 'boundaries:   '}${describeBoundary(b)}`),
-    ...optionLines(r),
-    `  state:        ${r.evaluated ? (r.covered ? 'covered' : 'not covered') : 'not evaluated yet'}`,
+    ...options(r).map(([label, text]) => `  ${`${label}:`.padEnd(14)}${text}`),
+    `  state:        ${state(r)}`,
   ].join('\n');
 }
 
@@ -222,11 +225,8 @@ export function registerRuleCommands(program: Command): void {
       const client = createClient(o);
       const list = await listAll<RuleSummaryView>(client, `/api/v1/devices/${await deviceOf(client, ref)}/rules`, 'rules');
       output(o.json, list, () => table(list.map((r) => ({
-        name: r.name, id: r.id, state: r.evaluated ? (r.covered ? 'covered' : 'not covered') : 'not evaluated',
-        options: [
-          r.minInsideSeconds !== undefined && `min-inside ${r.minInsideSeconds}s`, r.minOutsideSeconds !== undefined && `min-outside ${r.minOutsideSeconds}s`,
-          r.detectCrossings && 'crossings', r.activeHours && `active ${r.activeHours.windows.map(windowText).join('; ')} ${r.activeHours.timeZone}`,
-        ].filter(Boolean).join(', '),
+        name: r.name, id: r.id, state: state(r),
+        options: options(r).map(([label, text]) => `${label} ${text}`).join(', '),
         createdAt: r.createdAt,
       })), ['name', 'id', 'state', 'options', 'createdAt']));
     });

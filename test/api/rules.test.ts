@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { rulesRequests } from './rules.requests.js';
 import { at, ingest } from '../db/rules.fixtures.js';
 
 let t: TestApp;
@@ -14,15 +15,7 @@ const boundaries = [
   { type: 'radius', lon: -90.0811, lat: 29.9508, radius: 500 },
 ];
 
-async function setup() {
-  const app = await t.make.application();
-  const device = await t.make.device(app.principal);
-  return { app, device };
-}
-
-const post = (auth: string, deviceId: string, rule: unknown) =>
-  t.app.inject({ method: 'POST', url: `/api/v1/devices/${deviceId}/rules`, headers: { authorization: auth }, payload: { rule } });
-const get = (auth: string, url: string) => t.app.inject({ method: 'GET', url, headers: { authorization: auth } });
+const { setup, post, get } = rulesRequests(() => t);
 
 describe('POST /api/v1/devices/{deviceId}/rules', () => {
   it('creates a rule: 201, Location and the full rule with boundary ids', async () => {

@@ -11,10 +11,9 @@ import { startPlatform, type Platform } from '../../bin/platform.js';
 import { estimateRun } from '../../simulator/runs.js';
 import { loadStoredRoutes } from '../../simulator/route.js';
 import { createTestDb } from '../helpers/db.js';
-import { runCli } from '../helpers/cli.js';
+import { cliOk as ok, cliOneLine as oneLine, runCli } from '../helpers/cli.js';
 
 const BACK_HOME = (await loadStoredRoutes()).find((r) => r.name === 'DFW - Back Home')!;
-type Result = { code: number; stdout: string; stderr: string };
 
 let db: Awaited<ReturnType<typeof createTestDb>>;
 let dataDir: string;
@@ -47,17 +46,6 @@ async function createDummy(name: string): Promise<{ id: string; deviceId: string
   return (await res.json()).dummy;
 }
 
-const ok = (r: Result) => {
-  expect(r.stderr.split('\n').filter((l) => l.startsWith('drivewire:'))).toEqual([]);
-  expect(r.code).toBe(0);
-  return r.stdout;
-};
-/** A failure: exit code 1 and exactly one line on stderr. */
-const oneLine = (r: Result) => {
-  expect(r.code).toBe(1);
-  expect(r.stderr.trim().split('\n')).toHaveLength(1);
-  return r.stderr.trim();
-};
 
 describe('drivewire routes, dummies, runs, drive, simulate (the real binary)', { timeout: 180_000 }, () => {
   it('lists and imports routes; a bad file or an unreachable server is one line and exit 1', async () => {

@@ -9,9 +9,8 @@ import { loadConfig } from '../../lib/config.js';
 import { silentLogger } from '../../lib/logger.js';
 import { startPlatform, type Platform } from '../../bin/platform.js';
 import { createTestDb } from '../helpers/db.js';
-import { runCli } from '../helpers/cli.js';
+import { cliOk as ok, cliOneLine as oneLine, runCli } from '../helpers/cli.js';
 
-type Result = { code: number; stdout: string; stderr: string };
 
 let db: Awaited<ReturnType<typeof createTestDb>>;
 let dataDir: string;
@@ -46,17 +45,6 @@ async function api(method: string, urlPath: string, body?: unknown) {
   return { status: res.status, body: text ? JSON.parse(text) : null };
 }
 
-const ok = (r: Result) => {
-  expect(r.stderr.split('\n').filter((l) => l.startsWith('drivewire:'))).toEqual([]);
-  expect(r.code).toBe(0);
-  return r.stdout;
-};
-/** A failure: exit code 1 and exactly one line on stderr. */
-const oneLine = (r: Result) => {
-  expect(r.code).toBe(1);
-  expect(r.stderr.trim().split('\n')).toHaveLength(1);
-  return r.stderr.trim();
-};
 
 describe('drivewire rules', () => {
   it('creates a radius, a corridor along a stored route and a parametric rule with their options; lists and deletes them', async () => {
@@ -113,8 +101,8 @@ describe('drivewire rules', () => {
     expect(lines[0]).toMatch(/^name +id +state +options +createdAt$/);
     // the three were created at once: in any order, newest first
     expect(lines.slice(1).map((l) => l.split(/ {2,}/)[0]).sort()).toEqual(['depot', 'on route', 'speeding']);
-    expect(lines.find((l) => l.startsWith('depot'))).toContain('min-inside 30s, crossings');
-    expect(lines.find((l) => l.startsWith('speeding'))).toContain('active mon,tue,wed,thu,fri 08:00-18:00; fri,sat,sun,mon 22:00-06:00 America/Chicago');
+    expect(lines.find((l) => l.startsWith('depot'))).toContain('min inside 30 s, crossings detected between fixes');
+    expect(lines.find((l) => l.startsWith('speeding'))).toContain('active hours mon,tue,wed,thu,fri 08:00-18:00; fri,sat,sun,mon 22:00-06:00 (America/Chicago)');
     const listed: { id: string; createdAt: string }[] = JSON.parse(ok(listJson));
     expect(listed.map((r) => r.id).sort()).toEqual([parametricRule.id, corridorRule.id, radiusId].sort());
     expect(listed.map((r) => r.createdAt)).toEqual(listed.map((r) => r.createdAt).sort().reverse());
